@@ -1,0 +1,39 @@
+import type { CliCommand } from "./command.ts";
+import { type CliIo, OperationError, UsageError } from "./io.ts";
+
+const commands: CliCommand[] = [];
+
+function help(): string {
+  const lines = commands.map((c) => `  ${c.usage}`);
+  return `usage: switchyard <command> [flags]\n\ncommands:\n${lines.join("\n")}\n`;
+}
+
+/** Runs one CLI invocation and returns its exit code: 0 ok, 1 failed operation, 2 bad usage/input. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    (name === undefined ? io.stderr : io.stdout)(help());
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    io.stderr(`switchyard: unknown command "${name}"\n\n${help()}`);
+    return 2;
+  }
+  try {
+    await command.run(rest, io);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`switchyard ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof OperationError) {
+      io.stderr(`switchyard ${error.message}\n`);
+      return 1;
+    }
+    const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    io.stderr(`switchyard ${name}: unexpected error: ${message}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,5 @@
+// Entry for `npm run test:runtimes`: the cross-runtime suite under whichever runtime runs it.
+import process from "node:process";
+import { runChecks } from "./harness.ts";
+
+process.exitCode = await runChecks({});
