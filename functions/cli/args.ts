@@ -18,7 +18,8 @@ export function parseFlags<T extends OptionSpec>(command: string, argv: string[]
 }
 
 export function requireFlag(command: string, name: string, value: string | undefined): string {
-  if (value === undefined || value === "") throw new UsageError(`${command}: --${name} is required`);
+  if (value === undefined || value === "")
+    throw new UsageError(`${command}: --${name} is required`);
   return value;
 }
 
