@@ -1,7 +1,9 @@
 import type { CliCommand } from "./command.ts";
+import { produceCommand } from "./commands/produce.ts";
+import { scanCommand } from "./commands/scan.ts";
 import { type CliIo, OperationError, UsageError } from "./io.ts";
 
-const commands: CliCommand[] = [];
+const commands: CliCommand[] = [scanCommand, produceCommand];
 
 function help(): string {
   const lines = commands.map((c) => `  ${c.usage}`);

@@ -1,0 +1,62 @@
+import { parseConfigYaml } from "../../shared/config/parse.ts";
+import { type Config, DEFAULT_CONFIG } from "../../shared/config/schema.ts";
+import { parseSnapshot, type Snapshot } from "../../shared/graph/snapshot.ts";
+import { ValidationError } from "../../shared/validation.ts";
+import { instantFlag, numberFlag, type OptionSpec } from "./args.ts";
+import { type CliIo, UsageError } from "./io.ts";
+import { readJsonFile } from "./read-json.ts";
+
+/** Flags shared by the commands that evaluate a graph (`scan`, `produce`). */
+export const graphFlags = {
+  snapshot: { type: "string" },
+  config: { type: "string" },
+  now: { type: "string" },
+  "window-hours": { type: "string" },
+  machine: { type: "string" },
+} satisfies OptionSpec;
+
+export async function loadSnapshot(io: CliIo, command: string, path: string): Promise<Snapshot> {
+  const raw = await readJsonFile(io, command, path);
+  try {
+    return parseSnapshot(raw);
+  } catch (error) {
+    if (error instanceof ValidationError)
+      throw new UsageError(`${command}: ${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+export async function loadConfig(
+  io: CliIo,
+  command: string,
+  path: string | undefined,
+): Promise<Config> {
+  if (path === undefined) return DEFAULT_CONFIG;
+  let text: string;
+  try {
+    text = await io.readFile(path);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`${command}: cannot read ${path}: ${reason}`);
+  }
+  const result = parseConfigYaml(text);
+  if (!result.ok) throw new UsageError(`${command}: ${path}: ${result.error}`);
+  return result.config;
+}
+
+/** Scan options from flags; `now` falls back to the snapshot's, then to the clock. */
+export function scanOptionsFromFlags(
+  io: CliIo,
+  command: string,
+  flags: { now?: string; "window-hours"?: string; machine?: string },
+  config: Config,
+) {
+  const windowHours = numberFlag(command, "window-hours", flags["window-hours"]);
+  return {
+    config,
+    clock: io.now().toISOString(),
+    ...(flags.now !== undefined ? { now: instantFlag(command, "now", flags.now) } : {}),
+    ...(windowHours !== undefined ? { windowHours } : {}),
+    ...(flags.machine !== undefined ? { machine: flags.machine } : {}),
+  };
+}

@@ -1,0 +1,53 @@
+import { analyzeGraph, type Diagnostic, type GraphAnalysis } from "./analyze.ts";
+import { rotateForMachine } from "./hash.ts";
+import type { Kick } from "./kicks.ts";
+import { type ScanOptions, windowOf } from "./options.ts";
+import type { IssueRef } from "./refs.ts";
+import type { Snapshot } from "./snapshot.ts";
+import { formatInstant } from "./time.ts";
+
+/** The scan output of spec 3.3. Every list is sorted; identical input gives identical output. */
+export interface ScanResult {
+  repo: string;
+  now: string;
+  window: { from: string; to: string };
+  kicks: Kick[];
+  rollupCandidates: Array<{ number: number; children: number[] }>;
+  blocked: Array<{ number: number; blockers: IssueRef[] }>;
+  ready: number[];
+  diagnostics: Diagnostic[];
+  stats: { issues: number; open: number; edges: number };
+}
+
+export function renderScan(analysis: GraphAnalysis): ScanResult {
+  const { graph, options, open } = analysis;
+  const numbers = [...open.keys()].sort((a, b) => a - b);
+  const rollupCandidates: ScanResult["rollupCandidates"] = [];
+  const blocked: ScanResult["blocked"] = [];
+  const ready: number[] = [];
+  for (const n of numbers) {
+    const facts = open.get(n)!;
+    if (facts.children.length > 0 && facts.openChildren === 0) {
+      rollupCandidates.push({ number: n, children: [...facts.children] });
+    }
+    if (facts.openBlockers.length > 0)
+      blocked.push({ number: n, blockers: [...facts.openBlockers] });
+    if (facts.ready) ready.push(n);
+  }
+  return {
+    repo: graph.repo,
+    now: formatInstant(options.nowMs),
+    window: windowOf(options),
+    kicks: analysis.kicks,
+    rollupCandidates,
+    blocked,
+    ready: rotateForMachine(ready, options.machine),
+    diagnostics: analysis.diagnostics,
+    stats: { issues: graph.issues.size, open: open.size, edges: graph.edgeCount },
+  };
+}
+
+/** Scans a validated snapshot (see `parseSnapshot`): kicks, rollups, blocked, ready, cycles. */
+export function scan(snapshot: Snapshot, options: ScanOptions = {}): ScanResult {
+  return renderScan(analyzeGraph(snapshot, options));
+}

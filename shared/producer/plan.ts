@@ -1,0 +1,89 @@
+import { analyzeGraph, type GraphAnalysis, type IssueFacts } from "../graph/analyze.ts";
+import type { Kick } from "../graph/kicks.ts";
+import type { ScanOptions } from "../graph/options.ts";
+import type { IssueRef } from "../graph/refs.ts";
+import type { Snapshot } from "../graph/snapshot.ts";
+
+export interface LabelChange {
+  number: number;
+  label: string;
+  reason: string;
+}
+
+export interface LabelPlan {
+  add: LabelChange[];
+  remove: LabelChange[];
+}
+
+export interface PlanOptions extends ScanOptions {
+  /** `events` (default from config): only kick targets; `all`: every ready issue too. */
+  mode?: "events" | "all";
+  /** In mode `all`, only ready issues carrying this label are added (besides kick targets). */
+  approvalLabel?: string | null;
+}
+
+const ref = (r: IssueRef) => (typeof r === "number" ? `#${r}` : r);
+
+function kickReason(kicks: readonly Kick[]): string {
+  return `kick: ${kicks.map((k) => `${k.kind} by ${k.causes.map(ref).join(", ")}`).join("; ")}`;
+}
+
+/** Why the producer takes the ready label off, or null when it must leave it alone. */
+function removalReason(state: string, facts: IssueFacts | undefined): string | null {
+  if (state === "closed") return "closed";
+  if (!facts) return null;
+  if (facts.epicManaged) return "epic-managed";
+  if (facts.held) return "held";
+  if (facts.openBlockers.length > 0) return `blocked by ${facts.openBlockers.map(ref).join(", ")}`;
+  return null;
+}
+
+/**
+ * The `agent:ready` label plan of spec 4. Adds go to ready kick targets (and in mode `all` to
+ * ready issues); removals only from closed, held, blocked or epic-managed issues — finished work
+ * is the consumer's to unlabel. Planning again after applying a plan yields an empty plan.
+ */
+export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions = {}): LabelPlan {
+  const { graph, open } = analysis;
+  const { config } = analysis.options;
+  const readyLabel = config.labels.ready;
+  const mode = options.mode ?? config.queue.mode;
+  const approval =
+    options.approvalLabel !== undefined ? options.approvalLabel : config.queue.approvalLabel;
+
+  const kicksByTarget = new Map<number, Kick[]>();
+  for (const kick of analysis.kicks) {
+    const list = kicksByTarget.get(kick.target);
+    if (list) list.push(kick);
+    else kicksByTarget.set(kick.target, [kick]);
+  }
+
+  const add: LabelChange[] = [];
+  for (const [number, facts] of open) {
+    if (!facts.ready || graph.issues.get(number)!.labels.includes(readyLabel)) continue;
+    const kicks = kicksByTarget.get(number);
+    if (kicks) {
+      add.push({ number, label: readyLabel, reason: kickReason(kicks) });
+    } else if (mode === "all") {
+      if (approval === null) add.push({ number, label: readyLabel, reason: "mode all: ready" });
+      else if (graph.issues.get(number)!.labels.includes(approval)) {
+        add.push({ number, label: readyLabel, reason: `mode all: ready and labeled ${approval}` });
+      }
+    }
+  }
+
+  const remove: LabelChange[] = [];
+  for (const issue of graph.issues.values()) {
+    if (!issue.labels.includes(readyLabel)) continue;
+    const reason = removalReason(issue.state, open.get(issue.number));
+    if (reason !== null) remove.push({ number: issue.number, label: readyLabel, reason });
+  }
+
+  add.sort((a, b) => a.number - b.number);
+  remove.sort((a, b) => a.number - b.number);
+  return { add, remove };
+}
+
+export function plan(snapshot: Snapshot, options: PlanOptions = {}): LabelPlan {
+  return planFromAnalysis(analyzeGraph(snapshot, options), options);
+}

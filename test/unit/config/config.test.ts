@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { parseConfigYaml } from "../../../shared/config/parse.ts";
+import { DEFAULT_CONFIG } from "../../../shared/config/schema.ts";
+
+describe(".github/switchyard.yml", () => {
+  it("an empty file means every default", () => {
+    expect(parseConfigYaml("")).toEqual({ ok: true, config: DEFAULT_CONFIG });
+    expect(DEFAULT_CONFIG.labels.ready).toBe("agent:ready");
+    expect(DEFAULT_CONFIG.queue.mode).toBe("events");
+    expect(DEFAULT_CONFIG.kicks.windowHours).toBe(2);
+    expect(DEFAULT_CONFIG.claims.branchPattern).toBe("issue/{number}-{slug}");
+    expect(DEFAULT_CONFIG.idd.staleHours).toBe(24);
+    expect(DEFAULT_CONFIG.idd.mirrorClaims).toBe(true);
+  });
+
+  it("merges given keys over the defaults", () => {
+    const result = parseConfigYaml(
+      "queue:\n  mode: all\n  approvalLabel: idd:ready\nlabels:\n  hold: frozen\n",
+    );
+    expect(result.ok && result.config.queue).toEqual({ mode: "all", approvalLabel: "idd:ready" });
+    expect(result.ok && result.config.labels).toEqual({ ...DEFAULT_CONFIG.labels, hold: "frozen" });
+  });
+
+  it.each([
+    ["queue: [unclosed", /not valid YAML/],
+    ["queue:\n  mode: sometimes\n", /queue\.mode/],
+    ["labels:\n  redy: x\n", /labels: Unrecognized key/],
+    ["kicks:\n  windowHours: -1\n", /kicks\.windowHours/],
+    ["- just\n- a list\n", /\(root\)/],
+  ])("rejects %j with a message naming what is wrong", (text, message) => {
+    const result = parseConfigYaml(text);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error).toMatch(message);
+  });
+});
