@@ -46,30 +46,27 @@ export function analyzeGraph(snapshot: Snapshot, scanOptions: ScanOptions = {}):
   const ttlMs = options.config.locks.processingTtlMinutes * 60_000;
   const unresolved: Array<Extract<Diagnostic, { kind: "unresolved-ref" }>> = [];
 
-  const openBlockers = new Map<number, IssueRef[]>();
-  for (const issue of graph.issues.values()) {
-    if (issue.state !== "open") continue;
-    const open: IssueRef[] = [];
-    for (const ref of graph.blockers.get(issue.number) ?? []) {
-      const state = graph.stateOf(ref);
-      if (!state.known) {
-        // Fail closed: an issue we cannot see might still be open.
-        unresolved.push({ kind: "unresolved-ref", issue: issue.number, ref });
-        open.push(ref);
-      } else if (state.state === "open") {
-        open.push(ref);
-      }
-    }
-    openBlockers.set(issue.number, open);
-  }
-
   const open = new Map<number, IssueFacts>();
-  for (const issue of graph.issues.values()) {
+  for (const issue of graph.sorted) {
     if (issue.state !== "open") continue;
-    const blockers = openBlockers.get(issue.number) ?? [];
-    const children = graph.children.get(issue.number) ?? [];
+    let blockers: readonly IssueRef[] = graph.blockersOf(issue.number);
+    if (blockers.length > 0) {
+      const stillOpen: IssueRef[] = [];
+      for (const ref of blockers) {
+        const state = graph.stateOf(ref);
+        if (state === undefined) {
+          // Fail closed: an issue we cannot see might still be open.
+          unresolved.push({ kind: "unresolved-ref", issue: issue.number, ref });
+          stillOpen.push(ref);
+        } else if (state === "open") {
+          stillOpen.push(ref);
+        }
+      }
+      blockers = stillOpen;
+    }
+    const children = graph.childrenOf(issue.number);
     let openChildren = 0;
-    for (const child of children) if (graph.issues.get(child)?.state === "open") openChildren += 1;
+    for (const child of children) if (graph.issue(child)?.state === "open") openChildren += 1;
     const held = isHeld(issue, labels);
     const epicManaged = isEpicManaged(issue, labels);
     const freshLock = hasFreshProcessingLock(issue, labels, options.nowMs, ttlMs);
@@ -94,19 +91,25 @@ export function analyzeGraph(snapshot: Snapshot, scanOptions: ScanOptions = {}):
     });
   }
 
-  const kicks = findKicks(graph, openBlockers, options.windowFromMs, options.windowToMs);
+  const kicks = findKicks(
+    graph,
+    (n) => open.get(n)?.openBlockers.length ?? 0,
+    options.windowFromMs,
+    options.windowToMs,
+  );
 
-  const openNumbers = [...open.keys()].sort((a, b) => a - b);
+  // Only issues blocked by another open issue of this repository can sit on a cycle.
   const edges = new Map<number, number[]>();
-  for (const n of openNumbers) {
-    const own = (openBlockers.get(n) ?? []).filter(
+  for (const facts of open.values()) {
+    const own = facts.openBlockers.filter(
       (ref): ref is number => typeof ref === "number" && open.has(ref),
     );
-    if (own.length > 0) edges.set(n, own);
+    if (own.length > 0) edges.set(facts.number, own);
   }
+  const roots = [...edges.keys()].sort((a, b) => a - b);
   unresolved.sort((a, b) => a.issue - b.issue || compareRefs(a.ref, b.ref));
   const diagnostics: Diagnostic[] = [
-    ...findCycles(openNumbers, edges).map((issues) => ({ kind: "cycle" as const, issues })),
+    ...findCycles(roots, edges).map((issues) => ({ kind: "cycle" as const, issues })),
     ...unresolved,
   ];
   return { graph, options, open, kicks, diagnostics };

@@ -1,87 +1,163 @@
 import { canonicalRef, compareRefs, type IssueRef, refKey } from "./refs.ts";
 import type { ExternalIssue, Snapshot, SnapshotIssue } from "./snapshot.ts";
 
-export type RefState =
-  | { known: true; state: "open" | "closed"; closedAt: string | null }
-  | { known: false };
+const NONE: readonly never[] = Object.freeze([]);
 
 /**
- * The snapshot indexed for lookups: references canonicalised once, edges in both directions.
- * Building it is linear in issues + edges, which keeps a 100k-issue scan well under a second.
+ * The snapshot indexed for lookups: issues in ascending number order, references canonicalised
+ * once, edges in both directions. Adjacency lives in flat typed arrays (compressed rows), so
+ * indexing 100k issues allocates a handful of arrays instead of one per edge.
  */
 export interface GraphIndex {
   repo: string;
-  issues: ReadonlyMap<number, SnapshotIssue>;
-  /** Canonical blockers of each issue, deduplicated and sorted. */
-  blockers: ReadonlyMap<number, readonly IssueRef[]>;
-  /** Canonical parent of each issue that has one. */
-  parent: ReadonlyMap<number, IssueRef>;
-  /** Own-repository children of each parent, ascending. */
-  children: ReadonlyMap<number, readonly number[]>;
-  /** refKey(blocker) → the own issues it blocks, ascending. */
-  blocks: ReadonlyMap<string, readonly number[]>;
+  /** The snapshot's issues, ascending by number. */
+  sorted: readonly SnapshotIssue[];
+  issue(n: number): SnapshotIssue | undefined;
+  /** Canonical blockers of an issue, deduplicated and sorted. */
+  blockersOf(n: number): readonly IssueRef[];
+  /** Canonical parent of an issue, if it has one. */
+  parentOf(n: number): IssueRef | undefined;
+  /** Own-repository children of a parent, ascending. */
+  childrenOf(n: number): readonly number[];
+  /** The own issues a reference blocks, ascending. */
+  blockedBy(ref: IssueRef): readonly number[];
+  /** `external` entries by refKey; own-repository entries only where `issues` lacks the number. */
   external: ReadonlyMap<string, ExternalIssue>;
   edgeCount: number;
-  stateOf(ref: IssueRef): RefState;
+  /** `open`/`closed`, or undefined when the snapshot does not know the issue. */
+  stateOf(ref: IssueRef): "open" | "closed" | undefined;
 }
 
-function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V) {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
+/**
+ * Canonical, deduplicated, sorted blockers. Two spellings of one cross-repo issue keep the one
+ * that sorts first, so the result does not depend on input order.
+ */
+function canonicalBlockers(raw: readonly IssueRef[], repo: string): readonly IssueRef[] {
+  if (raw.length === 1 && typeof raw[0] === "number") return raw;
+  const seen = new Map<string | number, IssueRef>();
+  for (const r of raw) {
+    const ref = canonicalRef(r, repo);
+    const key = typeof ref === "number" ? ref : refKey(ref);
+    const prior = seen.get(key);
+    if (prior === undefined || compareRefs(ref, prior) < 0) seen.set(key, ref);
+  }
+  return [...seen.values()].sort(compareRefs);
+}
+
+/** Rows of a compressed adjacency: row `slot` is `values[start[slot] .. start[slot + 1])`. */
+class Rows {
+  readonly start: Int32Array;
+  readonly values: Int32Array;
+  private fill: Int32Array;
+  constructor(counts: Int32Array) {
+    this.start = new Int32Array(counts.length + 1);
+    for (let i = 0; i < counts.length; i++) this.start[i + 1] = this.start[i]! + counts[i]!;
+    this.values = new Int32Array(this.start[counts.length]!);
+    this.fill = this.start.slice(0, counts.length);
+  }
+  push(slot: number, value: number) {
+    this.values[this.fill[slot]!++] = value;
+  }
+  row(slot: number): readonly number[] {
+    const from = this.start[slot]!;
+    const to = this.start[slot + 1]!;
+    return from === to ? NONE : Array.from(this.values.subarray(from, to));
+  }
 }
 
 export function indexGraph(snapshot: Snapshot): GraphIndex {
   const repo = snapshot.repo;
-  const issues = new Map<number, SnapshotIssue>();
-  for (const issue of snapshot.issues) issues.set(issue.number, issue);
+  const sorted = [...snapshot.issues].sort((a, b) => a.number - b.number);
+  const n = sorted.length;
+  const slotOf = new Map<number, number>();
+  for (let i = 0; i < n; i++) slotOf.set(sorted[i]!.number, i);
 
   const external = new Map<string, ExternalIssue>();
   for (const entry of snapshot.external ?? []) {
-    external.set(refKey(canonicalRef(entry.ref, repo)), entry);
+    const ref = canonicalRef(entry.ref, repo);
+    if (typeof ref === "number" && slotOf.has(ref)) continue;
+    external.set(refKey(ref), entry);
   }
 
-  const blockers = new Map<number, IssueRef[]>();
-  const parent = new Map<number, IssueRef>();
-  const children = new Map<number, number[]>();
-  const blocks = new Map<string, number[]>();
+  const parents: Array<IssueRef | undefined> = new Array(n);
+  const blockers: Array<readonly IssueRef[]> = new Array(n);
+  const childCount = new Int32Array(n);
+  const blockCount = new Int32Array(n);
+  // Blockers the snapshot does not hold (other repositories, or own numbers it lacks).
+  const blocksElsewhere = new Map<string, number[]>();
   let edgeCount = 0;
 
-  for (const issue of snapshot.issues) {
+  for (let i = 0; i < n; i++) {
+    const issue = sorted[i]!;
     if (issue.parent !== undefined && issue.parent !== null) {
       const p = canonicalRef(issue.parent, repo);
-      parent.set(issue.number, p);
-      if (typeof p === "number") pushTo(children, p, issue.number);
+      parents[i] = p;
+      const slot = typeof p === "number" ? slotOf.get(p) : undefined;
+      if (slot !== undefined) childCount[slot]! += 1;
       edgeCount += 1;
     }
-    if (issue.blockedBy && issue.blockedBy.length > 0) {
-      const seen = new Map<string, IssueRef>();
-      for (const raw of issue.blockedBy) {
-        const ref = canonicalRef(raw, repo);
+    const list = issue.blockedBy?.length ? canonicalBlockers(issue.blockedBy, repo) : NONE;
+    blockers[i] = list;
+    edgeCount += list.length;
+    for (const ref of list) {
+      const slot = typeof ref === "number" ? slotOf.get(ref) : undefined;
+      if (slot !== undefined) blockCount[slot]! += 1;
+      else {
         const key = refKey(ref);
-        const prior = seen.get(key);
-        // Two spellings of one cross-repo issue: keep the one that sorts first, so the
-        // result does not depend on input order.
-        if (prior === undefined || compareRefs(ref, prior) < 0) seen.set(key, ref);
+        const blocked = blocksElsewhere.get(key);
+        if (blocked) blocked.push(issue.number);
+        else blocksElsewhere.set(key, [issue.number]);
       }
-      const list = [...seen.values()].sort(compareRefs);
-      blockers.set(issue.number, list);
-      for (const ref of list) pushTo(blocks, refKey(ref), issue.number);
-      edgeCount += list.length;
     }
   }
-  for (const list of children.values()) list.sort((a, b) => a - b);
-  for (const list of blocks.values()) list.sort((a, b) => a - b);
 
-  const stateOf = (ref: IssueRef): RefState => {
-    if (typeof ref === "number") {
-      const issue = issues.get(ref);
-      if (issue) return { known: true, state: issue.state, closedAt: issue.closedAt };
+  // Filled in ascending issue order, so every row comes out sorted.
+  const children = new Rows(childCount);
+  const blocks = new Rows(blockCount);
+  for (let i = 0; i < n; i++) {
+    const number = sorted[i]!.number;
+    const p = parents[i];
+    const parentSlot = typeof p === "number" ? slotOf.get(p) : undefined;
+    if (parentSlot !== undefined) children.push(parentSlot, number);
+    for (const ref of blockers[i]!) {
+      const slot = typeof ref === "number" ? slotOf.get(ref) : undefined;
+      if (slot !== undefined) blocks.push(slot, number);
     }
-    const entry = external.get(refKey(ref));
-    if (entry) return { known: true, state: entry.state, closedAt: entry.closedAt ?? null };
-    return { known: false };
-  };
+  }
 
-  return { repo, issues, blockers, parent, children, blocks, external, edgeCount, stateOf };
+  const issue = (num: number) => {
+    const slot = slotOf.get(num);
+    return slot === undefined ? undefined : sorted[slot];
+  };
+  return {
+    repo,
+    sorted,
+    issue,
+    external,
+    edgeCount,
+    blockersOf: (num) => {
+      const slot = slotOf.get(num);
+      return slot === undefined ? NONE : blockers[slot]!;
+    },
+    parentOf: (num) => {
+      const slot = slotOf.get(num);
+      return slot === undefined ? undefined : parents[slot];
+    },
+    childrenOf: (num) => {
+      const slot = slotOf.get(num);
+      return slot === undefined ? NONE : children.row(slot);
+    },
+    blockedBy: (ref) => {
+      const slot = typeof ref === "number" ? slotOf.get(ref) : undefined;
+      if (slot !== undefined) return blocks.row(slot);
+      return blocksElsewhere.get(refKey(ref)) ?? NONE;
+    },
+    stateOf(ref) {
+      if (typeof ref === "number") {
+        const own = issue(ref);
+        if (own) return own.state;
+      }
+      return external.get(refKey(ref))?.state;
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import type { GraphIndex } from "./index.ts";
-import { compareRefs, type IssueRef } from "./refs.ts";
+import { canonicalRef, compareRefs, type IssueRef } from "./refs.ts";
 import { instantMs } from "./time.ts";
 
 export type KickKind = "child-closed" | "unblocked";
@@ -17,7 +17,7 @@ export interface Kick {
  */
 export function findKicks(
   graph: GraphIndex,
-  openBlockers: ReadonlyMap<number, readonly IssueRef[]>,
+  openBlockerCount: (n: number) => number,
   fromMs: number,
   toMs: number,
 ): Kick[] {
@@ -33,24 +33,22 @@ export function findKicks(
     const ms = instantMs(closedAt);
     return ms > fromMs && ms <= toMs;
   };
-  const isOpenOwn = (n: number) => graph.issues.get(n)?.state === "open";
-  const kickUnblocked = (cause: IssueRef, key: string) => {
-    for (const x of graph.blocks.get(key) ?? []) {
-      if (isOpenOwn(x) && (openBlockers.get(x)?.length ?? 0) === 0) add(x, "unblocked", cause);
+  const isOpenOwn = (n: number) => graph.issue(n)?.state === "open";
+  const kickUnblocked = (cause: IssueRef) => {
+    for (const x of graph.blockedBy(cause)) {
+      if (isOpenOwn(x) && openBlockerCount(x) === 0) add(x, "unblocked", cause);
     }
   };
 
-  for (const issue of graph.issues.values()) {
+  for (const issue of graph.sorted) {
     if (issue.state !== "closed" || !inWindow(issue.closedAt)) continue;
-    const parent = graph.parent.get(issue.number);
+    const parent = graph.parentOf(issue.number);
     if (typeof parent === "number" && isOpenOwn(parent)) add(parent, "child-closed", issue.number);
-    kickUnblocked(issue.number, `#${issue.number}`);
+    kickUnblocked(issue.number);
   }
-  for (const [key, entry] of graph.external) {
-    // An own-repository entry in `external` only stands in for an issue the snapshot lacks.
-    if (key.startsWith("#") && graph.issues.has(Number(key.slice(1)))) continue;
+  for (const entry of graph.external.values()) {
     if (entry.state !== "closed" || !inWindow(entry.closedAt)) continue;
-    kickUnblocked(key.startsWith("#") ? Number(key.slice(1)) : entry.ref, key);
+    kickUnblocked(canonicalRef(entry.ref, graph.repo));
   }
 
   const kicks = [...merged.values()];

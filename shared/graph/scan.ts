@@ -43,7 +43,7 @@ export function renderScan(analysis: GraphAnalysis): ScanResult {
     blocked,
     ready: rotateForMachine(ready, options.machine),
     diagnostics: analysis.diagnostics,
-    stats: { issues: graph.issues.size, open: open.size, edges: graph.edgeCount },
+    stats: { issues: graph.sorted.length, open: open.size, edges: graph.edgeCount },
   };
 }
 

@@ -60,20 +60,20 @@ export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions =
 
   const add: LabelChange[] = [];
   for (const [number, facts] of open) {
-    if (!facts.ready || graph.issues.get(number)!.labels.includes(readyLabel)) continue;
+    if (!facts.ready || graph.issue(number)!.labels.includes(readyLabel)) continue;
     const kicks = kicksByTarget.get(number);
     if (kicks) {
       add.push({ number, label: readyLabel, reason: kickReason(kicks) });
     } else if (mode === "all") {
       if (approval === null) add.push({ number, label: readyLabel, reason: "mode all: ready" });
-      else if (graph.issues.get(number)!.labels.includes(approval)) {
+      else if (graph.issue(number)!.labels.includes(approval)) {
         add.push({ number, label: readyLabel, reason: `mode all: ready and labeled ${approval}` });
       }
     }
   }
 
   const remove: LabelChange[] = [];
-  for (const issue of graph.issues.values()) {
+  for (const issue of graph.sorted) {
     if (!issue.labels.includes(readyLabel)) continue;
     const reason = removalReason(issue.state, open.get(issue.number));
     if (reason !== null) remove.push({ number: issue.number, label: readyLabel, reason });
