@@ -10,6 +10,7 @@ export default defineConfig({
           environment: "node",
         },
       },
+      "./vitest.worker.config.ts",
     ],
   },
 });

@@ -1,0 +1,52 @@
+import type { DirectoryObject } from "./objects/directory-object.ts";
+import type { InstallationObject } from "./objects/installation-object.ts";
+import type { RepoObject } from "./objects/repo-object.ts";
+
+/** Bindings, vars and secrets of the Worker (wrangler.toml, .dev.vars, `wrangler secret`). */
+export interface Env {
+  REPO: DurableObjectNamespace<RepoObject>;
+  INSTALLATION: DurableObjectNamespace<InstallationObject>;
+  DIRECTORY: DurableObjectNamespace<DirectoryObject>;
+  GITHUB_API_URL?: string;
+  GITHUB_WEBHOOK_SECRET?: string;
+  GITHUB_APP_ID?: string;
+  GITHUB_APP_PRIVATE_KEY?: string;
+  GITHUB_APP_CLIENT_ID?: string;
+  GITHUB_APP_CLIENT_SECRET?: string;
+  /** Webhook body limit in bytes (default 1 MiB). */
+  WEBHOOK_MAX_BYTES?: string;
+  /** Producer debounce after a change, in milliseconds (default 2000). */
+  PRODUCER_DEBOUNCE_MS?: string;
+}
+
+/** Names the setting an operation needs when it is missing, instead of failing obscurely. */
+export class MissingSettingError extends Error {
+  override name = "MissingSettingError";
+  readonly setting: string;
+  constructor(setting: string, operation: string) {
+    super(`${operation} needs the ${setting} setting (a Worker secret or var; see README)`);
+    this.setting = setting;
+  }
+}
+
+export function requireSetting(
+  env: Env,
+  key: keyof Env & `GITHUB_${string}`,
+  operation: string,
+): string {
+  const value = env[key];
+  if (typeof value !== "string" || value === "") throw new MissingSettingError(key, operation);
+  return value;
+}
+
+// Ties the Worker's own types into `cloudflare:workers` (`env`, `exports`) for code and tests.
+declare global {
+  namespace Cloudflare {
+    interface Env extends SwitchyardEnv {}
+    interface GlobalProps {
+      mainModule: typeof import("./worker.ts");
+      durableNamespaces: "RepoObject" | "InstallationObject" | "DirectoryObject";
+    }
+  }
+}
+type SwitchyardEnv = Env;

@@ -1,0 +1,210 @@
+import { DurableObject } from "cloudflare:workers";
+import { type BudgetDecision, decideBudget } from "../../shared/budget/write-budget.ts";
+import type { Env } from "../env.ts";
+import { directory, type RepoStatus } from "./directory-object.ts";
+import { migrate, type Sql, sqlTag } from "./sql.ts";
+
+export interface RepoRef {
+  id: number;
+  fullName: string;
+}
+
+/** An installation lifecycle event, normalized from `installation` / `installation_repositories`. */
+export type LifecycleChange =
+  | { kind: "created"; account: string; repos: RepoRef[] }
+  | { kind: "deleted" }
+  | { kind: "suspended" }
+  | { kind: "unsuspended" }
+  | { kind: "repos-added"; repos: RepoRef[] }
+  | { kind: "repos-removed"; repos: RepoRef[] };
+
+export type InstallationStatus = "active" | "suspended" | "deleted";
+
+const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
+  (sql) => {
+    sql.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    sql.exec(
+      `CREATE TABLE repos (id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, status TEXT NOT NULL)`,
+    );
+    sql.exec(`CREATE TABLE deliveries (id TEXT PRIMARY KEY, received_ms INTEGER NOT NULL)`);
+    /** Repository transitions not yet carried out (done by the alarm, retried until they are). */
+    sql.exec(
+      `CREATE TABLE pending (repo_id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0)`,
+    );
+    /** Times of recent content writes, for the sliding-window write budget. */
+    sql.exec(`CREATE TABLE writes (seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL)`);
+    sql.exec(`CREATE INDEX writes_by_time ON writes (at_ms)`);
+  },
+];
+
+/**
+ * One per installation (named by its numeric id): lifecycle, its repositories, the write budget
+ * that keeps content writes under GitHub's limits, and (in memory only) its installation token.
+ */
+export class InstallationObject extends DurableObject<Env> {
+  private readonly sql: Sql;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    migrate(ctx.storage, MIGRATIONS);
+    this.sql = sqlTag(ctx.storage.sql);
+  }
+
+  private meta(key: string): string | undefined {
+    return this.sql<{ value: string }>`SELECT value FROM meta WHERE key = ${key}`[0]?.value;
+  }
+
+  private setMeta(key: string, value: string): void {
+    this
+      .sql`INSERT INTO meta (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+  }
+
+  status(): {
+    installationId: number | null;
+    status: InstallationStatus | null;
+    account: string | null;
+    repos: Array<RepoRef & { status: RepoStatus }>;
+  } {
+    const id = this.meta("installationId");
+    return {
+      installationId: id === undefined ? null : Number(id),
+      status: (this.meta("status") as InstallationStatus | undefined) ?? null,
+      account: this.meta("account") ?? null,
+      repos: this.sql<{
+        id: number;
+        full_name: string;
+        status: string;
+      }>`SELECT id, full_name, status FROM repos ORDER BY id`.map((r) => ({
+        id: r.id,
+        fullName: r.full_name,
+        status: r.status as RepoStatus,
+      })),
+    };
+  }
+
+  /**
+   * Records a lifecycle change durably and queues the repository transitions it implies; the
+   * alarm carries them out, so the webhook is acknowledged without waiting on other objects.
+   */
+  async lifecycle(
+    installationId: number,
+    deliveryId: string,
+    change: LifecycleChange,
+    nowMs: number,
+  ): Promise<"applied" | "duplicate"> {
+    const outcome = this.ctx.storage.transactionSync(() => {
+      if (this.sql`SELECT 1 FROM deliveries WHERE id = ${deliveryId}`.length > 0)
+        return "duplicate" as const;
+      this.sql`INSERT INTO deliveries (id, received_ms) VALUES (${deliveryId}, ${nowMs})`;
+      this.sql`DELETE FROM deliveries WHERE received_ms < ${nowMs - 7 * 86_400_000}`;
+      this.setMeta("installationId", String(installationId));
+      const current = (this.meta("status") as InstallationStatus | undefined) ?? "active";
+      const repoStatus = (s: InstallationStatus): RepoStatus =>
+        s === "active" ? "active" : s === "suspended" ? "suspended" : "removed";
+      const setRepo = (repo: RepoRef, status: RepoStatus) => {
+        this
+          .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${status})
+          ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status`;
+        this
+          .sql`INSERT INTO pending (repo_id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${status})
+          ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status, attempts = 0`;
+      };
+      const all = () =>
+        this.sql<{
+          id: number;
+          full_name: string;
+        }>`SELECT id, full_name FROM repos WHERE status <> 'removed'`.map((r) => ({
+          id: r.id,
+          fullName: r.full_name,
+        }));
+      switch (change.kind) {
+        case "created":
+          this.setMeta("status", "active");
+          this.setMeta("account", change.account);
+          for (const repo of change.repos) setRepo(repo, "active");
+          break;
+        case "deleted":
+          for (const repo of all()) setRepo(repo, "removed");
+          this.setMeta("status", "deleted");
+          break;
+        case "suspended":
+          this.setMeta("status", "suspended");
+          for (const repo of all()) setRepo(repo, "suspended");
+          break;
+        case "unsuspended":
+          this.setMeta("status", "active");
+          for (const repo of all()) setRepo(repo, "active");
+          break;
+        case "repos-added":
+          for (const repo of change.repos) setRepo(repo, repoStatus(current));
+          break;
+        case "repos-removed":
+          for (const repo of change.repos) setRepo(repo, "removed");
+          break;
+      }
+      return "applied" as const;
+    });
+    if (outcome === "applied") await this.ctx.storage.setAlarm(nowMs);
+    return outcome;
+  }
+
+  /** Carries out queued repository transitions: directory entry first, then the RepoObject. */
+  override async alarm(): Promise<void> {
+    const installationId = Number(this.meta("installationId"));
+    let retry = false;
+    try {
+      const pending = this.sql<{
+        repo_id: number;
+        full_name: string;
+        status: string;
+        attempts: number;
+      }>`
+        SELECT repo_id, full_name, status, attempts FROM pending ORDER BY repo_id`;
+      for (const row of pending) {
+        const status = row.status as RepoStatus;
+        try {
+          await directory(this.env).upsert(
+            [{ repoId: row.repo_id, fullName: row.full_name, installationId, status }],
+            Date.now(),
+          );
+          const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repo_id)));
+          await repo.setLifecycle({
+            repoId: row.repo_id,
+            fullName: row.full_name,
+            installationId,
+            status,
+          });
+          // Only clear the row if no newer transition replaced it meanwhile.
+          this.sql`DELETE FROM pending WHERE repo_id = ${row.repo_id} AND status = ${row.status}`;
+        } catch (error) {
+          retry = true;
+          this.sql`UPDATE pending SET attempts = attempts + 1 WHERE repo_id = ${row.repo_id}`;
+          console.error(
+            `installation ${installationId}: repository ${row.full_name} transition failed`,
+            error,
+          );
+        }
+      }
+    } finally {
+      const left = this.sql`SELECT 1 FROM pending LIMIT 1`.length > 0;
+      if (left) await this.ctx.storage.setAlarm(Date.now() + (retry ? 30_000 : 0));
+    }
+  }
+
+  /**
+   * Reserves up to `requested` content writes under the per-installation budget. Granted
+   * writes are recorded now; the rest must wait until `retryAtMs` (they are not dropped).
+   */
+  reserveWrites(requested: number, nowMs = Date.now()): BudgetDecision {
+    return this.ctx.storage.transactionSync(() => {
+      this.sql`DELETE FROM writes WHERE at_ms <= ${nowMs - 3_600_000}`;
+      const past = this.sql<{ at_ms: number }>`SELECT at_ms FROM writes ORDER BY at_ms`.map(
+        (r) => r.at_ms,
+      );
+      const decision = decideBudget(past, requested, nowMs);
+      for (let i = 0; i < decision.granted; i++)
+        this.sql`INSERT INTO writes (at_ms) VALUES (${nowMs})`;
+      return decision;
+    });
+  }
+}

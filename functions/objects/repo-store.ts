@@ -1,0 +1,446 @@
+import { type Config, ConfigSchema, DEFAULT_CONFIG } from "../../shared/config/schema.ts";
+import { canonicalRef, type IssueRef } from "../../shared/graph/refs.ts";
+import type { Snapshot, SnapshotIssue } from "../../shared/graph/snapshot.ts";
+import { formatInstant } from "../../shared/graph/time.ts";
+import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
+import { decodeRef, encodeRef, supersedes } from "../../shared/ingest/merge.ts";
+import { REPO_MIGRATIONS } from "./repo-schema.ts";
+import { migrate, type Sql, sqlTag } from "./sql.ts";
+
+const DAY_MS = 86_400_000;
+/** Delivery ids are kept at least this long for deduplication (GitHub redelivers for 3 days). */
+export const DELIVERY_RETENTION_MS = 7 * DAY_MS;
+export const AUDIT_LIMIT = 2_000;
+
+export interface Watermarks {
+  /** Time of the last event applied from a webhook. */
+  lastEventAt: string | null;
+  /** Incremental reconcile: issues updated since this instant, and the ETag of that listing. */
+  incremental: { since: string | null; etag: string | null; at: string | null };
+  lastFullReconcileAt: string | null;
+  /** The producer has materialized every kick caused by a close at or before this instant. */
+  producerThrough: string | null;
+}
+
+export interface RepoIdentity {
+  repoId: number;
+  fullName: string;
+  installationId: number;
+  status: "active" | "suspended" | "removed";
+}
+
+const EMPTY_WATERMARKS: Watermarks = {
+  lastEventAt: null,
+  incremental: { since: null, etag: null, at: null },
+  lastFullReconcileAt: null,
+  producerThrough: null,
+};
+
+type IssueRow = {
+  number: number;
+  id: number | null;
+  title: string;
+  state: string;
+  state_reason: string | null;
+  created_at: string;
+  updated_at: string;
+  updated_ms: number;
+  closed_at: string | null;
+  labels: string;
+  body: string | null;
+};
+
+const ms = (iso: string) => Date.parse(iso);
+
+/** The repository's graph in SQLite: every read and write of RepoObject's tables goes here. */
+export class RepoStore {
+  readonly sql: Sql;
+  private readonly storage: DurableObjectStorage;
+  constructor(storage: DurableObjectStorage) {
+    this.storage = storage;
+    this.sql = sqlTag(storage.sql);
+    migrate(storage, REPO_MIGRATIONS);
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.storage.transactionSync(fn);
+  }
+
+  // --- meta -------------------------------------------------------------------------------
+
+  private getMeta<T>(key: string): T | undefined {
+    const row = this.sql<{ value: string }>`SELECT value FROM meta WHERE key = ${key}`[0];
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  private setMeta(key: string, value: unknown): void {
+    const text = JSON.stringify(value);
+    this.sql`INSERT INTO meta (key, value) VALUES (${key}, ${text})
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+  }
+
+  identity(): RepoIdentity | undefined {
+    return this.getMeta<RepoIdentity>("identity");
+  }
+
+  setIdentity(identity: RepoIdentity): void {
+    this.setMeta("identity", identity);
+  }
+
+  watermarks(): Watermarks {
+    return { ...EMPTY_WATERMARKS, ...this.getMeta<Partial<Watermarks>>("watermarks") };
+  }
+
+  updateWatermarks(patch: Partial<Watermarks>): Watermarks {
+    const next = { ...this.watermarks(), ...patch };
+    this.setMeta("watermarks", next);
+    return next;
+  }
+
+  config(): Config {
+    const stored = this.getMeta<unknown>("config");
+    if (stored === undefined) return DEFAULT_CONFIG;
+    const parsed = ConfigSchema.safeParse(stored);
+    return parsed.success ? parsed.data : DEFAULT_CONFIG;
+  }
+
+  configStatus(): { error: string | null; at: string | null } {
+    return this.getMeta("configStatus") ?? { error: null, at: null };
+  }
+
+  /** An invalid file keeps the last good config; its error is shown until a good one arrives. */
+  setConfig(result: { ok: true; config: Config } | { ok: false; error: string }, at: string): void {
+    if (result.ok) {
+      this.setMeta("config", result.config);
+      this.setMeta("configStatus", { error: null, at });
+    } else {
+      this.setMeta("configStatus", { error: result.error, at });
+    }
+  }
+
+  // --- deliveries and audit ---------------------------------------------------------------
+
+  hasDelivery(id: string): boolean {
+    return this.sql`SELECT 1 FROM deliveries WHERE id = ${id}`.length > 0;
+  }
+
+  recordDelivery(id: string, receivedMs: number): void {
+    this.sql`INSERT OR IGNORE INTO deliveries (id, received_ms) VALUES (${id}, ${receivedMs})`;
+  }
+
+  pruneDeliveries(nowMs: number): void {
+    this.sql`DELETE FROM deliveries WHERE received_ms < ${nowMs - DELIVERY_RETENTION_MS}`;
+  }
+
+  audit(kind: string, detail: unknown, atMs: number): void {
+    this
+      .sql`INSERT INTO audit (at_ms, kind, detail) VALUES (${atMs}, ${kind}, ${JSON.stringify(detail)})`;
+    this.sql`DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - ${AUDIT_LIMIT}`;
+  }
+
+  auditLog(limit = 100): Array<{ seq: number; at: string; kind: string; detail: unknown }> {
+    return this.sql<{ seq: number; at_ms: number; kind: string; detail: string }>`
+      SELECT seq, at_ms, kind, detail FROM audit ORDER BY seq DESC LIMIT ${limit}`.map((r) => ({
+      seq: r.seq,
+      at: formatInstant(r.at_ms),
+      kind: r.kind,
+      detail: JSON.parse(r.detail) as unknown,
+    }));
+  }
+
+  // --- applying events --------------------------------------------------------------------
+
+  private ref(ref: IssueRef): string {
+    const fullName = this.identity()?.fullName;
+    return encodeRef(fullName ? canonicalRef(ref, fullName) : ref);
+  }
+
+  /**
+   * Applies events with the merge rule of shared/ingest: nothing older than what is stored
+   * overwrites it. Returns a description of each change that took effect (empty: no change).
+   */
+  apply(events: readonly GraphEvent[]): string[] {
+    const changes: string[] = [];
+    const watched = this.watchedLabels();
+    for (const event of events) {
+      const change = this.applyOne(event, watched);
+      if (change) changes.push(change);
+    }
+    return changes;
+  }
+
+  private watchedLabels(): Set<string> {
+    const { labels } = this.config();
+    return new Set([labels.ready, labels.needsHuman, labels.processing]);
+  }
+
+  private tombstoned(number: number, atMs: number): boolean {
+    const row = this.sql<{
+      at_ms: number;
+    }>`SELECT at_ms FROM tombstones WHERE number = ${number}`[0];
+    return row !== undefined && atMs <= row.at_ms;
+  }
+
+  private applyOne(event: GraphEvent, watched: Set<string>): string | null {
+    switch (event.type) {
+      case "issue":
+        return this.upsertIssue(event.issue) ? `issue #${event.issue.number} updated` : null;
+      case "issue-removed": {
+        const at = ms(event.at);
+        const existed = this.sql`SELECT 1 FROM issues WHERE number = ${event.number}`.length > 0;
+        const ref = String(event.number);
+        this.sql`INSERT INTO tombstones (number, at_ms) VALUES (${event.number}, ${at})
+          ON CONFLICT (number) DO UPDATE SET at_ms = MAX(at_ms, excluded.at_ms)`;
+        this.sql`DELETE FROM issues WHERE number = ${event.number}`;
+        this.sql`DELETE FROM parents WHERE child = ${event.number} OR parent = ${ref}`;
+        this.sql`DELETE FROM blockers WHERE issue = ${event.number} OR blocker = ${ref}`;
+        this.sql`DELETE FROM label_events WHERE number = ${event.number}`;
+        this.sql`DELETE FROM comments WHERE number = ${event.number}`;
+        return existed ? `issue #${event.number} removed` : null;
+      }
+      case "parent": {
+        const at = ms(event.at);
+        const parent = event.parent === null ? null : this.ref(event.parent);
+        const row = this.sql<{ parent: string | null; at_ms: number }>`
+          SELECT parent, at_ms FROM parents WHERE child = ${event.child}`[0];
+        if (row && !supersedes(at, row.at_ms)) return null;
+        // A detach names the parent it detaches from; it must not undo a newer attach elsewhere.
+        if (
+          parent === null &&
+          event.previous !== undefined &&
+          row &&
+          row.parent !== this.ref(event.previous)
+        ) {
+          return null;
+        }
+        if (row && row.parent === parent) {
+          this.sql`UPDATE parents SET at_ms = ${at} WHERE child = ${event.child}`;
+          return null;
+        }
+        this
+          .sql`INSERT INTO parents (child, parent, at_ms) VALUES (${event.child}, ${parent}, ${at})
+          ON CONFLICT (child) DO UPDATE SET parent = excluded.parent, at_ms = excluded.at_ms`;
+        return parent === null
+          ? `#${event.child} detached from its parent`
+          : `#${event.child} is a sub-issue of ${parent.includes("#") ? parent : `#${parent}`}`;
+      }
+      case "blocked-by": {
+        const at = ms(event.at);
+        const blocker = this.ref(event.blocker);
+        const present = event.present ? 1 : 0;
+        const row = this.sql<{ present: number; at_ms: number }>`
+          SELECT present, at_ms FROM blockers WHERE issue = ${event.issue} AND blocker = ${blocker}`[0];
+        if (row && !supersedes(at, row.at_ms)) return null;
+        this.sql`INSERT INTO blockers (issue, blocker, present, at_ms)
+          VALUES (${event.issue}, ${blocker}, ${present}, ${at})
+          ON CONFLICT (issue, blocker) DO UPDATE SET present = excluded.present, at_ms = excluded.at_ms`;
+        if (row && row.present === present) return null;
+        const shown = blocker.includes("#") ? blocker : `#${blocker}`;
+        return `#${event.issue} ${event.present ? "blocked by" : "no longer blocked by"} ${shown}`;
+      }
+      case "external": {
+        const at = ms(event.at);
+        const row = this.sql<{ state: string; closed_at: string | null; at_ms: number }>`
+          SELECT state, closed_at, at_ms FROM external WHERE ref = ${event.ref}`[0];
+        if (row && !supersedes(at, row.at_ms)) return null;
+        this.sql`INSERT INTO external (ref, state, closed_at, at_ms)
+          VALUES (${event.ref}, ${event.state}, ${event.closedAt}, ${at})
+          ON CONFLICT (ref) DO UPDATE SET state = excluded.state, closed_at = excluded.closed_at, at_ms = excluded.at_ms`;
+        return row?.state === event.state ? null : `${event.ref} is ${event.state}`;
+      }
+      case "label-event": {
+        if (!watched.has(event.label)) return null;
+        const inserted = this.sql`INSERT OR IGNORE INTO label_events
+          (number, label, action, actor, created_at, created_ms)
+          VALUES (${event.number}, ${event.label}, ${event.action}, ${event.actor}, ${event.at}, ${ms(event.at)})
+          RETURNING 1`;
+        return inserted.length > 0 ? `#${event.number} ${event.action} ${event.label}` : null;
+      }
+      case "label-renamed":
+        return this.rewriteLabels((labels) => labels.map((l) => (l === event.from ? event.to : l)))
+          ? `label ${event.from} renamed to ${event.to}`
+          : null;
+      case "label-deleted":
+        return this.rewriteLabels((labels) => labels.filter((l) => l !== event.name))
+          ? `label ${event.name} deleted`
+          : null;
+      case "comment": {
+        const at = ms(event.updatedAt);
+        const row = this.sql<{
+          updated_ms: number;
+        }>`SELECT updated_ms FROM comments WHERE id = ${event.id}`[0];
+        if (row && !supersedes(at, row.updated_ms)) return null;
+        // Only comments that open with a marker can carry IDD protocol state (spec 5).
+        if (!event.body.trimStart().startsWith("<!--")) {
+          if (row) this.sql`DELETE FROM comments WHERE id = ${event.id}`;
+          return row ? `comment ${event.id} no longer carries a marker` : null;
+        }
+        this
+          .sql`INSERT INTO comments (id, number, author, author_type, body, created_at, updated_ms)
+          VALUES (${event.id}, ${event.number}, ${event.author.login}, ${event.author.type}, ${event.body},
+                  ${event.createdAt}, ${at})
+          ON CONFLICT (id) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms`;
+        return `marker comment ${event.id} on #${event.number}`;
+      }
+      case "comment-removed": {
+        const removed = this.sql`DELETE FROM comments WHERE id = ${event.id} RETURNING 1`;
+        return removed.length > 0 ? `comment ${event.id} removed` : null;
+      }
+      case "config-changed":
+        return null;
+    }
+  }
+
+  private rewriteLabels(rewrite: (labels: string[]) => string[]): boolean {
+    let changed = false;
+    for (const row of this.sql<{
+      number: number;
+      labels: string;
+    }>`SELECT number, labels FROM issues`) {
+      const before = JSON.parse(row.labels) as string[];
+      const after = rewrite(before);
+      if (after.length !== before.length || after.some((l, i) => l !== before[i])) {
+        this.sql`UPDATE issues SET labels = ${JSON.stringify(after)} WHERE number = ${row.number}`;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /** Upserts an issue unless what is stored is newer or the issue was removed later. */
+  upsertIssue(issue: IssueRecord): boolean {
+    const at = ms(issue.updatedAt);
+    if (this.tombstoned(issue.number, at)) return false;
+    const row = this.sql<IssueRow>`SELECT * FROM issues WHERE number = ${issue.number}`[0];
+    if (row && !supersedes(at, row.updated_ms)) return false;
+    const labels = JSON.stringify(issue.labels);
+    if (
+      row &&
+      row.title === issue.title &&
+      row.state === issue.state &&
+      row.state_reason === issue.stateReason &&
+      row.closed_at === issue.closedAt &&
+      row.labels === labels &&
+      row.body === issue.body &&
+      row.updated_at === issue.updatedAt &&
+      (issue.id === null || row.id === issue.id)
+    ) {
+      return false;
+    }
+    this
+      .sql`INSERT INTO issues (number, id, title, state, state_reason, created_at, updated_at, updated_ms, closed_at, labels, body)
+      VALUES (${issue.number}, ${issue.id}, ${issue.title}, ${issue.state}, ${issue.stateReason}, ${issue.createdAt},
+              ${issue.updatedAt}, ${at}, ${issue.closedAt}, ${labels}, ${issue.body})
+      ON CONFLICT (number) DO UPDATE SET id = COALESCE(excluded.id, issues.id), title = excluded.title,
+        state = excluded.state, state_reason = excluded.state_reason, created_at = excluded.created_at,
+        updated_at = excluded.updated_at, updated_ms = excluded.updated_ms, closed_at = excluded.closed_at,
+        labels = excluded.labels, body = excluded.body`;
+    return true;
+  }
+
+  /** Records a label write switchyard itself made, so the next plan sees it at once. */
+  setIssueLabels(number: number, labels: string[]): void {
+    this.sql`UPDATE issues SET labels = ${JSON.stringify(labels)} WHERE number = ${number}`;
+  }
+
+  issueId(number: number): number | null {
+    return (
+      this.sql<{ id: number | null }>`SELECT id FROM issues WHERE number = ${number}`[0]?.id ?? null
+    );
+  }
+
+  // --- reading ----------------------------------------------------------------------------
+
+  /** The stored graph in the snapshot format of spec 3.1, issues ascending. */
+  snapshot(now?: string): Snapshot {
+    const identity = this.identity();
+    const parents = new Map<number, IssueRef>();
+    for (const row of this.sql<{ child: number; parent: string }>`
+      SELECT child, parent FROM parents WHERE parent IS NOT NULL`) {
+      parents.set(row.child, decodeRef(row.parent));
+    }
+    const blockers = new Map<number, IssueRef[]>();
+    for (const row of this.sql<{ issue: number; blocker: string }>`
+      SELECT issue, blocker FROM blockers WHERE present = 1 ORDER BY issue, blocker`) {
+      const list = blockers.get(row.issue);
+      if (list) list.push(decodeRef(row.blocker));
+      else blockers.set(row.issue, [decodeRef(row.blocker)]);
+    }
+    const events = new Map<number, NonNullable<SnapshotIssue["labelEvents"]>>();
+    for (const row of this.sql<{
+      number: number;
+      label: string;
+      action: string;
+      actor: string | null;
+      created_at: string;
+    }>`
+      SELECT number, label, action, actor, created_at FROM label_events ORDER BY number, created_ms, action`) {
+      const event = {
+        label: row.label,
+        action: row.action as "labeled" | "unlabeled",
+        actor: row.actor,
+        createdAt: row.created_at,
+      };
+      const list = events.get(row.number);
+      if (list) list.push(event);
+      else events.set(row.number, [event]);
+    }
+    const issues: SnapshotIssue[] = this.sql<IssueRow>`SELECT * FROM issues ORDER BY number`.map(
+      (r) => ({
+        number: r.number,
+        title: r.title,
+        state: r.state as "open" | "closed",
+        stateReason: r.state_reason as SnapshotIssue["stateReason"],
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+        closedAt: r.closed_at,
+        labels: JSON.parse(r.labels) as string[],
+        parent: parents.get(r.number) ?? null,
+        blockedBy: blockers.get(r.number) ?? [],
+        body: r.body,
+        labelEvents: events.get(r.number) ?? [],
+      }),
+    );
+    const external = this.sql<{ ref: string; state: string; closed_at: string | null }>`
+      SELECT ref, state, closed_at FROM external ORDER BY ref`.map((r) => ({
+      ref: r.ref,
+      state: r.state as "open" | "closed",
+      closedAt: r.closed_at,
+    }));
+    return {
+      repo: identity?.fullName ?? "unknown/unknown",
+      ...(now !== undefined ? { now } : {}),
+      issues,
+      external,
+    };
+  }
+
+  markerComments(number: number) {
+    return this.sql<{
+      id: number;
+      author: string;
+      author_type: string;
+      body: string;
+      created_at: string;
+    }>`
+      SELECT id, author, author_type, body, created_at FROM comments WHERE number = ${number} ORDER BY created_at, id`;
+  }
+
+  /** Deletes every stored row: the App was uninstalled or the repository removed from it. */
+  wipe(): void {
+    for (const table of [
+      "issues",
+      "tombstones",
+      "parents",
+      "blockers",
+      "external",
+      "label_events",
+      "comments",
+      "outbox",
+      "schedules",
+    ]) {
+      this.storage.sql.exec(`DELETE FROM ${table}`);
+    }
+    this.storage.sql.exec(`DELETE FROM meta WHERE key <> 'identity'`);
+  }
+}

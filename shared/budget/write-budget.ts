@@ -1,0 +1,49 @@
+/**
+ * GitHub's content-creation limits per installation, kept with headroom by default: at most
+ * 80 writes in any 60 s and 500 in any hour (spec 6.2).
+ */
+export interface BudgetLimits {
+  perMinute: number;
+  perHour: number;
+}
+
+export const DEFAULT_BUDGET: BudgetLimits = { perMinute: 80, perHour: 500 };
+
+export interface BudgetDecision {
+  /** How many of the requested writes may go now. */
+  granted: number;
+  /** When more become available (null when all requested were granted). */
+  retryAtMs: number | null;
+}
+
+/**
+ * Decides how many writes fit in sliding windows given the times of past writes (ascending).
+ * Writes over budget are deferred to `retryAtMs`, never dropped: the caller keeps them queued.
+ */
+export function decideBudget(
+  pastMs: readonly number[],
+  requested: number,
+  nowMs: number,
+  limits: BudgetLimits = DEFAULT_BUDGET,
+): BudgetDecision {
+  const minuteAgo = nowMs - 60_000;
+  const hourAgo = nowMs - 3_600_000;
+  const inHour = pastMs.filter((t) => t > hourAgo);
+  const inMinute = inHour.filter((t) => t > minuteAgo);
+  const room = Math.max(
+    0,
+    Math.min(limits.perMinute - inMinute.length, limits.perHour - inHour.length),
+  );
+  const granted = Math.min(requested, room);
+  if (granted === requested) return { granted, retryAtMs: null };
+  // A full window frees a slot when its oldest write (past, or granted now) ages out.
+  const oldest = (window: number[]) => (window.length > 0 ? window[0]! : nowMs);
+  let retryAtMs = nowMs;
+  if (inMinute.length + granted >= limits.perMinute) {
+    retryAtMs = Math.max(retryAtMs, oldest(inMinute) + 60_000 + 1);
+  }
+  if (inHour.length + granted >= limits.perHour) {
+    retryAtMs = Math.max(retryAtMs, oldest(inHour) + 3_600_000 + 1);
+  }
+  return { granted, retryAtMs };
+}

@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { IssueRefSchema, IssueStateSchema, StateReasonSchema } from "../graph/snapshot.ts";
+
+const instant = z.iso.datetime({ offset: true });
+
+/**
+ * What a repository's Durable Object stores, in GitHub-independent form. Webhooks and
+ * reconciliation both translate into these, so one set of merge rules serves both.
+ */
+export const IssueRecordSchema = z.object({
+  number: z.number().int().positive(),
+  /** GitHub's REST id: sub-issue and dependency writes address issues by it. */
+  id: z.number().int().nonnegative().nullable(),
+  title: z.string(),
+  state: IssueStateSchema,
+  stateReason: StateReasonSchema,
+  createdAt: instant,
+  updatedAt: instant,
+  closedAt: instant.nullable(),
+  labels: z.array(z.string()),
+  body: z.string().nullable(),
+});
+export type IssueRecord = z.infer<typeof IssueRecordSchema>;
+
+export const GraphEventSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("issue"), issue: IssueRecordSchema }),
+  /** Deleted or transferred away: gone from this repository as of `at`. */
+  z.object({ type: z.literal("issue-removed"), number: z.number().int().positive(), at: instant }),
+  z.object({
+    type: z.literal("parent"),
+    child: z.number().int().positive(),
+    /** The parent, or null when the child was detached from `previous`. */
+    parent: IssueRefSchema.nullable(),
+    previous: IssueRefSchema.optional(),
+    at: instant,
+  }),
+  z.object({
+    type: z.literal("blocked-by"),
+    issue: z.number().int().positive(),
+    blocker: IssueRefSchema,
+    present: z.boolean(),
+    at: instant,
+  }),
+  /** The state of an issue in another repository, learned from a dependency payload. */
+  z.object({
+    type: z.literal("external"),
+    ref: z.string(),
+    state: IssueStateSchema,
+    closedAt: instant.nullable(),
+    at: instant,
+  }),
+  z.object({
+    type: z.literal("label-event"),
+    number: z.number().int().positive(),
+    label: z.string(),
+    action: z.enum(["labeled", "unlabeled"]),
+    actor: z.string().nullable(),
+    at: instant,
+  }),
+  z.object({ type: z.literal("label-renamed"), from: z.string(), to: z.string() }),
+  z.object({ type: z.literal("label-deleted"), name: z.string() }),
+  z.object({
+    type: z.literal("comment"),
+    id: z.number().int().nonnegative(),
+    number: z.number().int().positive(),
+    author: z.object({ login: z.string(), type: z.string() }),
+    body: z.string(),
+    createdAt: instant,
+    updatedAt: instant,
+  }),
+  z.object({ type: z.literal("comment-removed"), id: z.number().int().nonnegative(), at: instant }),
+  z.object({ type: z.literal("config-changed"), at: instant }),
+]);
+export type GraphEvent = z.infer<typeof GraphEventSchema>;

@@ -1,0 +1,200 @@
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
+
+const repo = { id: 1001, fullName: "acme/rocket", installationId: 77 };
+let nextRepoId = 5000;
+/** A fresh RepoObject per test: storage is shared within this file. */
+function freshRepo() {
+  const id = nextRepoId++;
+  return { stub: env.REPO.get(env.REPO.idFromName(String(id))), repo: { ...repo, id } };
+}
+
+function issue(number: number, patch: Partial<IssueRecord> = {}): IssueRecord {
+  return {
+    number,
+    id: 100_000 + number,
+    title: `Issue ${number}`,
+    state: "open",
+    stateReason: null,
+    createdAt: "2026-11-01T00:00:00Z",
+    updatedAt: "2026-11-28T00:00:00Z",
+    closedAt: null,
+    labels: [],
+    body: null,
+    ...patch,
+  };
+}
+
+const delivery = (id: string, receivedMs = Date.parse("2026-11-29T12:00:00Z")) => ({
+  id,
+  event: "issues",
+  receivedMs,
+});
+
+describe("RepoObject.ingest", () => {
+  it("applies a delivery once; a replay is a duplicate and changes nothing", async () => {
+    const { stub, repo } = freshRepo();
+    const events: GraphEvent[] = [{ type: "issue", issue: issue(1) }];
+    expect(await stub.ingest(delivery("d-1"), repo, events)).toBe("applied");
+    const before = await stub.auditLog();
+    expect(
+      await stub.ingest(delivery("d-1"), repo, [
+        { type: "issue", issue: issue(1, { title: "changed" }) },
+      ]),
+    ).toBe("duplicate");
+    expect(await stub.auditLog()).toEqual(before);
+    const graph = await stub.graph(Date.parse("2026-11-29T12:00:00Z"));
+    expect(graph.ready).toEqual([1]);
+  });
+
+  it("never lets an older update regress a newer one", async () => {
+    const { stub, repo } = freshRepo();
+    const closed = issue(2, {
+      state: "closed",
+      stateReason: "completed",
+      closedAt: "2026-11-29T10:00:00Z",
+      updatedAt: "2026-11-29T10:00:00Z",
+    });
+    expect(await stub.ingest(delivery("a"), repo, [{ type: "issue", issue: closed }])).toBe(
+      "applied",
+    );
+    expect(
+      await stub.ingest(delivery("b"), repo, [
+        { type: "issue", issue: issue(2, { updatedAt: "2026-11-29T09:00:00Z" }) },
+      ]),
+    ).toBe("unchanged");
+    const snapshot = await runInDurableObject(stub, (o: RepoObject) => o.store.snapshot());
+    expect(snapshot.issues.map((i) => i.state)).toEqual(["closed"]);
+  });
+
+  it("resolves an edge add/remove pair by event time, in either arrival order", async () => {
+    const add: GraphEvent = {
+      type: "blocked-by",
+      issue: 3,
+      blocker: 4,
+      present: true,
+      at: "2026-11-29T10:00:00Z",
+    };
+    const remove: GraphEvent = {
+      type: "blocked-by",
+      issue: 3,
+      blocker: 4,
+      present: false,
+      at: "2026-11-29T10:05:00Z",
+    };
+    for (const order of [
+      [add, remove],
+      [remove, add],
+    ]) {
+      const { stub, repo } = freshRepo();
+      await stub.ingest(delivery("i"), repo, [
+        { type: "issue", issue: issue(3) },
+        { type: "issue", issue: issue(4) },
+      ]);
+      await stub.ingest(delivery("x"), repo, [order[0]!]);
+      await stub.ingest(delivery("y"), repo, [order[1]!]);
+      const graph = await stub.graph(Date.parse("2026-11-29T12:00:00Z"));
+      expect(graph.blocked).toEqual([]);
+      expect(graph.ready).toEqual([3, 4]);
+    }
+  });
+
+  it("a stale sub-issue detach does not undo a newer attach elsewhere", async () => {
+    const { stub, repo } = freshRepo();
+    await stub.ingest(delivery("1"), repo, [
+      { type: "parent", child: 5, parent: 6, at: "2026-11-29T10:00:00Z" },
+      { type: "parent", child: 5, parent: 7, at: "2026-11-29T10:10:00Z" },
+      { type: "parent", child: 5, parent: null, previous: 6, at: "2026-11-29T10:20:00Z" },
+    ]);
+    const snapshot = await runInDurableObject(stub, (o: RepoObject) => o.store.snapshot());
+    expect(snapshot.issues).toEqual([]);
+    const parents = await runInDurableObject(
+      stub,
+      (o: RepoObject) => o.store.sql`SELECT child, parent FROM parents`,
+    );
+    expect(parents).toEqual([{ child: 5, parent: "7" }]);
+  });
+
+  it("a removed issue is not resurrected by an older update and takes its edges along", async () => {
+    const { stub, repo } = freshRepo();
+    await stub.ingest(delivery("1"), repo, [
+      { type: "issue", issue: issue(8) },
+      { type: "issue", issue: issue(9) },
+      { type: "blocked-by", issue: 9, blocker: 8, present: true, at: "2026-11-28T00:00:00Z" },
+      { type: "issue-removed", number: 8, at: "2026-11-29T00:00:00Z" },
+      { type: "issue", issue: issue(8, { updatedAt: "2026-11-28T12:00:00Z" }) },
+    ]);
+    const graph = await stub.graph(Date.parse("2026-11-29T12:00:00Z"));
+    expect(graph.stats).toEqual({ issues: 1, open: 1, edges: 0 });
+  });
+
+  it("only watched label events and marker comments are stored", async () => {
+    const { stub, repo } = freshRepo();
+    await stub.ingest(delivery("1"), repo, [
+      { type: "issue", issue: issue(10, { labels: ["agent:processing"] }) },
+      {
+        type: "label-event",
+        number: 10,
+        label: "agent:processing",
+        action: "labeled",
+        actor: "bot",
+        at: "2026-11-29T11:50:00Z",
+      },
+      {
+        type: "label-event",
+        number: 10,
+        label: "bug",
+        action: "labeled",
+        actor: "bot",
+        at: "2026-11-29T11:50:00Z",
+      },
+      {
+        type: "comment",
+        id: 1,
+        number: 10,
+        author: { login: "a", type: "User" },
+        body: "plain words",
+        createdAt: "2026-11-29T11:00:00Z",
+        updatedAt: "2026-11-29T11:00:00Z",
+      },
+      {
+        type: "comment",
+        id: 2,
+        number: 10,
+        author: { login: "a", type: "User" },
+        body: "<!-- claimed-by: x -->",
+        createdAt: "2026-11-29T11:00:00Z",
+        updatedAt: "2026-11-29T11:00:00Z",
+      },
+    ]);
+    const snapshot = await runInDurableObject(stub, (o: RepoObject) => o.store.snapshot());
+    expect(snapshot.issues[0]!.labelEvents).toEqual([
+      {
+        label: "agent:processing",
+        action: "labeled",
+        actor: "bot",
+        createdAt: "2026-11-29T11:50:00Z",
+      },
+    ]);
+    const comments = await runInDurableObject(stub, (o: RepoObject) => o.store.markerComments(10));
+    expect(comments.map((c) => c.id)).toEqual([2]);
+  });
+});
+
+describe("RepoObject durability", () => {
+  it("the graph and watermarks survive eviction; alarms are idempotent", async () => {
+    const { stub, repo } = freshRepo();
+    await stub.ingest(delivery("e-1"), repo, [{ type: "issue", issue: issue(1) }]);
+    const before = await stub.graph(Date.parse("2026-11-29T12:00:00Z"));
+    await evictDurableObject(stub);
+    const after = await stub.graph(Date.parse("2026-11-29T12:00:00Z"));
+    expect(after).toEqual(before);
+    expect(after.watermarks.lastEventAt).toBe("2026-11-29T12:00:00Z");
+    await runDurableObjectAlarm(stub);
+    await runDurableObjectAlarm(stub);
+    expect(await stub.graph(Date.parse("2026-11-29T12:00:00Z"))).toEqual(before);
+  });
+});
