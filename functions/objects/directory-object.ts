@@ -1,8 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
+import type { RepoStatus } from "../../shared/ingest/lifecycle.ts";
 import type { Env } from "../env.ts";
 import { migrate, type Sql, sqlTag } from "./sql.ts";
 
-export type RepoStatus = "active" | "suspended" | "removed";
+export type { RepoStatus };
 
 export interface DirectoryEntry {
   repoId: number;

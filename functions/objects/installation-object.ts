@@ -1,24 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
 import { type BudgetDecision, decideBudget } from "../../shared/budget/write-budget.ts";
+import {
+  type InstallationStatus,
+  type LifecycleChange,
+  lifecycleOutcome,
+  type RepoRef,
+  type RepoStatus,
+} from "../../shared/ingest/lifecycle.ts";
 import type { Env } from "../env.ts";
-import { directory, type RepoStatus } from "./directory-object.ts";
+import { directory } from "./directory-object.ts";
 import { migrate, type Sql, sqlTag } from "./sql.ts";
-
-export interface RepoRef {
-  id: number;
-  fullName: string;
-}
-
-/** An installation lifecycle event, normalized from `installation` / `installation_repositories`. */
-export type LifecycleChange =
-  | { kind: "created"; account: string; repos: RepoRef[] }
-  | { kind: "deleted" }
-  | { kind: "suspended" }
-  | { kind: "unsuspended" }
-  | { kind: "repos-added"; repos: RepoRef[] }
-  | { kind: "repos-removed"; repos: RepoRef[] };
-
-export type InstallationStatus = "active" | "suspended" | "deleted";
 
 const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
   (sql) => {
@@ -98,49 +89,22 @@ export class InstallationObject extends DurableObject<Env> {
       this.sql`INSERT INTO deliveries (id, received_ms) VALUES (${deliveryId}, ${nowMs})`;
       this.sql`DELETE FROM deliveries WHERE received_ms < ${nowMs - 7 * 86_400_000}`;
       this.setMeta("installationId", String(installationId));
-      const current = (this.meta("status") as InstallationStatus | undefined) ?? "active";
-      const repoStatus = (s: InstallationStatus): RepoStatus =>
-        s === "active" ? "active" : s === "suspended" ? "suspended" : "removed";
-      const setRepo = (repo: RepoRef, status: RepoStatus) => {
+      const current = (this.meta("status") as InstallationStatus | undefined) ?? null;
+      const installed = this.sql<{ id: number; full_name: string }>`
+        SELECT id, full_name FROM repos WHERE status <> 'removed' ORDER BY id`.map((r) => ({
+        id: r.id,
+        fullName: r.full_name,
+      }));
+      const outcome = lifecycleOutcome(current, change, installed);
+      this.setMeta("status", outcome.status);
+      if (change.kind === "created") this.setMeta("account", change.account);
+      for (const repo of outcome.repos) {
         this
-          .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${status})
+          .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
           ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status`;
         this
-          .sql`INSERT INTO pending (repo_id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${status})
+          .sql`INSERT INTO pending (repo_id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
           ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status, attempts = 0`;
-      };
-      const all = () =>
-        this.sql<{
-          id: number;
-          full_name: string;
-        }>`SELECT id, full_name FROM repos WHERE status <> 'removed'`.map((r) => ({
-          id: r.id,
-          fullName: r.full_name,
-        }));
-      switch (change.kind) {
-        case "created":
-          this.setMeta("status", "active");
-          this.setMeta("account", change.account);
-          for (const repo of change.repos) setRepo(repo, "active");
-          break;
-        case "deleted":
-          for (const repo of all()) setRepo(repo, "removed");
-          this.setMeta("status", "deleted");
-          break;
-        case "suspended":
-          this.setMeta("status", "suspended");
-          for (const repo of all()) setRepo(repo, "suspended");
-          break;
-        case "unsuspended":
-          this.setMeta("status", "active");
-          for (const repo of all()) setRepo(repo, "active");
-          break;
-        case "repos-added":
-          for (const repo of change.repos) setRepo(repo, repoStatus(current));
-          break;
-        case "repos-removed":
-          for (const repo of change.repos) setRepo(repo, "removed");
-          break;
       }
       return "applied" as const;
     });
