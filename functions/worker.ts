@@ -1,4 +1,5 @@
 import { app } from "./app.ts";
+import { scheduled } from "./cron.ts";
 import type { Env } from "./env.ts";
 
 export { DirectoryObject } from "./objects/directory-object.ts";
@@ -7,4 +8,7 @@ export { RepoObject } from "./objects/repo-object.ts";
 
 export default {
   fetch: app.fetch,
+  async scheduled(controller, env, _ctx) {
+    await scheduled(controller, env);
+  },
 } satisfies ExportedHandler<Env>;

@@ -1,7 +1,13 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createScheduledController,
+  runDurableObjectAlarm,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { directory } from "../../functions/objects/directory-object.ts";
+import worker from "../../functions/worker.ts";
 
 const installation = (id: number) => env.INSTALLATION.get(env.INSTALLATION.idFromName(String(id)));
 const repoObject = (id: number) => env.REPO.get(env.REPO.idFromName(String(id)));
@@ -89,5 +95,42 @@ describe("InstallationObject lifecycle", () => {
       retryAtMs: NOW + 60_001,
     });
     expect(await inst.reserveWrites(5, NOW + 60_001)).toEqual({ granted: 5, retryAtMs: null });
+  });
+});
+
+describe("the scheduled handler", () => {
+  it("re-arms reconciliation for every active installed repository", async () => {
+    const inst = installation(14);
+    await inst.lifecycle(
+      14,
+      "c14",
+      {
+        kind: "created",
+        account: "acme",
+        repos: [
+          { id: 921, fullName: "acme/cron-a" },
+          { id: 922, fullName: "acme/cron-b" },
+        ],
+      },
+      NOW,
+    );
+    await runDurableObjectAlarm(inst);
+    await inst.lifecycle(
+      14,
+      "r14",
+      { kind: "repos-removed", repos: [{ id: 922, fullName: "acme/cron-b" }] },
+      NOW,
+    );
+    await runDurableObjectAlarm(inst);
+    // Drain the install-time schedules so only the cron's re-arming is observed.
+    for (const id of [921, 922]) await runDurableObjectAlarm(repoObject(id));
+    const ctx = createExecutionContext();
+    const controller = createScheduledController({ cron: "*/15 * * * *", scheduledTime: NOW });
+    await worker.scheduled(controller, env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect((await repoObject(921).status()).schedules.map((s) => s.name)).toContain(
+      "reconcile-full",
+    );
+    expect((await repoObject(922).status()).schedules).toEqual([]);
   });
 });
