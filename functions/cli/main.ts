@@ -1,7 +1,10 @@
 import type { CliCommand } from "./command.ts";
+import { branchNameCommand } from "./commands/branch-name.ts";
+import { claimStateCommand } from "./commands/claim-state.ts";
+import { classifyCommand } from "./commands/classify.ts";
 import { type CliIo, OperationError, UsageError } from "./io.ts";
 
-const commands: CliCommand[] = [];
+const commands: CliCommand[] = [branchNameCommand, claimStateCommand, classifyCommand];
 
 function help(): string {
   const lines = commands.map((c) => `  ${c.usage}`);
