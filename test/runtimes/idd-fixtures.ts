@@ -2,9 +2,18 @@
 // the cross-runtime suite alike, so every golden case runs on Node, Bun and Deno.
 import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { renderBranchPattern, slugify } from "../../shared/idd/branch-name.ts";
-import { resolveClaims } from "../../shared/idd/claims.ts";
-import { type Marker, readMarkers, renderMarker } from "../../shared/idd/markers.ts";
+import {
+  type BranchPatternInput,
+  renderBranchPattern,
+  slugify,
+} from "../../shared/idd/branch-name.ts";
+import { type ClaimOptionsInput, resolveClaims } from "../../shared/idd/claims.ts";
+import {
+  type Marker,
+  type ReadMarkersOptions,
+  readMarkers,
+  renderMarker,
+} from "../../shared/idd/markers.ts";
 import { evaluateSweep } from "../../shared/idd/sweep.ts";
 
 export const IDD_AREAS = ["markers", "claims", "branch-name", "sweep"] as const;
@@ -50,28 +59,24 @@ function attempt(run: () => unknown): unknown {
 
 /** Runs one fixture through the library; a thrown error becomes `{error: message}`. */
 export function runIddFixture(fixture: IddFixture): unknown {
-  const input = fixture.input as Record<string, never>;
+  const input = fixture.input;
+  const options = (input.options ?? {}) as ReadMarkersOptions;
   switch (fixture.area) {
     case "markers":
       if ("marker" in input) {
         // Render direction: the canonical text, and that it reads back as exactly this marker.
         return attempt(() => {
           const text = renderMarker(input.marker as Marker);
-          return { text, readBack: readMarkers(text, input.options ?? {}) };
+          return { text, readBack: readMarkers(text, options) };
         });
       }
-      return attempt(() => readMarkers(input.body as string, input.options ?? {}));
+      return attempt(() => readMarkers(input.body as string, options));
     case "claims":
-      return attempt(() => resolveClaims(input.comments, input.options));
+      return attempt(() => resolveClaims(input.comments, input.options as ClaimOptionsInput));
     case "branch-name":
       return attempt(() => ({
         slug: slugify(input.title as string),
-        branch: renderBranchPattern({
-          number: input.number,
-          title: input.title,
-          pattern: input.pattern,
-          phase: input.phase,
-        }),
+        branch: renderBranchPattern(input as unknown as BranchPatternInput),
       }));
     case "sweep":
       return attempt(() => evaluateSweep(input.issue));
