@@ -55,7 +55,3 @@ export function parseCommentList(input: unknown): IssueComment[] {
   if (!result.success) throw new ValidationError("comment list", result.error);
   return result.data;
 }
-
-export function isBotAuthor(author: CommentAuthor | null | undefined): boolean {
-  return author?.type === "Bot";
-}

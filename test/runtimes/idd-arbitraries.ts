@@ -8,6 +8,10 @@ import { SUITABILITY_OUTCOMES } from "../../shared/idd/suitability-rejection.ts"
 import { formatSecond } from "../../shared/idd/timestamp.ts";
 import { isBranchToken, isMarkerToken } from "../../shared/idd/tokens.ts";
 
+/** fc.record with ordinary objects (node:assert's deepStrictEqual compares prototypes). */
+const record = <T>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<T> =>
+  fc.record(model, { noNullPrototype: true }) as fc.Arbitrary<T>;
+
 const chars = (alphabet: string[], min: number, max: number) =>
   fc.array(fc.constantFrom(...alphabet), { minLength: min, maxLength: max }).map((a) => a.join(""));
 
@@ -65,7 +69,7 @@ const handoffPayload = fc
 
 /** One arbitrary per marker kind, keyed by kind. */
 export const markerArbitraries: Record<Marker["kind"], fc.Arbitrary<Marker>> = {
-  "claimed-by": fc.record({
+  "claimed-by": record({
     kind: fc.constant("claimed-by" as const),
     agentId: token,
     claimId,
@@ -74,27 +78,27 @@ export const markerArbitraries: Record<Marker["kind"], fc.Arbitrary<Marker>> = {
     branch,
     note,
   }),
-  "claimed-by-legacy": fc.record({
+  "claimed-by-legacy": record({
     kind: fc.constant("claimed-by-legacy" as const),
     agentId: token,
     timestamp,
     branch,
     note,
   }),
-  "unclaimed-by": fc.record({
+  "unclaimed-by": record({
     kind: fc.constant("unclaimed-by" as const),
     agentId: token,
     claimId,
     timestamp,
     note,
   }),
-  "unclaimed-by-legacy": fc.record({
+  "unclaimed-by-legacy": record({
     kind: fc.constant("unclaimed-by-legacy" as const),
     agentId: token,
     timestamp,
     note,
   }),
-  "activation-nonce": fc.record({
+  "activation-nonce": record({
     kind: fc.constant("activation-nonce" as const),
     agentId: token,
     claimId,
@@ -102,12 +106,12 @@ export const markerArbitraries: Record<Marker["kind"], fc.Arbitrary<Marker>> = {
     timestamp,
     note,
   }),
-  "forced-handoff": fc.record({
+  "forced-handoff": record({
     kind: fc.constant("forced-handoff" as const),
     payload: handoffPayload,
     note,
   }),
-  "live-status": fc.record({
+  "live-status": record({
     kind: fc.constant("live-status" as const),
     status: fc.constantFrom("current", "superseded", "v2"),
     details: fc
@@ -115,7 +119,7 @@ export const markerArbitraries: Record<Marker["kind"], fc.Arbitrary<Marker>> = {
       .map((lines) => lines.join("\n"))
       .filter((d) => d === "" || !d.startsWith("\n") || d.length > 0),
   }),
-  "suitability-rejection": fc.record({
+  "suitability-rejection": record({
     kind: fc.constant("suitability-rejection" as const),
     outcome: fc.constantFrom(...SUITABILITY_OUTCOMES),
     check: fc.option(
@@ -127,24 +131,24 @@ export const markerArbitraries: Record<Marker["kind"], fc.Arbitrary<Marker>> = {
       { nil: null },
     ),
   }),
-  "autopilot-suitability": fc.record({
+  "autopilot-suitability": record({
     kind: fc.constant("autopilot-suitability" as const),
     prefix,
     score: fc.integer({ min: 1, max: 5 }),
   }),
-  effort: fc.record({
+  effort: record({
     kind: fc.constant("effort" as const),
     prefix,
     effort: fc.constantFrom(...EFFORTS),
   }),
-  "blocked-by": fc.record({ kind: fc.constant("blocked-by" as const), prefix, roadmapId }),
-  "roadmap-id": fc.record({ kind: fc.constant("roadmap-id" as const), prefix, roadmapId }),
-  "triage-verdict": fc.record({
+  "blocked-by": record({ kind: fc.constant("blocked-by" as const), prefix, roadmapId }),
+  "roadmap-id": record({ kind: fc.constant("roadmap-id" as const), prefix, roadmapId }),
+  "triage-verdict": record({
     kind: fc.constant("triage-verdict" as const),
     prefix,
     outcome: fc.constantFrom(...TRIAGE_VERDICTS),
   }),
-  "spinoff-of": fc.record({
+  "spinoff-of": record({
     kind: fc.constant("spinoff-of" as const),
     parent: fc.oneof(
       fc.integer({ min: 1, max: 2 ** 31 - 1 }),
@@ -153,14 +157,14 @@ export const markerArbitraries: Record<Marker["kind"], fc.Arbitrary<Marker>> = {
         .map(([o, r, n]) => `${o}/${r}#${n}`),
     ),
   }),
-  requires: fc.record({
+  requires: record({
     kind: fc.constant("requires" as const),
     capabilities: fc.array(
       fc.tuple(word(8), fc.constantFrom("", "-ios", ".gpu", "_x")).map(([a, b]) => a + b),
       { minLength: 1, maxLength: 4 },
     ),
   }),
-  "sweep-trace": fc.record({
+  "sweep-trace": record({
     kind: fc.constant("sweep-trace" as const),
     payload: fc.record(
       {
@@ -174,7 +178,7 @@ export const markerArbitraries: Record<Marker["kind"], fc.Arbitrary<Marker>> = {
         skills: jsonString,
         extra: fc.oneof(jsonString, fc.boolean(), fc.integer()),
       },
-      { requiredKeys: ["ver"] },
+      { requiredKeys: ["ver"], noNullPrototype: true },
     ),
   }),
 };

@@ -1,5 +1,6 @@
 // Entry for `npm run test:runtimes`: the cross-runtime suite under whichever runtime runs it.
 import process from "node:process";
 import { runChecks } from "./harness.ts";
+import { checks as idd } from "./idd.ts";
 
-process.exitCode = await runChecks({});
+process.exitCode = await runChecks({ idd });
