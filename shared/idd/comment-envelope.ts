@@ -1,4 +1,5 @@
 import { decodeEntitiesDeep } from "./html-entities.ts";
+import { maskCode } from "./markdown-code.ts";
 
 /**
  * The envelope every IDD comment marker shares: the comment's very first bytes are
@@ -44,7 +45,8 @@ export function readEnvelope(body: string): EnvelopeRead {
   const start = AT_START.exec(body);
   if (!start) {
     const indented = AFTER_WHITESPACE.exec(body);
-    if (indented) {
+    // Four spaces of indent make an indented code block: quoted text, not a misplaced marker.
+    if (indented && AFTER_WHITESPACE.test(maskCode(body))) {
       return {
         status: "malformed",
         token: tokenOf(indented[1]!),
