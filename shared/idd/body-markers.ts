@@ -182,7 +182,14 @@ function classifyName(
  * that are not body markers (claim markers, digests, other tools' comments) are ignored.
  */
 export function scanBodyMarkers(text: string, options: BodyMarkerOptions = {}): BodyMarkerScan {
-  const masked = maskCode(text);
+  return scanMaskedBodyMarkers(maskCode(text), options);
+}
+
+/** scanBodyMarkers over text whose code is already blanked (saves a second Markdown parse). */
+export function scanMaskedBodyMarkers(
+  masked: string,
+  options: BodyMarkerOptions = {},
+): BodyMarkerScan {
   const markers: BodyMarker[] = [];
   const diagnostics: BodyMarkerDiagnostic[] = [];
   for (const match of masked.matchAll(/<!--([\s\S]*?)-->/g)) {

@@ -1,8 +1,8 @@
-import { scanBodyMarkers } from "./body-markers.ts";
+import { scanMaskedBodyMarkers } from "./body-markers.ts";
 import type { CommentAuthor } from "./comments.ts";
 import { decodeEntitiesDeep } from "./html-entities.ts";
-import { maskCode, visibleProse } from "./markdown-code.ts";
-import { containsSuggestionList } from "./suggestion-list.ts";
+import { maskCode, maskHtmlComments } from "./markdown-code.ts";
+import { isSuggestionListProse } from "./suggestion-list.ts";
 import { SUITABILITY_REJECTION_PREFIX } from "./suitability-rejection.ts";
 import { TERMINAL_TRACE_VALUES } from "./sweep-trace.ts";
 
@@ -86,9 +86,10 @@ export const DEFERRAL_PATTERNS: ReadonlyArray<readonly [string, RegExp]> = [
   ["TODO", /\bTODO\b/],
 ];
 
-function markerNames(markdown: string): string[] {
+/** Known machine-marker names opening an HTML comment in text whose code is blanked. */
+function markerNames(masked: string): string[] {
   const names: string[] = [];
-  for (const match of maskCode(markdown).matchAll(/<!--\s*([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:/g)) {
+  for (const match of masked.matchAll(/<!--\s*([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:/g)) {
     const name = match[1]!.toLowerCase();
     const known =
       AGENT_MARKER_NAMES.includes(name) || AGENT_MARKER_SUFFIXES.some((s) => name.endsWith(s));
@@ -103,7 +104,9 @@ export function classifyText(
   author: Pick<CommentAuthor, "type"> | null = null,
 ): TextClassification {
   const decoded = decodeEntitiesDeep(body);
-  const prose = visibleProse(body);
+  // One Markdown parse per distinct text: the decoded text, and the raw text only when escaped.
+  const masked = maskCode(decoded);
+  const prose = maskHtmlComments(masked);
   const signals: string[] = [];
   let role: CommentRole = "human";
   if (HEARTBEAT.test(decoded)) {
@@ -111,9 +114,11 @@ export function classifyText(
     signals.push("heartbeat");
   } else {
     if (author?.type === "Bot") signals.push("bot-author");
-    const raw = markerNames(body);
-    for (const name of markerNames(decoded)) {
-      signals.push(raw.includes(name) ? `marker:${name}` : `marker:${name}:html-escaped`);
+    const raw = decoded === body ? null : markerNames(maskCode(body));
+    for (const name of markerNames(masked)) {
+      signals.push(
+        raw === null || raw.includes(name) ? `marker:${name}` : `marker:${name}:html-escaped`,
+      );
     }
     if (CLAUDE_FOOTER.test(prose)) signals.push("footer:claude-code");
     if (decoded.trimStart().startsWith(SUITABILITY_REJECTION_PREFIX)) {
@@ -127,7 +132,7 @@ export function classifyText(
   if (role === "agent") {
     for (const [name, pattern] of TERMINAL_PATTERNS)
       if (pattern.test(prose)) terminalSignals.push(name);
-    for (const marker of scanBodyMarkers(decoded).markers) {
+    for (const marker of scanMaskedBodyMarkers(masked).markers) {
       const val = marker.kind === "sweep-trace" ? marker.payload.val : undefined;
       if (val !== undefined && TERMINAL_TRACE_VALUES.includes(val)) {
         const signal = `trace:${val}`;
@@ -145,6 +150,6 @@ export function classifyText(
     verdict,
     terminalSignals,
     deferralSignals,
-    suggestionList: containsSuggestionList(body),
+    suggestionList: isSuggestionListProse(prose),
   };
 }

@@ -15,7 +15,12 @@ const CONFIRMATION =
 
 /** True when the markdown (outside code) carries a suggested-batch-action list. */
 export function containsSuggestionList(markdown: string): boolean {
-  return SUGGESTION_HEADING.test(visibleProse(markdown));
+  return isSuggestionListProse(visibleProse(markdown));
+}
+
+/** containsSuggestionList over text already reduced to visible prose. */
+export function isSuggestionListProse(prose: string): boolean {
+  return SUGGESTION_HEADING.test(prose);
 }
 
 /** Issue numbers (`#N`) named on table rows or list items, ascending, without duplicates. */
