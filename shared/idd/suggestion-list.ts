@@ -40,7 +40,11 @@ export function suggestionListItems(markdown: string): number[] {
  * 确认 / 同意), and is not itself a suggestion list.
  */
 export function confirmsSuggestion(markdown: string, item: number): boolean {
-  const prose = visibleProse(markdown);
+  return confirmsSuggestionProse(visibleProse(markdown), item);
+}
+
+/** confirmsSuggestion over text already reduced to visible prose. */
+export function confirmsSuggestionProse(prose: string, item: number): boolean {
   if (SUGGESTION_HEADING.test(prose)) return false;
   const named = new RegExp(`(?<![\\w/])#${item}(?!\\d)`).test(prose);
   return named && CONFIRMATION.test(prose);

@@ -3,8 +3,9 @@ import { ValidationError } from "../validation.ts";
 import { classifyText, type TextClassification } from "./classify.ts";
 import { CommentAuthorSchema, CommentListSchema, type IssueComment } from "./comments.ts";
 import { positiveInt } from "./fields.ts";
+import { visibleProse } from "./markdown-code.ts";
 import {
-  confirmsSuggestion,
+  confirmsSuggestionProse,
   containsSuggestionList,
   suggestionListItems,
 } from "./suggestion-list.ts";
@@ -107,10 +108,9 @@ export function evaluateSweep(input: unknown): SweepEvaluation {
   }));
   const opening = [issue.title ?? "", issue.body ?? ""].join("\n").trim();
   const body = issue.body === null ? null : classifyText(issue.body, issue.author);
-  const bodyIsHumanInput =
-    opening !== "" &&
-    (body ?? classifyText("", issue.author)).role === "human" &&
-    issue.author?.type !== "Bot";
+  // A title-only issue still opens with human input, unless a bot opened it.
+  const openingRole = body?.role ?? (issue.author?.type === "Bot" ? "agent" : "human");
+  const bodyIsHumanInput = opening !== "" && openingRole === "human";
   const order = chronological(issue.comments);
 
   const humans = order.filter((i) => comments[i]!.role === "human");
@@ -165,9 +165,11 @@ function suggestionLists(
   return sources.map(({ source, index, text }) => {
     const items = suggestionListItems(text);
     const later = index === null ? order : order.slice(order.indexOf(index) + 1);
-    const confirmers = later.filter((i) => comments[i]!.role === "human");
+    const confirmers = later
+      .filter((i) => comments[i]!.role === "human")
+      .map((i) => visibleProse(issue.comments[i]!.body));
     const confirmed = items.filter((item) =>
-      confirmers.some((i) => confirmsSuggestion(issue.comments[i]!.body, item)),
+      confirmers.some((prose) => confirmsSuggestionProse(prose, item)),
     );
     const holdRemoved = items.filter((item) => issue.holdRemoved.includes(item));
     const actionable = items.filter(
