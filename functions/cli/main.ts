@@ -1,9 +1,18 @@
 import type { CliCommand } from "./command.ts";
+import { branchNameCommand } from "./commands/branch-name.ts";
+import { claimStateCommand } from "./commands/claim-state.ts";
+import { classifyCommand } from "./commands/classify.ts";
 import { produceCommand } from "./commands/produce.ts";
 import { scanCommand } from "./commands/scan.ts";
 import { type CliIo, OperationError, UsageError } from "./io.ts";
 
-const commands: CliCommand[] = [scanCommand, produceCommand];
+const commands: CliCommand[] = [
+  scanCommand,
+  produceCommand,
+  branchNameCommand,
+  claimStateCommand,
+  classifyCommand,
+];
 
 function help(): string {
   const lines = commands.map((c) => `  ${c.usage}`);

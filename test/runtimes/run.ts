@@ -2,5 +2,6 @@
 import process from "node:process";
 import { checks as graph } from "./graph.ts";
 import { runChecks } from "./harness.ts";
+import { checks as idd } from "./idd.ts";
 
-process.exitCode = await runChecks({ graph });
+process.exitCode = await runChecks({ graph, idd });
