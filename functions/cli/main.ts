@@ -1,7 +1,9 @@
 import type { CliCommand } from "./command.ts";
+import { fetchSnapshotCommand } from "./commands/fetch-snapshot.ts";
+import { linkCommand } from "./commands/link.ts";
 import { type CliIo, OperationError, UsageError } from "./io.ts";
 
-const commands: CliCommand[] = [];
+const commands: CliCommand[] = [fetchSnapshotCommand, linkCommand];
 
 function help(): string {
   const lines = commands.map((c) => `  ${c.usage}`);
