@@ -10,6 +10,14 @@ export default defineConfig({
           environment: "node",
         },
       },
+      {
+        test: {
+          // The simulator and client checked against GitHub's published OpenAPI and GraphQL schemas.
+          name: "contract",
+          include: ["test/contract/**/*.test.ts"],
+          environment: "node",
+        },
+      },
     ],
   },
 });

@@ -27,15 +27,16 @@ export function renderUser(
   type: "User" | "Organization" | "Bot" = "User",
 ) {
   const id = accountId(login);
-  const url = `${base}/users/${login}`;
+  const path = encodeURIComponent(login);
+  const url = `${base}/users/${path}`;
   return {
     login,
     id,
     node_id: nodeId(type === "Organization" ? "O" : "U", id),
-    avatar_url: `${base}/avatars/${login}`,
+    avatar_url: `${base}/avatars/${path}`,
     gravatar_id: "",
     url,
-    html_url: `${base}/${login}`,
+    html_url: `${base}/${path}`,
     followers_url: `${url}/followers`,
     following_url: `${url}/following{/other_user}`,
     gists_url: `${url}/gists{/gist_id}`,
@@ -305,7 +306,14 @@ export function renderInstallation(ctx: RenderContext, installation: SimInstalla
   return {
     id: installation.id,
     client_id: `Iv1.sim${ctx.appId}`,
-    account: renderUser(base, installation.account, "Organization"),
+    // GitHub's description of this field is allOf(simple-user, enterprise): carry both.
+    account: {
+      ...renderUser(base, installation.account, "Organization"),
+      name: installation.account,
+      slug: installation.account.toLowerCase(),
+      created_at: installation.createdAt,
+      updated_at: installation.createdAt,
+    },
     repository_selection: installation.repositoryIds === null ? "all" : "selected",
     access_tokens_url: `${base}/app/installations/${installation.id}/access_tokens`,
     repositories_url: `${base}/installation/repositories`,

@@ -127,7 +127,7 @@ export function registerRestRoutes(sim: GitHubSimulator): void {
       };
     };
     return ok({
-      resources: { core: bucket("core"), graphql: bucket("graphql") },
+      resources: { core: bucket("core"), graphql: bucket("graphql"), search: bucket("core") },
       rate: bucket("core"),
     });
   });

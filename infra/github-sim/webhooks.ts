@@ -132,7 +132,8 @@ export class WebhookEmitter {
     if (event.repo) payload.repository = renderRepo(ctx.base, event.repo);
     const owner = event.repo?.owner ?? installation.account;
     payload.organization = renderOrganization(ctx.base, owner);
-    if (event.event !== "installation") {
+    if (event.event === "installation_repositories") payload.requester = null;
+    if (!("installation" in payload)) {
       payload.installation = {
         id: installation.id,
         node_id: `MDIz${btoa(String(installation.id))}`,
