@@ -222,6 +222,14 @@ export const WEBHOOK_SCHEMAS = {
 
 export type HandledEvent = keyof typeof WEBHOOK_SCHEMAS;
 
+/** The parsed payload type of one handled event and action, e.g. `WebhookPayload<"issues", "closed">`. */
+export type WebhookPayload<
+  E extends HandledEvent,
+  A extends keyof (typeof WEBHOOK_SCHEMAS)[E],
+> = (typeof WEBHOOK_SCHEMAS)[E][A] extends z.ZodType
+  ? z.infer<(typeof WEBHOOK_SCHEMAS)[E][A]>
+  : never;
+
 export type ParsedWebhook =
   | { kind: "handled"; event: HandledEvent; action: string; payload: Record<string, unknown> }
   | { kind: "ignored"; event: string; action: string | null; reason: string }
