@@ -1,3 +1,4 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -16,6 +17,15 @@ export default defineConfig({
           name: "contract",
           include: ["test/contract/**/*.test.ts"],
           environment: "node",
+        },
+      },
+      {
+        // shared/github and the GitHub simulator inside workerd (no Worker of our own needed).
+        plugins: [cloudflareTest({ miniflare: { compatibilityDate: "2026-11-01" } })],
+        test: {
+          name: "workerd",
+          include: ["test/workerd/**/*.test.ts"],
+          globalSetup: ["test/workerd/global-setup.ts"],
         },
       },
     ],

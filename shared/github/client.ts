@@ -131,8 +131,10 @@ export class GitHubClient {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly appAuth: boolean;
 
   constructor(options: GitHubClientOptions) {
+    this.appAuth = options.auth.kind === "app";
     this.baseUrl = (options.baseUrl ?? "https://api.github.com").replace(/\/+$/, "");
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.timeoutMs = options.timeoutMs ?? 15_000;
@@ -182,6 +184,7 @@ export class GitHubClient {
     const templ = path.startsWith("http") ? `${method} ${new URL(path).pathname}` : spec.route;
     let retries = 0;
     let rateLimitRetries = 0;
+    let refreshedToken = false;
     for (let attempt = 1; ; attempt++) {
       const signal = AbortSignal.timeout(this.timeoutMs);
       try {
@@ -226,6 +229,30 @@ export class GitHubClient {
           rateLimitRetries += 1;
           this.stats.rateLimitWaits += 1;
           await this.sleep(limit.waitMs);
+          continue;
+        }
+        // An installation token can die before its expiry (revoked, permissions changed):
+        // mint a fresh one once and try again; the refused request did nothing.
+        if (
+          failure.kind === "unauthorized" &&
+          this.appAuth &&
+          !refreshedToken &&
+          !/^\S+ \/app\b/.test(templ)
+        ) {
+          refreshedToken = true;
+          try {
+            await this.octokit.auth({ type: "installation", refresh: true });
+          } catch (refreshError) {
+            const f = classify(refreshError);
+            throw new GitHubApiError({
+              kind: f.kind,
+              operation: `${spec.operation} (minting a new installation token after a 401)`,
+              request: "POST /app/installations/{installation_id}/access_tokens",
+              status: f.status,
+              attempts: 1,
+              reason: f.reason,
+            });
+          }
           continue;
         }
         const transient = TRANSIENT.has(failure.kind);

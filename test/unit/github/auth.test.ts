@@ -90,6 +90,28 @@ describe("GitHub App authentication", () => {
     expect(sim.tokens.issued).toBe(2);
   });
 
+  it("mints a new token once when GitHub refuses a cached one (revoked before its expiry)", async () => {
+    const stored = new Map<string, string>();
+    const { sim, installation, client } = appSetup({
+      cache: { get: (k) => stored.get(k), set: (k, v) => void stored.set(k, v) },
+    });
+    const c = client();
+    await fetchSnapshot(c, REPO);
+    // The token was minted earlier (say by another Worker invocation) and has since been revoked.
+    for (const [k, v] of stored) {
+      const parts = v.split("|");
+      parts[1] = new Date(Date.now() - 10 * 60_000).toISOString();
+      stored.set(k, parts.join("|"));
+    }
+    sim.tokens.revokeInstallation(installation.id);
+    const { snapshot } = await fetchSnapshot(c, REPO);
+    expect(snapshot.issues).toHaveLength(2);
+    expect(sim.tokens.issued).toBe(2);
+    expect(
+      sim.counter.snapshot().byEndpoint["POST /graphql SwitchyardIssuesPage"]?.statuses,
+    ).toEqual({ "200": 2, "401": 1 });
+  });
+
   it("only reaches repositories the installation covers", async () => {
     const { client } = appSetup();
     const error = (await fetchSnapshot(client(), "acme/secret").catch(
