@@ -240,7 +240,6 @@ export async function fetchSnapshot(
   const external = new Map<string, ExternalIssue>();
   const nodes: GqlIssue[] = [];
   let after: string | null = null;
-  let canonical = repo;
   do {
     report.pages += 1;
     const data: {
@@ -274,10 +273,6 @@ export async function fetchSnapshot(
     for (const n of page.nodes) if (n) nodes.push(n);
     after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
   } while (after);
-  canonical = repo;
-  const issues = await completeIssues(client, canonical, nodes, opts, report, external);
-  return {
-    snapshot: finishSnapshot(canonical, (opts.now ?? (() => new Date()))(), issues, external),
-    report,
-  };
+  const issues = await completeIssues(client, repo, nodes, opts, report, external);
+  return { snapshot: finishSnapshot(repo, (opts.now ?? (() => new Date()))(), issues, external), report };
 }
