@@ -274,5 +274,8 @@ export async function fetchSnapshot(
     after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
   } while (after);
   const issues = await completeIssues(client, repo, nodes, opts, report, external);
-  return { snapshot: finishSnapshot(repo, (opts.now ?? (() => new Date()))(), issues, external), report };
+  return {
+    snapshot: finishSnapshot(repo, (opts.now ?? (() => new Date()))(), issues, external),
+    report,
+  };
 }
