@@ -129,7 +129,8 @@ export async function closeIssue(
 
 /**
  * Sends a non-idempotent link write; after an ambiguous failure (5xx, lost response, timeout)
- * asks GitHub whether it was applied, and only if not sends it again (bounded).
+ * asks GitHub whether it was applied, and only if not sends it again (bounded). A 422 for a
+ * link that already exists is the wanted state, so it is success too.
  */
 async function verifiedWrite(
   attempt: () => Promise<void>,
@@ -141,8 +142,12 @@ async function verifiedWrite(
       await attempt();
       return;
     } catch (error) {
-      if (!(error instanceof GitHubApiError) || error.outcome !== "unknown" || i >= maxTries)
+      if (!(error instanceof GitHubApiError)) throw error;
+      if (error.kind === "invalid") {
+        if (await applied()) return;
         throw error;
+      }
+      if (error.outcome !== "unknown" || i >= maxTries) throw error;
       if (await applied()) return;
     }
   }
@@ -173,11 +178,13 @@ export async function addSubIssue(
   repo: string,
   parent: IssueTarget,
   child: IssueTarget,
-  opts: { replaceParent?: boolean } = {},
+  opts: { replaceParent?: boolean; childId?: number } = {},
 ): Promise<void> {
   const p = locate(repo, parent);
   const c = locate(repo, child);
-  const childIssue = await getIssue(client, repo, child);
+  // The id is one extra read unless the caller (who saw it in a webhook) passes it.
+  const childIssue =
+    opts.childId === undefined ? await getIssue(client, repo, child) : { id: opts.childId };
   const parentPath = `/repos/${p.owner}/${p.repo}/issues/${p.number}`.toLowerCase();
   await verifiedWrite(
     () =>
@@ -235,10 +242,12 @@ export async function addBlockedBy(
   repo: string,
   issue: IssueTarget,
   blocker: IssueTarget,
+  opts: { blockerId?: number } = {},
 ): Promise<void> {
   const t = locate(repo, issue);
   const b = locate(repo, blocker);
-  const blockerIssue = await getIssue(client, repo, blocker);
+  const blockerIssue =
+    opts.blockerId === undefined ? await getIssue(client, repo, blocker) : { id: opts.blockerId };
   const isLinked = async () =>
     (
       await listAll<{ id: number }>(

@@ -86,6 +86,16 @@ describe("writes", () => {
     expect(await removeSubIssue(h.client, REPO, 1, 2)).toEqual({ removed: false });
   });
 
+  it("treats adding a link that already exists as success", async () => {
+    const h = setup();
+    await addSubIssue(h.client, REPO, 1, 2);
+    await addSubIssue(h.client, REPO, 1, 2, { childId: h.at(2).id });
+    await addBlockedBy(h.client, REPO, 1, 3);
+    await addBlockedBy(h.client, REPO, 1, 3, { blockerId: h.at(3).id });
+    expect(h.at(1).subIssueIds).toEqual([h.at(2).id]);
+    expect(h.at(1).blockedBy.map((b) => b.issueId)).toEqual([h.at(3).id]);
+  });
+
   it("refuses a second parent unless asked to replace it", async () => {
     const h = setup();
     await addSubIssue(h.client, REPO, 1, 2);
