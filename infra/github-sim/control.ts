@@ -70,9 +70,16 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
     if (body.install) {
       const [owner, name] = result.repo.split("/") as [string, string];
       const repo = state.requireRepo(owner, name);
-      const existing = state.installationFor(repo);
-      installationId =
-        existing?.id ?? state.install(owner, [name], "octocat", body.installationId).id;
+      const covering = state.installationFor(repo);
+      const sameAccount = [...state.installations.values()].find(
+        (i) => i.account.toLowerCase() === owner.toLowerCase(),
+      );
+      if (covering) installationId = covering.id;
+      else if (sameAccount) {
+        // GitHub has one installation per account: widen it instead of installing twice.
+        state.changeInstallationRepos(sameAccount, [name], [], "octocat");
+        installationId = sameAccount.id;
+      } else installationId = state.install(owner, [name], "octocat", body.installationId).id;
     }
     return c.json({ ...result, installationId });
   });

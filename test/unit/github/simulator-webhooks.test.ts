@@ -191,6 +191,17 @@ describe("simulator webhooks", () => {
     ]);
   });
 
+  it("seeds a second repository of the same account into the existing installation", async () => {
+    const { sim, installationId } = await seeded();
+    const second = await control(sim, "POST", "/seed", {
+      snapshot: { repo: "acme/lib", issues: [issue(1)] },
+    });
+    expect(second.body.installationId).toBe(installationId);
+    expect(sim.state.installations.size).toBe(1);
+    const kinds = (await drain(sim)).map((d) => `${d.event}.${d.action}`);
+    expect(kinds).toEqual(["installation.created", "installation_repositories.added"]);
+  });
+
   it("answers bad control input with 400 naming the field", async () => {
     const { sim } = await seeded();
     const res = await control(sim, "POST", "/repos/acme/app/issues/1/close", {
