@@ -397,6 +397,8 @@ export function simulatorFetch(sim: GitHubSimulator): typeof fetch {
     if (signal?.aborted)
       throw signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
     const pending = sim.fetch(request);
+    // An aborted caller stops waiting; the simulator finishes the request on its own.
+    pending.catch(() => undefined);
     const response = await (signal
       ? Promise.race([
           pending,

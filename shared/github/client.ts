@@ -41,7 +41,7 @@ export interface RequestSpec {
   idempotent: boolean;
 }
 
-export interface Response<T> {
+export interface GitHubResponse<T> {
   status: number;
   data: T;
   headers: Record<string, string | undefined>;
@@ -176,7 +176,7 @@ export class GitHubClient {
    * Sends one logical request with switchyard's retry rules. A 304 is returned (not thrown) so
    * conditional requests read naturally; every other failure throws GitHubApiError.
    */
-  async send<T>(spec: RequestSpec): Promise<Response<T>> {
+  async send<T>(spec: RequestSpec): Promise<GitHubResponse<T>> {
     const params = spec.params ?? {};
     const method = spec.route.split(" ")[0]!;
     const path = spec.route.slice(method.length + 1);
