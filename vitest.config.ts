@@ -1,3 +1,4 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -11,6 +12,23 @@ export default defineConfig({
         },
       },
       "./vitest.worker.config.ts",
+      {
+        test: {
+          // The simulator and client checked against GitHub's published OpenAPI and GraphQL schemas.
+          name: "contract",
+          include: ["test/contract/**/*.test.ts"],
+          environment: "node",
+        },
+      },
+      {
+        // shared/github and the GitHub simulator inside workerd (no Worker of our own needed).
+        plugins: [cloudflareTest({ miniflare: { compatibilityDate: "2026-11-01" } })],
+        test: {
+          name: "workerd",
+          include: ["test/workerd/**/*.test.ts"],
+          globalSetup: ["test/workerd/global-setup.ts"],
+        },
+      },
     ],
   },
 });

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { scan } from "../shared/graph/scan.ts";
 import { parseSnapshot } from "../shared/graph/snapshot.ts";
 import { plan } from "../shared/producer/plan.ts";
+import type { Benchmark } from "./benchmark.ts";
 import { syntheticSnapshot } from "./synthetic.ts";
 
 const median = (xs: number[]) => {
@@ -56,38 +57,47 @@ function measure(n: number, runs: number): SizeResult {
   };
 }
 
-export function runScanBench(): string {
-  const sizes = [1_000, 10_000, 100_000];
-  const results: SizeResult[] = [];
-  for (const n of sizes) {
-    const child = spawnSync(
-      process.execPath,
-      [fileURLToPath(import.meta.url), "--size", String(n)],
-      {
-        encoding: "utf8",
-      },
-    );
-    if (child.status !== 0) throw new Error(`scan bench for ${n} failed: ${child.stderr}`);
-    results.push(JSON.parse(child.stdout) as SizeResult);
-  }
-  const byN = new Map(results.map((r) => [r.issues, r]));
-  const ratio = byN.get(100_000)!.scanMs / byN.get(10_000)!.scanMs;
-  const rows = results.map(
-    (r) =>
-      `| ${r.issues.toLocaleString("en")} | ${r.edges.toLocaleString("en")} | ${r.scanMs.toFixed(1)} | ${r.planMs.toFixed(1)} | ${r.parseMs.toFixed(1)} | ${r.maxRssMiB.toFixed(0)} |`,
-  );
-  const big = byN.get(100_000)!;
-  return [
-    "### Scan (median of 7 runs after a warm-up; one core)",
-    "",
-    "| issues | edges | scan ms | plan ms | parse (zod) ms | peak RSS MiB |",
-    "|---:|---:|---:|---:|---:|---:|",
-    ...rows,
-    "",
-    `100k/10k scan time ratio: ${ratio.toFixed(2)} (target <= 12). ` +
-      `100k scan: ${big.scanMs.toFixed(0)} ms (target < 1000 ms): ${big.scanMs < 1000 && ratio <= 12 ? "PASS" : "FAIL"}.`,
-  ].join("\n");
-}
+/** Scan of 1k, 10k and 100k synthetic issues (spec 9: 100k under a second, linear growth). */
+export const scanBenchmark: Benchmark = {
+  name: "scan",
+  async run() {
+    const results: SizeResult[] = [];
+    for (const n of [1_000, 10_000, 100_000]) {
+      const child = spawnSync(
+        process.execPath,
+        [fileURLToPath(import.meta.url), "--size", String(n)],
+        {
+          encoding: "utf8",
+        },
+      );
+      if (child.status !== 0) throw new Error(`scan bench for ${n} failed: ${child.stderr}`);
+      results.push(JSON.parse(child.stdout) as SizeResult);
+    }
+    const byN = new Map(results.map((r) => [r.issues, r]));
+    const big = byN.get(100_000)!;
+    const ratio = big.scanMs / byN.get(10_000)!.scanMs;
+    return {
+      report: [
+        "median of 7 runs after a warm-up, one core; each size in its own process",
+        "| issues | edges | scan ms | plan ms | parse (zod) ms | peak RSS MiB |",
+        "|---:|---:|---:|---:|---:|---:|",
+        ...results.map(
+          (r) =>
+            `| ${r.issues.toLocaleString("en")} | ${r.edges.toLocaleString("en")} | ${r.scanMs.toFixed(1)} | ${r.planMs.toFixed(1)} | ${r.parseMs.toFixed(1)} | ${r.maxRssMiB.toFixed(0)} |`,
+        ),
+        `100k/10k scan time ratio: ${ratio.toFixed(2)}`,
+      ],
+      targets: [
+        {
+          name: `100k-issue scan under 1000 ms (${big.scanMs.toFixed(0)} ms)`,
+          ok: big.scanMs < 1000,
+        },
+        { name: `100k/10k scan time ratio at most 12 (${ratio.toFixed(2)})`, ok: ratio <= 12 },
+      ],
+      figures: { sizes: results, ratio },
+    };
+  },
+};
 
 const sizeFlag = process.argv.indexOf("--size");
 if (sizeFlag !== -1) {

@@ -2,6 +2,8 @@ import type { CliCommand } from "./command.ts";
 import { branchNameCommand } from "./commands/branch-name.ts";
 import { claimStateCommand } from "./commands/claim-state.ts";
 import { classifyCommand } from "./commands/classify.ts";
+import { fetchSnapshotCommand } from "./commands/fetch-snapshot.ts";
+import { linkCommand } from "./commands/link.ts";
 import { produceCommand } from "./commands/produce.ts";
 import { scanCommand } from "./commands/scan.ts";
 import { type CliIo, OperationError, UsageError } from "./io.ts";
@@ -9,6 +11,8 @@ import { type CliIo, OperationError, UsageError } from "./io.ts";
 const commands: CliCommand[] = [
   scanCommand,
   produceCommand,
+  fetchSnapshotCommand,
+  linkCommand,
   branchNameCommand,
   claimStateCommand,
   classifyCommand,

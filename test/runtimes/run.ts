@@ -1,7 +1,8 @@
 // Entry for `npm run test:runtimes`: the cross-runtime suite under whichever runtime runs it.
 import process from "node:process";
+import { checks as github } from "./github.ts";
 import { checks as graph } from "./graph.ts";
 import { runChecks } from "./harness.ts";
 import { checks as idd } from "./idd.ts";
 
-process.exitCode = await runChecks({ graph, idd });
+process.exitCode = await runChecks({ graph, idd, github });

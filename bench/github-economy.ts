@@ -1,0 +1,234 @@
+// API economy (spec 9): requests for a full graph fetch of N issues by GraphQL versus a
+// one-call-per-issue REST baseline, and requests for an incremental reconcile, all against
+// the simulator's request counter in one run.
+import {
+  createGitHubSimulator,
+  type GitHubSimulator,
+  simulatorFetch,
+} from "../infra/github-sim/app.ts";
+import { seedSnapshot } from "../infra/github-sim/seed.ts";
+import { GitHubClient } from "../shared/github/client.ts";
+import { fetchSnapshot } from "../shared/github/fetch-snapshot.ts";
+import { fetchChanges } from "../shared/github/incremental.ts";
+import { refTo } from "../shared/github/to-snapshot.ts";
+import type { IssueRef } from "../shared/graph/refs.ts";
+import type { SnapshotInput } from "../shared/graph/snapshot.ts";
+import type { Benchmark } from "./benchmark.ts";
+
+const REPO = "bench/graph";
+const SIZES = [100, 1000, 5000];
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/**
+ * A repository shaped like a real backlog without overflowing connections: epics of 20
+ * children, a few blockers per issue (some in another repository), a third closed, 1% locked.
+ */
+export function syntheticRepo(n: number): SnapshotInput {
+  const t0 = Date.parse("2026-01-01T00:00:00Z");
+  const issues: SnapshotInput["issues"] = [];
+  for (let i = 1; i <= n; i++) {
+    const closed = i % 3 === 0;
+    const blockedBy: IssueRef[] = [];
+    if (i > 5 && i % 2 === 0) blockedBy.push(i - 3);
+    if (i > 10 && i % 5 === 0) blockedBy.push(i - 7);
+    if (i % 50 === 0) blockedBy.push("bench/lib#1");
+    issues.push({
+      number: i,
+      title: `Issue ${i}`,
+      state: closed ? "closed" : "open",
+      stateReason: closed ? "completed" : null,
+      createdAt: iso(t0 + i * 60_000),
+      updatedAt: iso(t0 + i * 120_000),
+      closedAt: closed ? iso(t0 + i * 120_000) : null,
+      labels: i % 100 === 7 ? ["agent:processing"] : i % 4 === 0 ? ["agent:ready"] : [],
+      parent: i % 21 === 0 || i < 21 ? undefined : Math.floor(i / 21) * 21,
+      blockedBy,
+    });
+  }
+  return {
+    repo: REPO,
+    issues,
+    external: [{ ref: "bench/lib#1", state: "closed", closedAt: iso(t0) }],
+  };
+}
+
+function client(sim: GitHubSimulator): GitHubClient {
+  return new GitHubClient({
+    auth: { kind: "token", token: "bench" },
+    baseUrl: "http://sim.bench",
+    fetch: simulatorFetch(sim),
+  });
+}
+
+interface RestIssue {
+  number: number;
+  parent_issue_url?: string | null;
+}
+
+/** The baseline: list issues (100 a page), then one blocked-by request per issue. */
+async function restBaseline(
+  c: GitHubClient,
+): Promise<Map<number, { parent: IssueRef | null; blockedBy: IssueRef[] }>> {
+  const [owner, repo] = REPO.split("/") as [string, string];
+  const issues: RestIssue[] = [];
+  for (let page = 1; ; page++) {
+    const res = await c.send<RestIssue[]>({
+      operation: "baseline list",
+      route: "GET /repos/{owner}/{repo}/issues",
+      params: { owner, repo, state: "all", per_page: 100, page },
+      idempotent: true,
+    });
+    issues.push(...res.data);
+    if (!/rel="next"/.test(res.headers.link ?? "")) break;
+  }
+  const graph = new Map<number, { parent: IssueRef | null; blockedBy: IssueRef[] }>();
+  for (const issue of issues) {
+    const res = await c.send<{ number: number; repository_url: string }[]>({
+      operation: "baseline blockers",
+      route: "GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by",
+      params: { owner, repo, issue_number: issue.number, per_page: 100 },
+      idempotent: true,
+    });
+    const parent = /\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)$/.exec(issue.parent_issue_url ?? "");
+    graph.set(issue.number, {
+      parent: parent ? refTo(REPO, parent[1]!, Number(parent[2])) : null,
+      blockedBy: res.data.map((b) =>
+        refTo(REPO, b.repository_url.replace(/^.*\/repos\//, ""), b.number),
+      ),
+    });
+  }
+  return graph;
+}
+
+function sameGraph(
+  a: Map<number, { parent: IssueRef | null; blockedBy: IssueRef[] }>,
+  b: Map<number, { parent: IssueRef | null; blockedBy: IssueRef[] }>,
+): boolean {
+  if (a.size !== b.size) return false;
+  for (const [n, x] of a) {
+    const y = b.get(n);
+    if (!y || x.parent !== y.parent) return false;
+    if (
+      JSON.stringify([...x.blockedBy].map(String).sort()) !==
+      JSON.stringify([...y.blockedBy].map(String).sort())
+    )
+      return false;
+  }
+  return true;
+}
+
+export const githubEconomy: Benchmark = {
+  name: "github-economy",
+  async run() {
+    const rows: string[] = [];
+    const figures: Record<string, unknown> = {};
+    const targets: { name: string; ok: boolean }[] = [];
+    rows.push(
+      "  N      GraphQL req   bound ceil(N/100)+2   REST baseline req   ratio    GraphQL ms   REST ms",
+    );
+    for (const n of SIZES) {
+      const sim = createGitHubSimulator({ rateLimit: 1_000_000 });
+      seedSnapshot(sim.state, syntheticRepo(n));
+      let t = performance.now();
+      const { snapshot } = await fetchSnapshot(client(sim), REPO);
+      const gqlMs = performance.now() - t;
+      const gql = sim.counter.snapshot().total;
+      sim.counter.reset();
+      t = performance.now();
+      const baseline = await restBaseline(client(sim));
+      const restMs = performance.now() - t;
+      const rest = sim.counter.snapshot().total;
+      const fromGraphql = new Map(
+        snapshot.issues.map((i) => [
+          i.number,
+          { parent: i.parent ?? null, blockedBy: i.blockedBy ?? [] },
+        ]),
+      );
+      if (!sameGraph(fromGraphql, baseline))
+        throw new Error(`N=${n}: the two fetches disagree about the graph`);
+      const bound = Math.ceil(n / 100) + 2;
+      const ratio = rest / gql;
+      rows.push(
+        `  ${String(n).padEnd(6)} ${String(gql).padStart(11)}   ${String(bound).padStart(19)}   ${String(rest).padStart(17)}   ${ratio.toFixed(1).padStart(6)}x ${gqlMs.toFixed(0).padStart(11)} ${restMs.toFixed(0).padStart(9)}`,
+      );
+      figures[`full_${n}`] = {
+        graphql: gql,
+        bound,
+        rest,
+        ratio: Number(ratio.toFixed(1)),
+        graphqlMs: Math.round(gqlMs),
+        restMs: Math.round(restMs),
+      };
+      targets.push({
+        name: `N=${n}: GraphQL full fetch in at most ceil(N/100)+2 = ${bound} requests (${gql})`,
+        ok: gql <= bound,
+      });
+      if (n === 1000)
+        targets.push({
+          name: `N=1000: at least 50x fewer requests than the REST baseline (${ratio.toFixed(1)}x)`,
+          ok: ratio >= 50,
+        });
+    }
+
+    // Incremental reconcile on N = 1000.
+    const n = 1000;
+    const sim = createGitHubSimulator({ rateLimit: 1_000_000 });
+    seedSnapshot(sim.state, syntheticRepo(n));
+    sim.setClock({ now: "2026-06-01T00:00:00Z" });
+    const c = client(sim);
+    let watermark = (
+      await fetchChanges(c, REPO, { since: "2026-01-01T00:00:00Z", etag: null, boundary: [] })
+    ).watermark;
+    watermark = (await fetchChanges(c, REPO, watermark)).watermark; // settles the ETag for this since
+    sim.counter.reset();
+    const quiet = await fetchChanges(c, REPO, watermark);
+    const quietCounts = sim.counter.snapshot();
+    rows.push("");
+    rows.push(
+      `  incremental, N=${n}, nothing changed: ${quietCounts.total} request(s), ${quietCounts.rateLimited} rate-limited (304: ${quiet.notModified})`,
+    );
+    targets.push({
+      name: "incremental reconcile with nothing changed costs zero rate-limited requests",
+      ok: quietCounts.rateLimited === 0,
+    });
+
+    const repo = sim.state.repo("bench", "graph")!;
+    sim.setClock({ now: "2026-06-01T01:00:00Z" });
+    for (let i = 1; i <= n / 100; i++) {
+      const issue = repo.issues.get(i * 97)!;
+      if (issue.state === "open") sim.state.closeIssue(issue, "completed", "octocat");
+      else sim.state.addLabels(issue, ["agent:ready"], "octocat");
+    }
+    sim.counter.reset();
+    const changed = await fetchChanges(c, REPO, quiet.watermark);
+    const changedCounts = sim.counter.snapshot();
+    rows.push(
+      `  incremental, N=${n}, 1% changed (${changed.issues.length} issues): ${changedCounts.total} requests (${changedCounts.rateLimited} rate-limited: ${changed.listRequests} listing, ${changedCounts.total - changed.listRequests} GraphQL)`,
+    );
+    sim.counter.reset();
+    const after = await fetchChanges(c, REPO, changed.watermark);
+    const again = await fetchChanges(c, REPO, after.watermark);
+    const afterCounts = sim.counter.snapshot();
+    rows.push(
+      `  next two polls after the change: ${afterCounts.total} requests, ${afterCounts.rateLimited} rate-limited (then 304: ${again.notModified})`,
+    );
+    figures.incremental = {
+      n,
+      nothingChanged: { requests: quietCounts.total, rateLimited: quietCounts.rateLimited },
+      onePercentChanged: {
+        changed: changed.issues.length,
+        requests: changedCounts.total,
+        rateLimited: changedCounts.rateLimited,
+      },
+      settleAfterChange: { requests: afterCounts.total, rateLimited: afterCounts.rateLimited },
+    };
+    targets.push({
+      name: `1% changed is reconciled with a handful of requests (${changedCounts.total})`,
+      ok: changedCounts.total <= 5,
+    });
+    return { report: rows, targets, figures };
+  },
+};

@@ -1,0 +1,421 @@
+// The GitHub simulator: a hono app that serves the REST and GraphQL subset switchyard uses,
+// with GitHub's auth, rate-limit headers, ETags, webhooks, counters and a fault plan.
+// Web-standard only, so it runs in-process (`sim.fetch`), under Node (serve.ts) and in workerd.
+import { type Context, Hono } from "hono";
+import { type Identity, importAppPublicKey, TokenRegistry, verifyAppJwt } from "./auth.ts";
+import { registerControlRoutes } from "./control.ts";
+import { FaultPlan, type RequestFault } from "./faults.ts";
+import { executeGraphql, operationNameOf } from "./graphql.ts";
+import type { SimRepo } from "./model.ts";
+import { RateLimits, RequestCounter, type Resource } from "./rate-limit.ts";
+import type { RenderContext } from "./render.ts";
+import { registerRestRoutes } from "./rest.ts";
+import { SimHttpError, SimState } from "./state.ts";
+import { WebhookEmitter } from "./webhooks.ts";
+
+export interface SimulatorOptions {
+  appId?: number;
+  appSlug?: string;
+  /** SPKI PEM (`BEGIN PUBLIC KEY`) of the App key; App JWTs are verified against it. */
+  appPublicKey?: string | null;
+  webhookSecret?: string;
+  /** Push every webhook to this URL as well as queueing it in the outbox. */
+  webhookUrl?: string | null;
+  /** Requests per hour per identity and resource (GitHub: 5,000 for an installation). */
+  rateLimit?: number;
+  /** Accepted plain tokens; absent: any token that is not an installation token is accepted. */
+  userTokens?: string[] | null;
+  /** The origin written into payload URLs when no request is in flight (webhooks). */
+  publicUrl?: string;
+  /** Used to push webhooks. */
+  fetch?: typeof fetch;
+}
+
+export interface ApiRequest {
+  c: Context;
+  identity: Identity;
+  base: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  json(): unknown;
+  /** The login changes are attributed to (`slug[bot]` for an installation). */
+  sender: string;
+  ctx: RenderContext;
+}
+
+export interface ApiResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+type AuthMode = "app" | "token";
+
+const SECONDARY_LIMIT_MESSAGE =
+  "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.";
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function jsonResponse(status: number, body: unknown, headers: Record<string, string>): Response {
+  const h = new Headers(headers);
+  if (body === undefined || status === 204 || status === 304)
+    return new Response(null, { status, headers: h });
+  h.set("content-type", "application/json; charset=utf-8");
+  return new Response(JSON.stringify(body), { status, headers: h });
+}
+
+export class GitHubSimulator {
+  readonly app = new Hono();
+  readonly state: SimState;
+  readonly faults = new FaultPlan();
+  readonly limits: RateLimits;
+  readonly counter = new RequestCounter();
+  readonly tokens = new TokenRegistry();
+  readonly webhooks: WebhookEmitter;
+  readonly appId: number;
+  readonly appSlug: string;
+  userTokens: string[] | null;
+  publicUrl: string;
+  private appKey: Promise<CryptoKey | null>;
+  private fixedNow: number | null = null;
+  private offsetMs = 0;
+
+  constructor(opts: SimulatorOptions = {}) {
+    this.appId = opts.appId ?? 1;
+    this.appSlug = opts.appSlug ?? "switchyard-sim";
+    this.userTokens = opts.userTokens ?? null;
+    this.publicUrl = opts.publicUrl ?? "http://github-sim.localhost";
+    this.appKey = opts.appPublicKey ? importAppPublicKey(opts.appPublicKey) : Promise.resolve(null);
+    // Never reject unobserved: a bad key surfaces when an App JWT is verified.
+    this.appKey.catch(() => undefined);
+    this.state = new SimState(() => this.now());
+    this.limits = new RateLimits(opts.rateLimit ?? 5000, () => this.now());
+    this.webhooks = new WebhookEmitter({
+      state: this.state,
+      faults: this.faults,
+      secret: opts.webhookSecret ?? "switchyard-sim-secret",
+      ctx: () => this.renderContext(this.publicUrl),
+      fetch: opts.fetch,
+    });
+    this.webhooks.pushUrl = opts.webhookUrl ?? null;
+    this.state.onEvent = (event) => this.webhooks.handle(event);
+    this.app.onError((error, c) => {
+      if (error instanceof SimHttpError)
+        return c.json({ message: error.message }, error.status as 400);
+      return c.json(
+        { message: `simulator error: ${error instanceof Error ? error.message : String(error)}` },
+        500,
+      );
+    });
+    registerControlRoutes(this);
+    registerRestRoutes(this);
+    this.api("POST", "/graphql", "token", "graphql", async (req) => {
+      const body = (req.json() ?? {}) as Record<string, unknown>;
+      const result = await executeGraphql(
+        { state: this.state, base: req.base, canRead: (repo) => this.canRead(req.identity, repo) },
+        body,
+      );
+      return { status: 200, body: result };
+    });
+    this.app.notFound((c) => {
+      const path = new URL(c.req.url).pathname;
+      if (!path.startsWith("/_sim"))
+        this.counter.record(`${c.req.method} (unknown route)`, 404, false);
+      return c.json(
+        { message: "Not Found", documentation_url: "https://docs.github.com/rest" },
+        404,
+      );
+    });
+  }
+
+  /** The Web-standard entry: `sim.fetch(new Request(...))`. */
+  fetch = (request: Request): Promise<Response> => Promise.resolve(this.app.fetch(request));
+
+  now(): Date {
+    return new Date((this.fixedNow ?? Date.now()) + this.offsetMs);
+  }
+
+  setClock(opts: { now?: string | null; advanceSeconds?: number }): void {
+    if (opts.now !== undefined) {
+      this.fixedNow = opts.now === null ? null : Date.parse(opts.now);
+      this.offsetMs = 0;
+    }
+    if (opts.advanceSeconds) this.offsetMs += opts.advanceSeconds * 1000;
+  }
+
+  renderContext(base: string): RenderContext {
+    return {
+      base,
+      repoOf: (issue) => this.state.repoOf(issue),
+      issueById: (id) => this.state.issuesById.get(id),
+      appId: this.appId,
+      appSlug: this.appSlug,
+    };
+  }
+
+  canRead(identity: Identity, repo: SimRepo): boolean {
+    if (identity.kind === "user") return true;
+    if (identity.kind === "app") return false;
+    const inst = this.state.installations.get(identity.installationId);
+    if (!inst) return false;
+    return this.state.installationFor(repo)?.id === inst.id;
+  }
+
+  /** Resets state, counters, faults, tokens and the outbox; keeps configuration. */
+  reset(): void {
+    this.state.reset();
+    this.faults.clear();
+    this.limits.reset();
+    this.counter.reset();
+    this.tokens.reset();
+    this.webhooks.reset();
+    this.fixedNow = null;
+    this.offsetMs = 0;
+  }
+
+  private async authenticate(c: Context, mode: AuthMode): Promise<Identity> {
+    const header = c.req.header("authorization") ?? "";
+    const m = /^(?:token|bearer)\s+(\S+)$/i.exec(header.trim());
+    if (!m) throw new SimHttpError(401, "Requires authentication");
+    const credential = m[1]!;
+    if (mode === "app") {
+      await verifyAppJwt(
+        credential,
+        await this.appKey.catch(() => null),
+        this.appId,
+        `Iv1.sim${this.appId}`,
+        this.now(),
+      );
+      return { kind: "app" };
+    }
+    if (credential.split(".").length === 3 && credential.startsWith("ey")) {
+      throw new SimHttpError(
+        401,
+        "A JSON web token cannot be used to access this endpoint; use an installation token",
+      );
+    }
+    const issued = this.tokens.lookup(credential, this.now());
+    if (issued === "expired") throw new SimHttpError(401, "Bad credentials");
+    if (issued) {
+      const inst = this.state.installations.get(issued.installationId);
+      if (!inst) throw new SimHttpError(401, "Bad credentials");
+      if (inst.suspendedAt) throw new SimHttpError(403, "This installation has been suspended");
+      return { kind: "installation", installationId: issued.installationId, token: credential };
+    }
+    if (credential.startsWith("ghs_")) throw new SimHttpError(401, "Bad credentials");
+    if (this.userTokens && !this.userTokens.includes(credential))
+      throw new SimHttpError(401, "Bad credentials");
+    return { kind: "user", login: "octocat", token: credential };
+  }
+
+  private async identityKey(identity: Identity): Promise<string> {
+    if (identity.kind === "app") return "app";
+    if (identity.kind === "installation") return `installation:${identity.installationId}`;
+    return `user:${(await sha256Hex(identity.token)).slice(0, 16)}`;
+  }
+
+  private faultResponse(fault: RequestFault): Response {
+    if (fault.network)
+      return new Response(null, { status: 599, headers: { "x-sim-fault": "network" } });
+    const status = fault.status ?? 500;
+    const headers: Record<string, string> = { ...(fault.headers ?? {}) };
+    if (fault.retryAfter !== undefined) headers["retry-after"] = String(fault.retryAfter);
+    let body = fault.body;
+    if (body === undefined) {
+      body =
+        status === 403 || status === 429
+          ? {
+              message: SECONDARY_LIMIT_MESSAGE,
+              documentation_url:
+                "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+            }
+          : { message: status >= 500 ? "Server Error" : "Simulated fault" };
+    }
+    return jsonResponse(status, body, headers);
+  }
+
+  /**
+   * Registers one API route with the whole GitHub pipeline around its handler: fault plan,
+   * authentication, primary rate limit, ETag/304, rate-limit headers and the request counter.
+   */
+  api(
+    method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT",
+    template: string,
+    auth: AuthMode,
+    resource: Resource | null,
+    handler: (req: ApiRequest) => Promise<ApiResult> | ApiResult,
+  ): void {
+    const honoPath = template.replace(/\{(\w+)\}/g, ":$1");
+    this.app.on(method, honoPath, async (c) => {
+      const url = new URL(c.req.url);
+      const text =
+        method === "GET" || method === "DELETE"
+          ? await c.req.text().catch(() => "")
+          : await c.req.text();
+      let parsed: unknown;
+      let parseError = false;
+      if (text !== "") {
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parseError = true;
+        }
+      }
+      const operation =
+        template === "/graphql" && parsed && typeof parsed === "object"
+          ? operationNameOf(
+              String((parsed as { query?: unknown }).query ?? ""),
+              (parsed as { operationName?: string }).operationName,
+            )
+          : null;
+      const endpoint = `${method} ${template}${operation ? ` ${operation}` : ""}`;
+      const fault = this.faults.takeRequestFault(method, url.pathname, operation);
+      const replaces = fault && (fault.status !== undefined || fault.network);
+      if (fault && fault.phase === "before") {
+        if (fault.delayMs) await sleep(fault.delayMs);
+        if (replaces) {
+          const r = this.faultResponse(fault);
+          this.counter.record(endpoint, r.status, false);
+          return r;
+        }
+      }
+
+      let response: Response;
+      let billed = false;
+      try {
+        const identity = await this.authenticate(c, auth);
+        const key = await this.identityKey(identity);
+        const limitHeaders = () => (resource ? this.limits.headers(key, resource) : {});
+        if (resource && this.limits.exhausted(key, resource)) {
+          const who =
+            identity.kind === "installation"
+              ? `installation ID ${identity.installationId}`
+              : "this token";
+          response = jsonResponse(
+            403,
+            {
+              message: `API rate limit exceeded for ${who}.`,
+              documentation_url:
+                "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting",
+            },
+            limitHeaders(),
+          );
+        } else if (parseError) {
+          response = jsonResponse(400, { message: "Problems parsing JSON" }, limitHeaders());
+          if (resource) this.limits.consume(key, resource);
+          billed = resource !== null;
+        } else {
+          const base = url.origin;
+          const sender =
+            identity.kind === "installation"
+              ? `${this.appSlug}[bot]`
+              : identity.kind === "user"
+                ? identity.login
+                : this.appSlug;
+          const result = await Promise.resolve()
+            .then(() =>
+              handler({
+                c,
+                identity,
+                base,
+                params: c.req.param() as Record<string, string>,
+                query: url.searchParams,
+                json: () => parsed,
+                sender,
+                ctx: this.renderContext(base),
+              }),
+            )
+            .catch((error: unknown): ApiResult => {
+              if (error instanceof SimHttpError) {
+                const body: Record<string, unknown> = {
+                  message: error.message,
+                  documentation_url: "https://docs.github.com/rest",
+                };
+                if (error.errors) body.errors = error.errors;
+                return { status: error.status, body } satisfies ApiResult;
+              }
+              throw error;
+            });
+          const headers: Record<string, string> = { ...(result.headers ?? {}) };
+          let status = result.status;
+          let body = result.body;
+          if (method === "GET" && status === 200) {
+            const etag = `W/"${(await sha256Hex(JSON.stringify(body))).slice(0, 40)}"`;
+            headers.etag = etag;
+            const inm = c.req.header("if-none-match");
+            if (inm?.split(/\s*,\s*/).includes(etag)) {
+              status = 304;
+              body = undefined;
+            }
+          }
+          // A 304 costs nothing against the primary rate limit (GitHub's documented rule).
+          if (resource && status !== 304) {
+            this.limits.consume(key, resource);
+            billed = true;
+          }
+          response = jsonResponse(status, body, { ...headers, ...limitHeaders() });
+        }
+      } catch (error) {
+        if (!(error instanceof SimHttpError)) throw error;
+        response = jsonResponse(
+          error.status,
+          { message: error.message, documentation_url: "https://docs.github.com/rest" },
+          {},
+        );
+      }
+
+      if (fault && fault.phase === "after") {
+        if (fault.delayMs) await sleep(fault.delayMs);
+        if (replaces) response = this.faultResponse(fault);
+      }
+      response.headers.set("x-github-request-id", crypto.randomUUID().slice(0, 18).toUpperCase());
+      this.counter.record(endpoint, response.status, billed);
+      return response;
+    });
+  }
+}
+
+export function createGitHubSimulator(opts: SimulatorOptions = {}): GitHubSimulator {
+  return new GitHubSimulator(opts);
+}
+
+/**
+ * A `fetch` that calls the simulator in-process. A simulated network fault surfaces as the
+ * TypeError a real fetch throws; an abort signal is honoured like a real fetch.
+ */
+export function simulatorFetch(sim: GitHubSimulator): typeof fetch {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const signal = init?.signal ?? request.signal;
+    if (signal?.aborted)
+      throw signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
+    const pending = sim.fetch(request);
+    // An aborted caller stops waiting; the simulator finishes the request on its own.
+    pending.catch(() => undefined);
+    const response = await (signal
+      ? Promise.race([
+          pending,
+          new Promise<never>((_, reject) =>
+            signal.addEventListener(
+              "abort",
+              () =>
+                reject(
+                  signal.reason ?? new DOMException("The operation was aborted.", "AbortError"),
+                ),
+              { once: true },
+            ),
+          ),
+        ])
+      : pending);
+    if (response.headers.get("x-sim-fault") === "network")
+      throw new TypeError("fetch failed", { cause: new Error("socket hang up (simulated)") });
+    return response;
+  };
+}

@@ -1,0 +1,401 @@
+// The control API under `/_sim`: what a test, the local demo or a person drives the simulator
+// with. It acts as a user would on github.com (every change emits its webhooks), and reads and
+// resets counters, faults, the clock and the webhook outbox. Never counted, never rate-limited.
+import type { Context } from "hono";
+import { z } from "zod";
+import { describeZodError } from "../../shared/validation.ts";
+import type { GitHubSimulator } from "./app.ts";
+import { FaultPlanSchema } from "./faults.ts";
+import { exportSnapshot, seedSnapshot } from "./seed.ts";
+import { SimHttpError } from "./state.ts";
+
+const Actor = z.string().min(1).default("octocat");
+const Ref = z.union([z.number().int().positive(), z.string().min(1)]);
+
+async function input<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+  const text = await c.req.text();
+  let raw: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      throw new SimHttpError(400, "control API: body is not JSON");
+    }
+  }
+  const result = schema.safeParse(raw);
+  if (!result.success)
+    throw new SimHttpError(400, `control API: ${describeZodError(result.error)}`);
+  return result.data;
+}
+
+export function registerControlRoutes(sim: GitHubSimulator): void {
+  const { app, state } = sim;
+  const issue = (c: Context) => {
+    const repo = state.requireRepo(c.req.param("owner")!, c.req.param("repo")!);
+    return { repo, issue: state.requireIssue(repo, Number(c.req.param("number"))) };
+  };
+  const view = (_c: Context, i: ReturnType<typeof issue>["issue"]) => ({
+    id: i.id,
+    node_id: i.nodeId,
+    number: i.number,
+    state: i.state,
+    state_reason: i.stateReason,
+    labels: i.labels,
+    updated_at: i.updatedAt,
+  });
+
+  app.get("/_sim/health", (c) => c.json({ ok: true }));
+
+  app.post("/_sim/reset", (c) => {
+    sim.reset();
+    return c.json({ ok: true });
+  });
+
+  app.post("/_sim/seed", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        snapshot: z.unknown(),
+        install: z.boolean().default(true),
+        installationId: z.number().int().positive().optional(),
+      }),
+    );
+    let result: ReturnType<typeof seedSnapshot>;
+    try {
+      result = seedSnapshot(state, body.snapshot);
+    } catch (error) {
+      throw new SimHttpError(400, error instanceof Error ? error.message : String(error));
+    }
+    let installationId: number | null = null;
+    if (body.install) {
+      const [owner, name] = result.repo.split("/") as [string, string];
+      const repo = state.requireRepo(owner, name);
+      const covering = state.installationFor(repo);
+      const sameAccount = [...state.installations.values()].find(
+        (i) => i.account.toLowerCase() === owner.toLowerCase(),
+      );
+      if (covering) installationId = covering.id;
+      else if (sameAccount) {
+        // GitHub has one installation per account: widen it instead of installing twice.
+        state.changeInstallationRepos(sameAccount, [name], [], "octocat");
+        installationId = sameAccount.id;
+      } else installationId = state.install(owner, [name], "octocat", body.installationId).id;
+    }
+    return c.json({ ...result, installationId });
+  });
+
+  app.get("/_sim/repos/:owner/:repo/snapshot", (c) => {
+    const labels = c.req.query("labelEventsFor")?.split(",") ?? [];
+    return c.json(
+      exportSnapshot(state, c.req.param("owner"), c.req.param("repo"), {
+        includeBody: c.req.query("body") === "1",
+        labelEventsFor: (i) => i.labels.some((l) => labels.includes(l)),
+      }),
+    );
+  });
+
+  app.post("/_sim/repos", async (c) => {
+    const body = await input(c, z.object({ owner: z.string().min(1), name: z.string().min(1) }));
+    const repo = state.createRepo(body.owner, body.name);
+    return c.json(
+      { id: repo.id, node_id: repo.nodeId, full_name: `${repo.owner}/${repo.name}` },
+      201,
+    );
+  });
+
+  app.post("/_sim/repos/:owner/:repo/issues", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        title: z.string().min(1),
+        body: z.string().nullable().optional(),
+        labels: z.array(z.string().min(1)).optional(),
+        actor: Actor,
+      }),
+    );
+    const repo = state.requireRepo(c.req.param("owner"), c.req.param("repo"));
+    const created = state.createIssue(
+      repo,
+      { title: body.title, body: body.body ?? null, labels: body.labels, user: body.actor },
+      body.actor,
+    );
+    return c.json(view(c, created), 201);
+  });
+
+  app.patch("/_sim/repos/:owner/:repo/issues/:number", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        title: z.string().min(1).optional(),
+        body: z.string().nullable().optional(),
+        actor: Actor,
+      }),
+    );
+    const { issue: i } = issue(c);
+    state.editIssue(i, { title: body.title, body: body.body }, body.actor);
+    return c.json(view(c, i));
+  });
+
+  app.post("/_sim/repos/:owner/:repo/issues/:number/close", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        stateReason: z.enum(["completed", "not_planned", "duplicate"]).default("completed"),
+        actor: Actor,
+      }),
+    );
+    const { issue: i } = issue(c);
+    state.closeIssue(i, body.stateReason, body.actor);
+    return c.json(view(c, i));
+  });
+
+  app.post("/_sim/repos/:owner/:repo/issues/:number/reopen", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    const { issue: i } = issue(c);
+    state.reopenIssue(i, body.actor);
+    return c.json(view(c, i));
+  });
+
+  app.delete("/_sim/repos/:owner/:repo/issues/:number", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    const { issue: i } = issue(c);
+    state.deleteIssue(i, body.actor);
+    return c.json({ deleted: true });
+  });
+
+  app.post("/_sim/repos/:owner/:repo/issues/:number/transfer", async (c) => {
+    const body = await input(c, z.object({ to: z.string().regex(/^[^/]+\/[^/]+$/), actor: Actor }));
+    const { issue: i } = issue(c);
+    const [owner, name] = body.to.split("/") as [string, string];
+    const moved = state.transferIssue(i, state.createRepo(owner, name), body.actor);
+    return c.json({ to: body.to, number: moved.number });
+  });
+
+  app.post("/_sim/repos/:owner/:repo/issues/:number/labels", async (c) => {
+    const body = await input(
+      c,
+      z.object({ labels: z.array(z.string().min(1)).min(1), actor: Actor }),
+    );
+    const { issue: i } = issue(c);
+    state.addLabels(i, body.labels, body.actor);
+    return c.json(view(c, i));
+  });
+
+  app.delete("/_sim/repos/:owner/:repo/issues/:number/labels/:name", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    const { issue: i } = issue(c);
+    if (!state.removeLabel(i, c.req.param("name"), body.actor))
+      throw new SimHttpError(404, "Label does not exist");
+    return c.json(view(c, i));
+  });
+
+  app.post("/_sim/repos/:owner/:repo/issues/:number/comments", async (c) => {
+    const body = await input(c, z.object({ body: z.string().min(1), actor: Actor }));
+    const { issue: i } = issue(c);
+    const comment = state.addComment(i, body.body, body.actor);
+    return c.json({ id: comment.id, created_at: comment.createdAt }, 201);
+  });
+
+  app.patch("/_sim/comments/:id", async (c) => {
+    const body = await input(c, z.object({ body: z.string().min(1), actor: Actor }));
+    const comment = state.editComment(Number(c.req.param("id")), body.body, body.actor);
+    return c.json({ id: comment.id, updated_at: comment.updatedAt });
+  });
+
+  app.delete("/_sim/comments/:id", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    state.deleteComment(Number(c.req.param("id")), body.actor);
+    return c.json({ deleted: true });
+  });
+
+  app.post("/_sim/repos/:owner/:repo/issues/:number/sub-issues", async (c) => {
+    const body = await input(
+      c,
+      z.object({ child: Ref, replaceParent: z.boolean().default(false), actor: Actor }),
+    );
+    const { repo, issue: parent } = issue(c);
+    state.addSubIssue(parent, state.resolveRef(repo, body.child), body.replaceParent, body.actor);
+    return c.json(view(c, parent));
+  });
+
+  app.delete("/_sim/repos/:owner/:repo/issues/:number/sub-issues/:child", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    const { repo, issue: parent } = issue(c);
+    state.removeSubIssue(
+      parent,
+      state.resolveRef(repo, decodeURIComponent(c.req.param("child"))),
+      body.actor,
+    );
+    return c.json(view(c, parent));
+  });
+
+  app.post("/_sim/repos/:owner/:repo/issues/:number/blocked-by", async (c) => {
+    const body = await input(c, z.object({ blocker: Ref, actor: Actor }));
+    const { repo, issue: blocked } = issue(c);
+    state.addBlockedBy(blocked, state.resolveRef(repo, body.blocker), body.actor);
+    return c.json(view(c, blocked));
+  });
+
+  app.delete("/_sim/repos/:owner/:repo/issues/:number/blocked-by/:blocker", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    const { repo, issue: blocked } = issue(c);
+    state.removeBlockedBy(
+      blocked,
+      state.resolveRef(repo, decodeURIComponent(c.req.param("blocker"))),
+      body.actor,
+    );
+    return c.json(view(c, blocked));
+  });
+
+  app.patch("/_sim/repos/:owner/:repo/labels/:name", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        name: z.string().min(1).optional(),
+        color: z.string().optional(),
+        description: z.string().nullable().optional(),
+        actor: Actor,
+      }),
+    );
+    const repo = state.requireRepo(c.req.param("owner"), c.req.param("repo"));
+    const label = state.editLabel(repo, c.req.param("name"), body, body.actor);
+    return c.json({ name: label.name, color: label.color, description: label.description });
+  });
+
+  app.delete("/_sim/repos/:owner/:repo/labels/:name", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    const repo = state.requireRepo(c.req.param("owner"), c.req.param("repo"));
+    state.deleteLabel(repo, c.req.param("name"), body.actor);
+    return c.json({ deleted: true });
+  });
+
+  app.post("/_sim/installations", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        account: z.string().min(1),
+        repositories: z.union([z.literal("all"), z.array(z.string().min(1))]).default("all"),
+        id: z.number().int().positive().optional(),
+        actor: Actor,
+      }),
+    );
+    const inst = state.install(body.account, body.repositories, body.actor, body.id);
+    return c.json({ id: inst.id, account: inst.account }, 201);
+  });
+
+  app.post("/_sim/installations/:id/repositories", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        add: z.array(z.string().min(1)).default([]),
+        remove: z.array(z.string().min(1)).default([]),
+        actor: Actor,
+      }),
+    );
+    const inst = state.requireInstallation(Number(c.req.param("id")));
+    state.changeInstallationRepos(inst, body.add, body.remove, body.actor);
+    return c.json({ id: inst.id, repositories: state.installationRepos(inst).map((r) => r.name) });
+  });
+
+  app.post("/_sim/installations/:id/suspend", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    state.setSuspended(state.requireInstallation(Number(c.req.param("id"))), true, body.actor);
+    return c.json({ suspended: true });
+  });
+
+  app.post("/_sim/installations/:id/unsuspend", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    state.setSuspended(state.requireInstallation(Number(c.req.param("id"))), false, body.actor);
+    return c.json({ suspended: false });
+  });
+
+  app.delete("/_sim/installations/:id", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    const inst = state.requireInstallation(Number(c.req.param("id")));
+    state.uninstall(inst, body.actor);
+    sim.tokens.revokeInstallation(inst.id);
+    return c.json({ deleted: true });
+  });
+
+  app.get("/_sim/counters", (c) =>
+    c.json({
+      ...sim.counter.snapshot(),
+      tokensIssued: sim.tokens.issued,
+      webhooksEmitted: sim.webhooks.emitted,
+    }),
+  );
+  app.post("/_sim/counters/reset", (c) => {
+    sim.counter.reset();
+    return c.json({ ok: true });
+  });
+
+  app.put("/_sim/faults", async (c) => {
+    const plan = await input(c, FaultPlanSchema);
+    sim.faults.set(plan);
+    return c.json(sim.faults.pending());
+  });
+  app.post("/_sim/faults", async (c) => {
+    const plan = await input(c, FaultPlanSchema);
+    sim.faults.add(plan);
+    return c.json(sim.faults.pending());
+  });
+  app.delete("/_sim/faults", (c) => {
+    sim.faults.clear();
+    return c.json(sim.faults.pending());
+  });
+
+  app.put("/_sim/rate-limit", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        limit: z.number().int().positive().optional(),
+        remaining: z.number().int().min(0).nullable().optional(),
+      }),
+    );
+    if (body.limit !== undefined) sim.limits.limit = body.limit;
+    if (body.remaining !== undefined) sim.limits.setRemaining(body.remaining);
+    return c.json({ limit: sim.limits.limit });
+  });
+
+  app.post("/_sim/clock", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        now: z.iso.datetime({ offset: true }).nullable().optional(),
+        advanceSeconds: z.number().optional(),
+      }),
+    );
+    sim.setClock(body);
+    return c.json({ now: sim.now().toISOString() });
+  });
+
+  app.put("/_sim/config", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        webhookUrl: z.url().nullable().optional(),
+        webhookSecret: z.string().min(1).optional(),
+        publicUrl: z.url().optional(),
+      }),
+    );
+    if (body.webhookUrl !== undefined) sim.webhooks.pushUrl = body.webhookUrl;
+    if (body.webhookSecret !== undefined) sim.webhooks.secret = body.webhookSecret;
+    if (body.publicUrl !== undefined) sim.publicUrl = body.publicUrl;
+    return c.json({ webhookUrl: sim.webhooks.pushUrl, publicUrl: sim.publicUrl });
+  });
+
+  /** Takes every queued webhook delivery (headers signed, raw body) out of the outbox. */
+  app.post("/_sim/outbox/drain", async (c) => {
+    sim.webhooks.flushHeld();
+    return c.json({ deliveries: await sim.webhooks.drain() });
+  });
+  app.get("/_sim/outbox", (c) =>
+    c.json({
+      pending: sim.webhooks.outbox.map((d) => ({ id: d.id, event: d.event, action: d.action })),
+    }),
+  );
+  app.get("/_sim/deliveries", async (c) => {
+    await sim.webhooks.settled();
+    return c.json({ pushed: sim.webhooks.pushed });
+  });
+}

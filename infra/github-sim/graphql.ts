@@ -1,0 +1,404 @@
+// The GraphQL subset the client uses, executed with graphql-js. Every type and field here
+// exists in GitHub's public schema with the same signature (checked by the contract tests),
+// so a query this executor accepts is one GitHub accepts too.
+import { buildSchema, GraphQLError, graphql } from "graphql";
+import type { SimIssue, SimRepo } from "./model.ts";
+import type { SimState } from "./state.ts";
+
+export const SIM_GRAPHQL_SDL = /* GraphQL */ `
+scalar DateTime
+scalar URI
+scalar BigInt
+
+interface Node { id: ID! }
+interface Actor { login: String! }
+
+type Query {
+  node(id: ID!): Node
+  nodes(ids: [ID!]!): [Node]!
+  repository(owner: String!, name: String!, followRenames: Boolean = true): Repository
+}
+
+type PageInfo {
+  endCursor: String
+  hasNextPage: Boolean!
+  hasPreviousPage: Boolean!
+  startCursor: String
+}
+
+enum IssueState { CLOSED OPEN }
+enum IssueStateReason { COMPLETED DUPLICATE NOT_PLANNED REOPENED }
+enum OrderDirection { ASC DESC }
+enum IssueOrderField { COMMENTS CREATED_AT UPDATED_AT }
+input IssueOrder { direction: OrderDirection! field: IssueOrderField! }
+input IssueFilters {
+  assignee: String
+  createdBy: String
+  labels: [String!]
+  mentioned: String
+  milestone: String
+  milestoneNumber: String
+  since: DateTime
+  states: [IssueState!]
+  viewerSubscribed: Boolean = false
+}
+enum LabelOrderField { CREATED_AT NAME }
+input LabelOrder { direction: OrderDirection! field: LabelOrderField! }
+enum IssueDependencyOrderField { CREATED_AT DEPENDENCY_ADDED_AT }
+input IssueDependencyOrder { direction: OrderDirection! field: IssueDependencyOrderField! }
+enum IssueTimelineItemsItemType { LABELED_EVENT UNLABELED_EVENT }
+
+type Repository implements Node {
+  id: ID!
+  databaseId: Int
+  name: String!
+  nameWithOwner: String!
+  issue(number: Int!): Issue
+  issues(
+    after: String
+    before: String
+    filterBy: IssueFilters
+    first: Int
+    labels: [String!]
+    last: Int
+    orderBy: IssueOrder
+    states: [IssueState!]
+  ): IssueConnection!
+}
+
+type Issue implements Node {
+  id: ID!
+  databaseId: Int
+  fullDatabaseId: BigInt
+  number: Int!
+  title: String!
+  body: String!
+  url: URI!
+  state: IssueState!
+  stateReason(enableDuplicate: Boolean = false): IssueStateReason
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  closedAt: DateTime
+  repository: Repository!
+  labels(after: String, before: String, first: Int, last: Int, orderBy: LabelOrder = {field: CREATED_AT, direction: ASC}): LabelConnection
+  parent: Issue
+  subIssues(after: String, before: String, first: Int, last: Int): IssueConnection!
+  subIssuesSummary: SubIssuesSummary!
+  blockedBy(after: String, before: String, first: Int, last: Int, orderBy: IssueDependencyOrder = {field: DEPENDENCY_ADDED_AT, direction: DESC}): IssueConnection!
+  blocking(after: String, before: String, first: Int, last: Int, orderBy: IssueDependencyOrder = {field: DEPENDENCY_ADDED_AT, direction: DESC}): IssueConnection!
+  issueDependenciesSummary: IssueDependenciesSummary!
+  timelineItems(after: String, before: String, first: Int, itemTypes: [IssueTimelineItemsItemType!], last: Int, since: DateTime, skip: Int): IssueTimelineItemsConnection!
+}
+
+type IssueConnection { nodes: [Issue] pageInfo: PageInfo! totalCount: Int! }
+type Label implements Node { id: ID! name: String! color: String! }
+type LabelConnection { nodes: [Label] pageInfo: PageInfo! totalCount: Int! }
+type SubIssuesSummary { completed: Int! percentCompleted: Int! total: Int! }
+type IssueDependenciesSummary { blockedBy: Int! blocking: Int! totalBlockedBy: Int! totalBlocking: Int! }
+
+type User implements Actor & Node { id: ID! login: String! }
+type Bot implements Actor & Node { id: ID! login: String! }
+type LabeledEvent implements Node { id: ID! actor: Actor createdAt: DateTime! label: Label! }
+type UnlabeledEvent implements Node { id: ID! actor: Actor createdAt: DateTime! label: Label! }
+union IssueTimelineItems = LabeledEvent | UnlabeledEvent
+type IssueTimelineItemsConnection { nodes: [IssueTimelineItems] pageInfo: PageInfo! totalCount: Int! filteredCount: Int! }
+`;
+
+const schema = buildSchema(SIM_GRAPHQL_SDL);
+
+interface ConnectionArgs {
+  first?: number | null;
+  last?: number | null;
+  after?: string | null;
+  before?: string | null;
+}
+
+const cursorOf = (i: number) => btoa(`cursor:v2:${i}`);
+function indexOf(cursor: string): number {
+  try {
+    const m = /^cursor:v2:(\d+)$/.exec(atob(cursor));
+    if (m) return Number(m[1]);
+  } catch {
+    // fall through
+  }
+  throw new GraphQLError(`\`${cursor}\` does not appear to be a valid cursor.`);
+}
+
+/** GitHub's connection rules: `first` or `last` required, each within 1..100. */
+function connection<T, N>(items: T[], args: ConnectionArgs, field: string, toNode: (item: T) => N) {
+  const { first, last } = args;
+  if ((first === undefined || first === null) && (last === undefined || last === null))
+    throw new GraphQLError(
+      `You must provide a \`first\` or \`last\` value to properly paginate the \`${field}\` connection.`,
+    );
+  for (const [name, value] of [
+    ["first", first],
+    ["last", last],
+  ] as const) {
+    if (value !== undefined && value !== null && (value < 0 || value > 100))
+      throw new GraphQLError(
+        `Requesting ${value} records on the \`${field}\` connection exceeds the \`${name}\` limit of 100 records.`,
+      );
+  }
+  let start = args.after ? indexOf(args.after) + 1 : 0;
+  let end = args.before ? indexOf(args.before) : items.length;
+  end = Math.min(end, items.length);
+  start = Math.min(start, end);
+  let from = start;
+  let to = end;
+  if (first !== undefined && first !== null) to = Math.min(to, from + first);
+  if (last !== undefined && last !== null) from = Math.max(from, to - last);
+  const nodes = items.slice(from, to).map(toNode);
+  return {
+    nodes,
+    totalCount: items.length,
+    pageInfo: {
+      hasNextPage: to < end,
+      hasPreviousPage: from > start,
+      startCursor: nodes.length > 0 ? cursorOf(from) : null,
+      endCursor: nodes.length > 0 ? cursorOf(to - 1) : null,
+    },
+  };
+}
+
+export interface GraphqlContext {
+  state: SimState;
+  base: string;
+  canRead(repo: SimRepo): boolean;
+}
+
+const REASONS = {
+  completed: "COMPLETED",
+  not_planned: "NOT_PLANNED",
+  reopened: "REOPENED",
+  duplicate: "DUPLICATE",
+} as const;
+
+function actorView(login: string) {
+  return { __typename: login.endsWith("[bot]") ? "Bot" : "User", id: `U_${login}`, login };
+}
+
+function issueView(ctx: GraphqlContext, issue: SimIssue): Record<string, unknown> {
+  const state = ctx.state;
+  const repo = state.repoOf(issue);
+  const byIds = (ids: number[]) =>
+    ids.map((id) => state.issuesById.get(id)).filter((i) => i !== undefined);
+  const view = (i: SimIssue) => issueView(ctx, i);
+  const depOrder = (
+    edges: { issue: SimIssue; addedAt: string }[],
+    args: { orderBy?: { field: string; direction: string } },
+  ) => {
+    const field = args.orderBy?.field ?? "DEPENDENCY_ADDED_AT";
+    const dir = args.orderBy?.direction === "ASC" ? 1 : -1;
+    return [...edges]
+      .sort((a, b) => {
+        const ka = field === "CREATED_AT" ? a.issue.createdAt : a.addedAt;
+        const kb = field === "CREATED_AT" ? b.issue.createdAt : b.addedAt;
+        return (ka < kb ? -1 : ka > kb ? 1 : a.issue.id - b.issue.id) * dir;
+      })
+      .map((e) => e.issue);
+  };
+  const blockers = () =>
+    issue.blockedBy
+      .map((b) => ({ issue: state.issuesById.get(b.issueId), addedAt: b.addedAt }))
+      .filter((e): e is { issue: SimIssue; addedAt: string } => e.issue !== undefined);
+  const blocked = () =>
+    byIds(issue.blockingIds).map((other) => ({
+      issue: other,
+      addedAt: other.blockedBy.find((b) => b.issueId === issue.id)?.addedAt ?? other.createdAt,
+    }));
+  const subIssues = () => byIds(issue.subIssueIds);
+  return {
+    __typename: "Issue",
+    id: issue.nodeId,
+    databaseId: issue.id,
+    fullDatabaseId: String(issue.id),
+    number: issue.number,
+    title: issue.title,
+    body: issue.body ?? "",
+    url: `${ctx.base}/${repo.owner}/${repo.name}/issues/${issue.number}`,
+    state: issue.state === "open" ? "OPEN" : "CLOSED",
+    stateReason: (args: { enableDuplicate?: boolean }) => {
+      if (issue.stateReason === null) return null;
+      if (issue.stateReason === "duplicate" && !args.enableDuplicate) return "NOT_PLANNED";
+      return REASONS[issue.stateReason];
+    },
+    createdAt: issue.createdAt,
+    updatedAt: issue.updatedAt,
+    closedAt: issue.closedAt,
+    repository: () => repoView(ctx, repo),
+    labels: (args: ConnectionArgs & { orderBy?: { field: string; direction: string } }) => {
+      let labels = issue.labels
+        .map((name) => repo.labels.get(name.toLowerCase()))
+        .filter((l) => l !== undefined);
+      if (args.orderBy?.field === "NAME")
+        labels = [...labels].sort((a, b) => (a.name < b.name ? -1 : 1));
+      if (args.orderBy?.direction === "DESC") labels = [...labels].reverse();
+      return connection(labels, args, "labels", (l) => ({
+        id: l.nodeId,
+        name: l.name,
+        color: l.color,
+      }));
+    },
+    parent: () => {
+      const parent = issue.parentId === null ? undefined : state.issuesById.get(issue.parentId);
+      return parent && ctx.canRead(state.repoOf(parent)) ? view(parent) : null;
+    },
+    subIssues: (args: ConnectionArgs) => connection(subIssues(), args, "subIssues", view),
+    subIssuesSummary: () => {
+      const all = subIssues();
+      const completed = all.filter((i) => i.state === "closed").length;
+      return {
+        total: all.length,
+        completed,
+        percentCompleted: all.length === 0 ? 0 : Math.floor((completed * 100) / all.length),
+      };
+    },
+    blockedBy: (args: ConnectionArgs & { orderBy?: { field: string; direction: string } }) =>
+      connection(depOrder(blockers(), args), args, "blockedBy", view),
+    blocking: (args: ConnectionArgs & { orderBy?: { field: string; direction: string } }) =>
+      connection(depOrder(blocked(), args), args, "blocking", view),
+    issueDependenciesSummary: () => {
+      const b = blockers().map((e) => e.issue);
+      const k = blocked().map((e) => e.issue);
+      return {
+        blockedBy: b.filter((i) => i.state === "open").length,
+        totalBlockedBy: b.length,
+        blocking: k.filter((i) => i.state === "open").length,
+        totalBlocking: k.length,
+      };
+    },
+    timelineItems: (
+      args: ConnectionArgs & { itemTypes?: string[]; since?: string; skip?: number },
+    ) => {
+      const wanted = new Set(args.itemTypes ?? ["LABELED_EVENT", "UNLABELED_EVENT"]);
+      let events = issue.labelEvents.filter((e) =>
+        wanted.has(e.action === "labeled" ? "LABELED_EVENT" : "UNLABELED_EVENT"),
+      );
+      if (args.since) events = events.filter((e) => e.createdAt >= args.since!);
+      if (args.skip) events = events.slice(args.skip);
+      const conn = connection(events, args, "timelineItems", (e) => ({
+        __typename: e.action === "labeled" ? "LabeledEvent" : "UnlabeledEvent",
+        id: `LE_${e.id}`,
+        createdAt: e.createdAt,
+        actor: actorView(e.actor),
+        label: { id: `LA_${e.label}`, name: e.label, color: e.color },
+      }));
+      return { ...conn, filteredCount: events.length };
+    },
+  };
+}
+
+function repoView(ctx: GraphqlContext, repo: SimRepo): Record<string, unknown> {
+  return {
+    id: repo.nodeId,
+    databaseId: repo.id,
+    name: repo.name,
+    nameWithOwner: `${repo.owner}/${repo.name}`,
+    issue: ({ number }: { number: number }) => {
+      const issue = repo.issues.get(number);
+      if (!issue)
+        throw new GraphQLError(`Could not resolve to an Issue with the number of ${number}.`);
+      return issueView(ctx, issue);
+    },
+    issues: (
+      args: ConnectionArgs & {
+        states?: string[];
+        labels?: string[];
+        orderBy?: { field: string; direction: string };
+        filterBy?: { since?: string; states?: string[]; labels?: string[] };
+      },
+    ) => {
+      const states = args.states ?? args.filterBy?.states;
+      const labels = args.labels ?? args.filterBy?.labels;
+      let issues = [...repo.issues.values()];
+      if (states) issues = issues.filter((i) => states.includes(i.state.toUpperCase()));
+      if (labels)
+        issues = issues.filter((i) =>
+          labels.every((l) => i.labels.some((x) => x.toLowerCase() === l.toLowerCase())),
+        );
+      if (args.filterBy?.since) issues = issues.filter((i) => i.updatedAt >= args.filterBy!.since!);
+      const field = args.orderBy?.field ?? "CREATED_AT";
+      const key = (i: SimIssue) =>
+        field === "UPDATED_AT"
+          ? i.updatedAt
+          : field === "COMMENTS"
+            ? String(i.comments.length).padStart(9, "0")
+            : i.createdAt;
+      issues.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.number - b.number));
+      if (args.orderBy?.direction === "DESC") issues.reverse();
+      return connection(issues, args, "issues", (i) => issueView(ctx, i));
+    },
+  };
+}
+
+/** Node ids are `I_` + base64(`0:<databaseId>`) (see model.ts). */
+function databaseIdOf(id: string): number | null {
+  const m = /^[A-Z]+_([A-Za-z0-9+/]+)$/.exec(id);
+  if (!m) return null;
+  try {
+    const decoded = /^0:(\d+)$/.exec(atob(m[1]!));
+    return decoded ? Number(decoded[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function operationNameOf(query: string, operationName?: string | null): string | null {
+  if (operationName) return operationName;
+  const m = /^\s*(?:query|mutation)\s+([A-Za-z_][A-Za-z0-9_]*)/m.exec(query);
+  return m ? m[1]! : null;
+}
+
+export async function executeGraphql(
+  ctx: GraphqlContext,
+  body: { query?: unknown; variables?: unknown; operationName?: unknown },
+): Promise<Record<string, unknown>> {
+  if (typeof body.query !== "string") {
+    return { errors: [{ message: "A query attribute must be specified and must be a string." }] };
+  }
+  const byNodeId = (id: string) => {
+    const issue = ctx.state.issuesById.get(databaseIdOf(id) ?? -1);
+    if (!issue || issue.nodeId !== id) return null;
+    return ctx.canRead(ctx.state.repoOf(issue)) ? issueView(ctx, issue) : null;
+  };
+  const rootValue = {
+    node: ({ id }: { id: string }) => byNodeId(id),
+    nodes: ({ ids }: { ids: string[] }) => {
+      if (ids.length > 100)
+        throw new GraphQLError("You may not request more than 100 nodes at once.");
+      return ids.map(byNodeId);
+    },
+    repository: ({ owner, name }: { owner: string; name: string }) => {
+      const repo = ctx.state.repo(owner, name);
+      if (!repo || !ctx.canRead(repo)) {
+        throw new GraphQLError(
+          `Could not resolve to a Repository with the name '${owner}/${name}'.`,
+          {
+            extensions: { type: "NOT_FOUND" },
+          },
+        );
+      }
+      return repoView(ctx, repo);
+    },
+  };
+  const result = await graphql({
+    schema,
+    source: body.query,
+    rootValue,
+    contextValue: ctx,
+    variableValues: (body.variables ?? undefined) as Record<string, unknown> | undefined,
+    operationName: typeof body.operationName === "string" ? body.operationName : undefined,
+  });
+  const out: Record<string, unknown> = {};
+  if (result.data !== undefined) out.data = result.data;
+  if (result.errors) {
+    out.errors = result.errors.map((e) => ({
+      message: e.message,
+      ...(e.path ? { path: e.path } : {}),
+      ...(e.locations ? { locations: e.locations } : {}),
+      ...(e.extensions?.type ? { type: e.extensions.type } : {}),
+    }));
+  }
+  return out;
+}

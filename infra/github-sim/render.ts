@@ -1,0 +1,353 @@
+// REST and webhook JSON shapes, as GitHub renders them. The contract tests validate every
+// object built here against GitHub's published OpenAPI description.
+import {
+  accountId,
+  fullName,
+  nodeId,
+  type SimComment,
+  type SimInstallation,
+  type SimIssue,
+  type SimLabel,
+  type SimLabelEvent,
+  type SimRepo,
+} from "./model.ts";
+
+export interface RenderContext {
+  /** The API origin the client used, e.g. `http://127.0.0.1:8787`. */
+  base: string;
+  repoOf(issue: SimIssue): SimRepo;
+  issueById(id: number): SimIssue | undefined;
+  appId: number;
+  appSlug: string;
+}
+
+export function renderUser(
+  base: string,
+  login: string,
+  type: "User" | "Organization" | "Bot" = "User",
+) {
+  const id = accountId(login);
+  const path = encodeURIComponent(login);
+  const url = `${base}/users/${path}`;
+  return {
+    login,
+    id,
+    node_id: nodeId(type === "Organization" ? "O" : "U", id),
+    avatar_url: `${base}/avatars/${path}`,
+    gravatar_id: "",
+    url,
+    html_url: `${base}/${path}`,
+    followers_url: `${url}/followers`,
+    following_url: `${url}/following{/other_user}`,
+    gists_url: `${url}/gists{/gist_id}`,
+    starred_url: `${url}/starred{/owner}{/repo}`,
+    subscriptions_url: `${url}/subscriptions`,
+    organizations_url: `${url}/orgs`,
+    repos_url: `${url}/repos`,
+    events_url: `${url}/events{/privacy}`,
+    received_events_url: `${url}/received_events`,
+    type,
+    user_view_type: "public",
+    site_admin: false,
+  };
+}
+
+export function renderOrganization(base: string, login: string) {
+  const id = accountId(login);
+  const url = `${base}/orgs/${login}`;
+  return {
+    login,
+    id,
+    node_id: nodeId("O", id),
+    url,
+    repos_url: `${url}/repos`,
+    events_url: `${url}/events`,
+    hooks_url: `${url}/hooks`,
+    issues_url: `${url}/issues`,
+    members_url: `${url}/members{/member}`,
+    public_members_url: `${url}/public_members{/member}`,
+    avatar_url: `${base}/avatars/${login}`,
+    description: null,
+  };
+}
+
+export function renderRepo(base: string, repo: SimRepo) {
+  const url = `${base}/repos/${fullName(repo)}`;
+  const html = `${base}/${fullName(repo)}`;
+  const openIssues = [...repo.issues.values()].filter((i) => i.state === "open").length;
+  return {
+    id: repo.id,
+    node_id: repo.nodeId,
+    name: repo.name,
+    full_name: fullName(repo),
+    private: false,
+    owner: renderUser(base, repo.owner, "Organization"),
+    html_url: html,
+    description: null,
+    fork: false,
+    url,
+    archive_url: `${url}/{archive_format}{/ref}`,
+    assignees_url: `${url}/assignees{/user}`,
+    blobs_url: `${url}/git/blobs{/sha}`,
+    branches_url: `${url}/branches{/branch}`,
+    collaborators_url: `${url}/collaborators{/collaborator}`,
+    comments_url: `${url}/comments{/number}`,
+    commits_url: `${url}/commits{/sha}`,
+    compare_url: `${url}/compare/{base}...{head}`,
+    contents_url: `${url}/contents/{+path}`,
+    contributors_url: `${url}/contributors`,
+    deployments_url: `${url}/deployments`,
+    downloads_url: `${url}/downloads`,
+    events_url: `${url}/events`,
+    forks_url: `${url}/forks`,
+    git_commits_url: `${url}/git/commits{/sha}`,
+    git_refs_url: `${url}/git/refs{/sha}`,
+    git_tags_url: `${url}/git/tags{/sha}`,
+    git_url: `git://sim.invalid/${fullName(repo)}.git`,
+    hooks_url: `${url}/hooks`,
+    issue_comment_url: `${url}/issues/comments{/number}`,
+    issue_events_url: `${url}/issues/events{/number}`,
+    issues_url: `${url}/issues{/number}`,
+    keys_url: `${url}/keys{/key_id}`,
+    labels_url: `${url}/labels{/name}`,
+    languages_url: `${url}/languages`,
+    merges_url: `${url}/merges`,
+    milestones_url: `${url}/milestones{/number}`,
+    notifications_url: `${url}/notifications{?since,all,participating}`,
+    pulls_url: `${url}/pulls{/number}`,
+    releases_url: `${url}/releases{/id}`,
+    ssh_url: `git@sim.invalid:${fullName(repo)}.git`,
+    stargazers_url: `${url}/stargazers`,
+    statuses_url: `${url}/statuses/{sha}`,
+    subscribers_url: `${url}/subscribers`,
+    subscription_url: `${url}/subscription`,
+    tags_url: `${url}/tags`,
+    teams_url: `${url}/teams`,
+    trees_url: `${url}/git/trees{/sha}`,
+    clone_url: `${html}.git`,
+    mirror_url: null,
+    svn_url: html,
+    homepage: null,
+    language: null,
+    forks_count: 0,
+    forks: 0,
+    stargazers_count: 0,
+    watchers_count: 0,
+    watchers: 0,
+    size: 0,
+    default_branch: "main",
+    open_issues_count: openIssues,
+    open_issues: openIssues,
+    is_template: false,
+    topics: [],
+    has_issues: true,
+    has_projects: false,
+    has_wiki: false,
+    has_pages: false,
+    has_downloads: false,
+    has_discussions: false,
+    archived: false,
+    disabled: false,
+    visibility: "public",
+    pushed_at: repo.createdAt,
+    created_at: repo.createdAt,
+    updated_at: repo.createdAt,
+    license: null,
+    network_count: 0,
+    subscribers_count: 0,
+  };
+}
+
+export function renderLabel(base: string, repo: SimRepo, label: SimLabel) {
+  return {
+    id: label.id,
+    node_id: label.nodeId,
+    url: `${base}/repos/${fullName(repo)}/labels/${encodeURIComponent(label.name)}`,
+    name: label.name,
+    description: label.description,
+    color: label.color,
+    default: label.default,
+  };
+}
+
+export function renderIssue(ctx: RenderContext, issue: SimIssue) {
+  const repo = ctx.repoOf(issue);
+  const base = ctx.base;
+  const url = `${base}/repos/${fullName(repo)}/issues/${issue.number}`;
+  const subIssues = issue.subIssueIds.map((id) => ctx.issueById(id)).filter((i) => i !== undefined);
+  const completed = subIssues.filter((i) => i.state === "closed").length;
+  const blockers = issue.blockedBy
+    .map((b) => ctx.issueById(b.issueId))
+    .filter((i) => i !== undefined);
+  const blocked = issue.blockingIds.map((id) => ctx.issueById(id)).filter((i) => i !== undefined);
+  const parent = issue.parentId === null ? undefined : ctx.issueById(issue.parentId);
+  const parentRepo = parent ? ctx.repoOf(parent) : undefined;
+  return {
+    id: issue.id,
+    node_id: issue.nodeId,
+    url,
+    repository_url: `${base}/repos/${fullName(repo)}`,
+    labels_url: `${url}/labels{/name}`,
+    comments_url: `${url}/comments`,
+    events_url: `${url}/events`,
+    html_url: `${base}/${fullName(repo)}/issues/${issue.number}`,
+    number: issue.number,
+    state: issue.state,
+    state_reason: issue.stateReason,
+    title: issue.title,
+    body: issue.body,
+    user: renderUser(base, issue.user),
+    labels: issue.labels
+      .map((name) => {
+        const label = repo.labels.get(name.toLowerCase());
+        return label ? renderLabel(base, repo, label) : null;
+      })
+      .filter((l) => l !== null),
+    assignee: null,
+    assignees: [],
+    milestone: null,
+    locked: false,
+    active_lock_reason: null,
+    comments: issue.comments.length,
+    closed_at: issue.closedAt,
+    created_at: issue.createdAt,
+    updated_at: issue.updatedAt,
+    closed_by: issue.closedBy ? renderUser(base, issue.closedBy) : null,
+    author_association: "MEMBER",
+    timeline_url: `${url}/timeline`,
+    performed_via_github_app: null,
+    reactions: {
+      url: `${url}/reactions`,
+      total_count: 0,
+      "+1": 0,
+      "-1": 0,
+      laugh: 0,
+      hooray: 0,
+      confused: 0,
+      heart: 0,
+      rocket: 0,
+      eyes: 0,
+    },
+    sub_issues_summary: {
+      total: subIssues.length,
+      completed,
+      percent_completed:
+        subIssues.length === 0 ? 0 : Math.floor((completed * 100) / subIssues.length),
+    },
+    parent_issue_url:
+      parent && parentRepo ? `${base}/repos/${fullName(parentRepo)}/issues/${parent.number}` : null,
+    issue_dependencies_summary: {
+      blocked_by: blockers.filter((b) => b.state === "open").length,
+      blocking: blocked.filter((b) => b.state === "open").length,
+      total_blocked_by: blockers.length,
+      total_blocking: blocked.length,
+    },
+  };
+}
+
+export function renderComment(ctx: RenderContext, issue: SimIssue, comment: SimComment) {
+  const repo = ctx.repoOf(issue);
+  const base = ctx.base;
+  return {
+    id: comment.id,
+    node_id: comment.nodeId,
+    url: `${base}/repos/${fullName(repo)}/issues/comments/${comment.id}`,
+    html_url: `${base}/${fullName(repo)}/issues/${issue.number}#issuecomment-${comment.id}`,
+    issue_url: `${base}/repos/${fullName(repo)}/issues/${issue.number}`,
+    body: comment.body,
+    user: renderUser(base, comment.user, comment.user.endsWith("[bot]") ? "Bot" : "User"),
+    created_at: comment.createdAt,
+    updated_at: comment.updatedAt,
+    author_association: "MEMBER",
+    performed_via_github_app: null,
+    reactions: {
+      url: `${base}/repos/${fullName(repo)}/issues/comments/${comment.id}/reactions`,
+      total_count: 0,
+      "+1": 0,
+      "-1": 0,
+      laugh: 0,
+      hooray: 0,
+      confused: 0,
+      heart: 0,
+      rocket: 0,
+      eyes: 0,
+    },
+  };
+}
+
+export function renderLabelEvent(ctx: RenderContext, issue: SimIssue, event: SimLabelEvent) {
+  const repo = ctx.repoOf(issue);
+  return {
+    id: event.id,
+    node_id: nodeId(event.action === "labeled" ? "LE" : "UNLE", event.id),
+    url: `${ctx.base}/repos/${fullName(repo)}/issues/events/${event.id}`,
+    actor: renderUser(ctx.base, event.actor, event.actor.endsWith("[bot]") ? "Bot" : "User"),
+    event: event.action,
+    commit_id: null,
+    commit_url: null,
+    created_at: event.createdAt,
+    performed_via_github_app: null,
+    label: { name: event.label, color: event.color },
+  };
+}
+
+export const APP_PERMISSIONS = { issues: "write", metadata: "read", contents: "read" } as const;
+export const APP_EVENTS = [
+  "issues",
+  "issue_comment",
+  "label",
+  "sub_issues",
+  "issue_dependencies",
+  "push",
+];
+
+export function renderInstallation(ctx: RenderContext, installation: SimInstallation) {
+  const base = ctx.base;
+  return {
+    id: installation.id,
+    client_id: `Iv1.sim${ctx.appId}`,
+    // GitHub's description of this field is allOf(simple-user, enterprise): carry both.
+    account: {
+      ...renderUser(base, installation.account, "Organization"),
+      name: installation.account,
+      slug: installation.account.toLowerCase(),
+      created_at: installation.createdAt,
+      updated_at: installation.createdAt,
+    },
+    repository_selection: installation.repositoryIds === null ? "all" : "selected",
+    access_tokens_url: `${base}/app/installations/${installation.id}/access_tokens`,
+    repositories_url: `${base}/installation/repositories`,
+    html_url: `${base}/organizations/${installation.account}/settings/installations/${installation.id}`,
+    app_id: ctx.appId,
+    app_slug: ctx.appSlug,
+    target_id: installation.accountId,
+    target_type: "Organization",
+    permissions: { ...APP_PERMISSIONS },
+    events: [...APP_EVENTS],
+    created_at: installation.createdAt,
+    updated_at: installation.createdAt,
+    single_file_name: null,
+    has_multiple_single_files: false,
+    single_file_paths: [],
+    suspended_by: installation.suspendedAt ? renderUser(base, installation.account) : null,
+    suspended_at: installation.suspendedAt,
+  };
+}
+
+export function renderApp(ctx: RenderContext, createdAt: string) {
+  return {
+    id: ctx.appId,
+    slug: ctx.appSlug,
+    node_id: nodeId("A", ctx.appId),
+    client_id: `Iv1.sim${ctx.appId}`,
+    owner: renderUser(ctx.base, "switchyard-dev", "Organization"),
+    name: ctx.appSlug,
+    description: "GitHub App served by the switchyard simulator",
+    external_url: `${ctx.base}/apps/${ctx.appSlug}`,
+    html_url: `${ctx.base}/apps/${ctx.appSlug}`,
+    created_at: createdAt,
+    updated_at: createdAt,
+    permissions: { ...APP_PERMISSIONS },
+    events: [...APP_EVENTS],
+  };
+}

@@ -1,0 +1,741 @@
+// The simulator's mutable world and every state change a user, an App or GitHub itself can
+// make. Each change emits the webhook(s) GitHub would send through `onEvent`.
+import {
+  accountId,
+  fullName,
+  type IssueState,
+  isoSeconds,
+  nodeId,
+  type SimComment,
+  type SimInstallation,
+  type SimIssue,
+  type SimLabel,
+  type SimRepo,
+  type StateReason,
+} from "./model.ts";
+
+/** A failure with the status and body GitHub would answer. */
+export class SimHttpError extends Error {
+  readonly status: number;
+  readonly errors: unknown[] | undefined;
+  constructor(status: number, message: string, errors?: unknown[]) {
+    super(message);
+    this.status = status;
+    this.errors = errors;
+  }
+}
+
+/** What a change announces: the webhook event, its action and the payload's specific fields. */
+export interface SimEvent {
+  event: string;
+  action: string;
+  /** The repository the event belongs to (absent for installation events). */
+  repo: SimRepo | null;
+  /** Installation events name their installation directly. */
+  installation?: SimInstallation;
+  sender: string;
+  /** Builds the event-specific part of the payload (issue, comment, label, ...). */
+  body: (base: string) => Record<string, unknown>;
+}
+
+const DEFAULT_LABEL_COLORS = ["0e8a16", "d93f0b", "1d76db", "fbca04", "5319e7", "b60205"];
+
+export class SimState {
+  repos = new Map<string, SimRepo>();
+  issuesById = new Map<number, SimIssue>();
+  installations = new Map<number, SimInstallation>();
+  deletedIssues = new Set<string>();
+  private nextId = 1000;
+  clock: () => Date;
+  onEvent: (event: SimEvent) => void = () => {};
+
+  constructor(clock: () => Date = () => new Date()) {
+    this.clock = clock;
+  }
+
+  now(): string {
+    return isoSeconds(this.clock());
+  }
+
+  newId(): number {
+    this.nextId += 1;
+    return this.nextId;
+  }
+
+  reset(): void {
+    this.repos.clear();
+    this.issuesById.clear();
+    this.installations.clear();
+    this.deletedIssues.clear();
+    this.nextId = 1000;
+  }
+
+  // --- lookups -------------------------------------------------------------------------------
+
+  repo(owner: string, name: string): SimRepo | undefined {
+    return this.repos.get(`${owner}/${name}`.toLowerCase());
+  }
+
+  requireRepo(owner: string, name: string): SimRepo {
+    const repo = this.repo(owner, name);
+    if (!repo) throw new SimHttpError(404, "Not Found");
+    return repo;
+  }
+
+  repoOf(issue: SimIssue): SimRepo {
+    for (const repo of this.repos.values()) if (repo.id === issue.repoId) return repo;
+    throw new Error(`issue ${issue.id} has no repository`);
+  }
+
+  requireIssue(repo: SimRepo, number: number): SimIssue {
+    const issue = repo.issues.get(number);
+    if (!issue) {
+      if (this.deletedIssues.has(`${repo.id}#${number}`))
+        throw new SimHttpError(410, "This issue was deleted");
+      throw new SimHttpError(404, "Not Found");
+    }
+    return issue;
+  }
+
+  /** `owner/name#n` or a number within `repo`. */
+  resolveRef(repo: SimRepo, ref: number | string): SimIssue {
+    if (typeof ref === "number") return this.requireIssue(repo, ref);
+    const m = /^([^/]+)\/([^#]+)#(\d+)$/.exec(ref);
+    if (!m) {
+      if (/^\d+$/.test(ref)) return this.requireIssue(repo, Number(ref));
+      throw new SimHttpError(422, `bad issue reference ${ref}`);
+    }
+    return this.requireIssue(this.requireRepo(m[1]!, m[2]!), Number(m[3]));
+  }
+
+  installationFor(repo: SimRepo): SimInstallation | undefined {
+    for (const inst of this.installations.values()) {
+      if (inst.account.toLowerCase() !== repo.owner.toLowerCase()) continue;
+      if (inst.repositoryIds === null || inst.repositoryIds.includes(repo.id)) return inst;
+    }
+    return undefined;
+  }
+
+  installationRepos(inst: SimInstallation): SimRepo[] {
+    return [...this.repos.values()]
+      .filter(
+        (r) =>
+          r.owner.toLowerCase() === inst.account.toLowerCase() &&
+          (inst.repositoryIds === null || inst.repositoryIds.includes(r.id)),
+      )
+      .sort((a, b) => a.id - b.id);
+  }
+
+  // --- repositories and labels ---------------------------------------------------------------
+
+  createRepo(owner: string, name: string): SimRepo {
+    const existing = this.repo(owner, name);
+    if (existing) return existing;
+    const id = this.newId();
+    const repo: SimRepo = {
+      id,
+      nodeId: nodeId("R", id),
+      owner,
+      ownerId: accountId(owner),
+      name,
+      createdAt: this.now(),
+      labels: new Map(),
+      issues: new Map(),
+      nextNumber: 1,
+    };
+    this.repos.set(`${owner}/${name}`.toLowerCase(), repo);
+    return repo;
+  }
+
+  ensureLabel(repo: SimRepo, name: string, sender: string, emit = true): SimLabel {
+    const key = name.toLowerCase();
+    const existing = repo.labels.get(key);
+    if (existing) return existing;
+    const id = this.newId();
+    const label: SimLabel = {
+      id,
+      nodeId: nodeId("LA", id),
+      name,
+      color: DEFAULT_LABEL_COLORS[repo.labels.size % DEFAULT_LABEL_COLORS.length]!,
+      description: null,
+      default: false,
+    };
+    repo.labels.set(key, label);
+    if (emit) {
+      this.onEvent({ event: "label", action: "created", repo, sender, body: () => ({ label }) });
+    }
+    return label;
+  }
+
+  editLabel(
+    repo: SimRepo,
+    name: string,
+    change: { name?: string; color?: string; description?: string | null },
+    sender: string,
+  ): SimLabel {
+    const label = repo.labels.get(name.toLowerCase());
+    if (!label) throw new SimHttpError(404, "Not Found");
+    const changes: Record<string, { from: unknown }> = {};
+    if (change.name !== undefined && change.name !== label.name) {
+      changes.name = { from: label.name };
+      repo.labels.delete(label.name.toLowerCase());
+      for (const issue of repo.issues.values()) {
+        issue.labels = issue.labels.map((l) =>
+          l.toLowerCase() === name.toLowerCase() ? change.name! : l,
+        );
+      }
+      label.name = change.name;
+      repo.labels.set(label.name.toLowerCase(), label);
+    }
+    if (change.color !== undefined && change.color !== label.color) {
+      changes.color = { from: label.color };
+      label.color = change.color;
+    }
+    if (change.description !== undefined && change.description !== label.description) {
+      changes.description = { from: label.description ?? "" };
+      label.description = change.description;
+    }
+    this.onEvent({
+      event: "label",
+      action: "edited",
+      repo,
+      sender,
+      body: () => ({ label, changes }),
+    });
+    return label;
+  }
+
+  deleteLabel(repo: SimRepo, name: string, sender: string): void {
+    const label = repo.labels.get(name.toLowerCase());
+    if (!label) throw new SimHttpError(404, "Not Found");
+    repo.labels.delete(name.toLowerCase());
+    // GitHub removes a deleted label from every issue without issues.unlabeled events.
+    for (const issue of repo.issues.values()) {
+      issue.labels = issue.labels.filter((l) => l.toLowerCase() !== name.toLowerCase());
+    }
+    this.onEvent({ event: "label", action: "deleted", repo, sender, body: () => ({ label }) });
+  }
+
+  // --- issues --------------------------------------------------------------------------------
+
+  createIssue(
+    repo: SimRepo,
+    input: {
+      title: string;
+      body?: string | null;
+      labels?: string[];
+      number?: number;
+      state?: IssueState;
+      stateReason?: StateReason;
+      createdAt?: string;
+      updatedAt?: string;
+      closedAt?: string | null;
+      user?: string;
+    },
+    sender: string,
+    emit = true,
+  ): SimIssue {
+    const number = input.number ?? repo.nextNumber;
+    if (repo.issues.has(number)) throw new SimHttpError(422, `issue #${number} already exists`);
+    repo.nextNumber = Math.max(repo.nextNumber, number + 1);
+    const id = this.newId();
+    const now = this.now();
+    const issue: SimIssue = {
+      id,
+      nodeId: nodeId("I", id),
+      repoId: repo.id,
+      number,
+      title: input.title,
+      body: input.body ?? null,
+      user: input.user ?? sender,
+      state: input.state ?? "open",
+      stateReason: input.stateReason ?? null,
+      createdAt: input.createdAt ?? now,
+      updatedAt: input.updatedAt ?? input.createdAt ?? now,
+      closedAt: input.closedAt ?? null,
+      closedBy: input.state === "closed" ? sender : null,
+      labels: [],
+      labelEvents: [],
+      comments: [],
+      parentId: null,
+      subIssueIds: [],
+      blockedBy: [],
+      blockingIds: [],
+    };
+    for (const name of input.labels ?? []) {
+      const label = this.ensureLabel(repo, name, sender, emit);
+      if (!issue.labels.some((l) => l.toLowerCase() === label.name.toLowerCase()))
+        issue.labels.push(label.name);
+    }
+    repo.issues.set(number, issue);
+    this.issuesById.set(id, issue);
+    if (emit) this.onEvent(this.issueEvent("opened", issue, sender));
+    return issue;
+  }
+
+  issueEvent(
+    action: string,
+    issue: SimIssue,
+    sender: string,
+    extra: Record<string, unknown> = {},
+  ): SimEvent {
+    return {
+      event: "issues",
+      action,
+      repo: this.repoOf(issue),
+      sender,
+      body: () => ({ issue, ...extra }),
+    };
+  }
+
+  touch(issue: SimIssue): void {
+    issue.updatedAt = this.now();
+  }
+
+  editIssue(
+    issue: SimIssue,
+    change: { title?: string; body?: string | null },
+    sender: string,
+  ): void {
+    const changes: Record<string, { from: unknown }> = {};
+    if (change.title !== undefined && change.title !== issue.title) {
+      changes.title = { from: issue.title };
+      issue.title = change.title;
+    }
+    if (change.body !== undefined && change.body !== issue.body) {
+      changes.body = { from: issue.body ?? "" };
+      issue.body = change.body;
+    }
+    if (Object.keys(changes).length === 0) return;
+    this.touch(issue);
+    this.onEvent(this.issueEvent("edited", issue, sender, { changes }));
+  }
+
+  closeIssue(
+    issue: SimIssue,
+    reason: Exclude<StateReason, "reopened" | null>,
+    sender: string,
+  ): void {
+    if (issue.state === "closed" && issue.stateReason === reason) return;
+    issue.state = "closed";
+    issue.stateReason = reason;
+    issue.closedAt = this.now();
+    issue.closedBy = sender;
+    this.touch(issue);
+    this.onEvent(this.issueEvent("closed", issue, sender));
+  }
+
+  reopenIssue(issue: SimIssue, sender: string): void {
+    if (issue.state === "open") return;
+    issue.state = "open";
+    issue.stateReason = "reopened";
+    issue.closedAt = null;
+    issue.closedBy = null;
+    this.touch(issue);
+    this.onEvent(this.issueEvent("reopened", issue, sender));
+  }
+
+  deleteIssue(issue: SimIssue, sender: string): void {
+    const repo = this.repoOf(issue);
+    // Announce before the edges disappear so the payload still describes the issue.
+    this.onEvent(this.issueEvent("deleted", issue, sender));
+    if (issue.parentId !== null) {
+      const parent = this.issuesById.get(issue.parentId);
+      if (parent) parent.subIssueIds = parent.subIssueIds.filter((id) => id !== issue.id);
+    }
+    for (const childId of issue.subIssueIds) {
+      const child = this.issuesById.get(childId);
+      if (child) child.parentId = null;
+    }
+    for (const b of issue.blockedBy) {
+      const blocker = this.issuesById.get(b.issueId);
+      if (blocker) blocker.blockingIds = blocker.blockingIds.filter((id) => id !== issue.id);
+    }
+    for (const blockedId of issue.blockingIds) {
+      const blocked = this.issuesById.get(blockedId);
+      if (blocked) blocked.blockedBy = blocked.blockedBy.filter((b) => b.issueId !== issue.id);
+    }
+    repo.issues.delete(issue.number);
+    this.issuesById.delete(issue.id);
+    this.deletedIssues.add(`${repo.id}#${issue.number}`);
+  }
+
+  transferIssue(issue: SimIssue, target: SimRepo, sender: string): SimIssue {
+    const repo = this.repoOf(issue);
+    const moved = this.createIssue(
+      target,
+      { title: issue.title, body: issue.body, labels: [], user: issue.user },
+      sender,
+      false,
+    );
+    this.onEvent({
+      event: "issues",
+      action: "transferred",
+      repo,
+      sender,
+      body: (base) => ({
+        issue,
+        changes: { new_issue: moved, new_repository: target, base },
+      }),
+    });
+    repo.issues.delete(issue.number);
+    this.issuesById.delete(issue.id);
+    this.deletedIssues.add(`${repo.id}#${issue.number}`);
+    return moved;
+  }
+
+  addLabels(issue: SimIssue, names: string[], sender: string): void {
+    const repo = this.repoOf(issue);
+    for (const name of names) {
+      const label = this.ensureLabel(repo, name, sender);
+      if (issue.labels.some((l) => l.toLowerCase() === label.name.toLowerCase())) continue;
+      issue.labels.push(label.name);
+      issue.labelEvents.push({
+        id: this.newId(),
+        label: label.name,
+        color: label.color,
+        action: "labeled",
+        actor: sender,
+        createdAt: this.now(),
+      });
+      this.touch(issue);
+      this.onEvent(this.issueEvent("labeled", issue, sender, { label }));
+    }
+  }
+
+  /** Returns false when the issue does not carry the label (GitHub answers 404). */
+  removeLabel(issue: SimIssue, name: string, sender: string): boolean {
+    const repo = this.repoOf(issue);
+    const index = issue.labels.findIndex((l) => l.toLowerCase() === name.toLowerCase());
+    if (index < 0) return false;
+    const [removed] = issue.labels.splice(index, 1);
+    const label = repo.labels.get(removed!.toLowerCase())!;
+    issue.labelEvents.push({
+      id: this.newId(),
+      label: label.name,
+      color: label.color,
+      action: "unlabeled",
+      actor: sender,
+      createdAt: this.now(),
+    });
+    this.touch(issue);
+    this.onEvent(this.issueEvent("unlabeled", issue, sender, { label }));
+    return true;
+  }
+
+  addComment(issue: SimIssue, body: string, sender: string): SimComment {
+    const id = this.newId();
+    const now = this.now();
+    const comment: SimComment = {
+      id,
+      nodeId: nodeId("IC", id),
+      issueId: issue.id,
+      body,
+      user: sender,
+      createdAt: now,
+      updatedAt: now,
+    };
+    issue.comments.push(comment);
+    this.touch(issue);
+    this.onEvent({
+      event: "issue_comment",
+      action: "created",
+      repo: this.repoOf(issue),
+      sender,
+      body: () => ({ issue, comment }),
+    });
+    return comment;
+  }
+
+  findComment(id: number): { issue: SimIssue; comment: SimComment } {
+    for (const issue of this.issuesById.values()) {
+      const comment = issue.comments.find((c) => c.id === id);
+      if (comment) return { issue, comment };
+    }
+    throw new SimHttpError(404, "Not Found");
+  }
+
+  editComment(id: number, body: string, sender: string): SimComment {
+    const { issue, comment } = this.findComment(id);
+    const from = comment.body;
+    comment.body = body;
+    comment.updatedAt = this.now();
+    this.onEvent({
+      event: "issue_comment",
+      action: "edited",
+      repo: this.repoOf(issue),
+      sender,
+      body: () => ({ issue, comment, changes: { body: { from } } }),
+    });
+    return comment;
+  }
+
+  deleteComment(id: number, sender: string): void {
+    const { issue, comment } = this.findComment(id);
+    issue.comments = issue.comments.filter((c) => c.id !== id);
+    this.onEvent({
+      event: "issue_comment",
+      action: "deleted",
+      repo: this.repoOf(issue),
+      sender,
+      body: () => ({ issue, comment }),
+    });
+  }
+
+  // --- sub-issues and dependencies -----------------------------------------------------------
+
+  addSubIssue(parent: SimIssue, child: SimIssue, replaceParent: boolean, sender: string): void {
+    if (parent.id === child.id) throw new SimHttpError(422, "An issue cannot be its own sub-issue");
+    const parentRepo = this.repoOf(parent);
+    const childRepo = this.repoOf(child);
+    if (parentRepo.owner.toLowerCase() !== childRepo.owner.toLowerCase())
+      throw new SimHttpError(
+        422,
+        "The sub-issue must belong to the same repository owner as the parent issue",
+      );
+    if (child.parentId === parent.id)
+      throw new SimHttpError(422, "Validation Failed", [
+        {
+          resource: "Issue",
+          code: "custom",
+          field: "sub_issue_id",
+          message: "Issue is already a sub-issue of this issue",
+        },
+      ]);
+    if (child.parentId !== null) {
+      if (!replaceParent)
+        throw new SimHttpError(422, "Validation Failed", [
+          {
+            resource: "Issue",
+            code: "custom",
+            field: "sub_issue_id",
+            message: "Issue may not contain duplicate sub-issues or already have a parent",
+          },
+        ]);
+      const old = this.issuesById.get(child.parentId);
+      if (old) this.removeSubIssue(old, child, sender);
+    }
+    for (
+      let p: SimIssue | undefined = parent;
+      p;
+      p = p.parentId === null ? undefined : this.issuesById.get(p.parentId)
+    ) {
+      if (p.id === child.id)
+        throw new SimHttpError(422, "Adding this sub-issue would create a cycle");
+    }
+    child.parentId = parent.id;
+    parent.subIssueIds.push(child.id);
+    this.touch(parent);
+    this.touch(child);
+    const body = () => ({
+      sub_issue_id: child.id,
+      sub_issue: child,
+      sub_issue_repo: childRepo,
+      parent_issue_id: parent.id,
+      parent_issue: parent,
+      parent_issue_repo: parentRepo,
+    });
+    this.onEvent({
+      event: "sub_issues",
+      action: "sub_issue_added",
+      repo: parentRepo,
+      sender,
+      body,
+    });
+    this.onEvent({
+      event: "sub_issues",
+      action: "parent_issue_added",
+      repo: childRepo,
+      sender,
+      body,
+    });
+  }
+
+  removeSubIssue(parent: SimIssue, child: SimIssue, sender: string): void {
+    if (child.parentId !== parent.id) throw new SimHttpError(404, "Not Found");
+    const parentRepo = this.repoOf(parent);
+    const childRepo = this.repoOf(child);
+    child.parentId = null;
+    parent.subIssueIds = parent.subIssueIds.filter((id) => id !== child.id);
+    this.touch(parent);
+    this.touch(child);
+    const body = () => ({
+      sub_issue_id: child.id,
+      sub_issue: child,
+      sub_issue_repo: childRepo,
+      parent_issue_id: parent.id,
+      parent_issue: parent,
+      parent_issue_repo: parentRepo,
+    });
+    this.onEvent({
+      event: "sub_issues",
+      action: "sub_issue_removed",
+      repo: parentRepo,
+      sender,
+      body,
+    });
+    this.onEvent({
+      event: "sub_issues",
+      action: "parent_issue_removed",
+      repo: childRepo,
+      sender,
+      body,
+    });
+  }
+
+  addBlockedBy(blocked: SimIssue, blocking: SimIssue, sender: string): void {
+    if (blocked.id === blocking.id) throw new SimHttpError(422, "An issue cannot block itself");
+    if (blocked.blockedBy.some((b) => b.issueId === blocking.id))
+      throw new SimHttpError(422, "Validation Failed", [
+        {
+          resource: "IssueDependency",
+          code: "already_exists",
+          field: "issue_id",
+          message: "Dependency already exists",
+        },
+      ]);
+    blocked.blockedBy.push({ issueId: blocking.id, addedAt: this.now() });
+    blocking.blockingIds.push(blocked.id);
+    this.touch(blocked);
+    this.touch(blocking);
+    this.emitDependency("added", blocked, blocking, sender);
+  }
+
+  removeBlockedBy(blocked: SimIssue, blocking: SimIssue, sender: string): void {
+    if (!blocked.blockedBy.some((b) => b.issueId === blocking.id))
+      throw new SimHttpError(404, "Not Found");
+    blocked.blockedBy = blocked.blockedBy.filter((b) => b.issueId !== blocking.id);
+    blocking.blockingIds = blocking.blockingIds.filter((id) => id !== blocked.id);
+    this.touch(blocked);
+    this.touch(blocking);
+    this.emitDependency("removed", blocked, blocking, sender);
+  }
+
+  private emitDependency(
+    kind: "added" | "removed",
+    blocked: SimIssue,
+    blocking: SimIssue,
+    sender: string,
+  ) {
+    const blockedRepo = this.repoOf(blocked);
+    const blockingRepo = this.repoOf(blocking);
+    const body = () => ({
+      blocked_issue_id: blocked.id,
+      blocked_issue: blocked,
+      blocking_issue_id: blocking.id,
+      blocking_issue: blocking,
+      blocking_issue_repo: blockingRepo,
+    });
+    this.onEvent({
+      event: "issue_dependencies",
+      action: `blocked_by_${kind}`,
+      repo: blockedRepo,
+      sender,
+      body,
+    });
+    this.onEvent({
+      event: "issue_dependencies",
+      action: `blocking_${kind}`,
+      repo: blockingRepo,
+      sender,
+      body,
+    });
+  }
+
+  // --- installations -------------------------------------------------------------------------
+
+  install(
+    account: string,
+    repositories: string[] | "all",
+    sender: string,
+    id?: number,
+  ): SimInstallation {
+    const inst: SimInstallation = {
+      id: id ?? this.newId(),
+      account,
+      accountId: accountId(account),
+      repositoryIds: null,
+      createdAt: this.now(),
+      suspendedAt: null,
+    };
+    if (repositories !== "all") {
+      inst.repositoryIds = repositories.map((name) => this.createRepo(account, name).id);
+    }
+    this.installations.set(inst.id, inst);
+    this.onEvent({
+      event: "installation",
+      action: "created",
+      repo: null,
+      installation: inst,
+      sender,
+      body: () => ({ installation: inst, repositories: this.installationRepos(inst) }),
+    });
+    return inst;
+  }
+
+  requireInstallation(id: number): SimInstallation {
+    const inst = this.installations.get(id);
+    if (!inst) throw new SimHttpError(404, "Not Found");
+    return inst;
+  }
+
+  changeInstallationRepos(
+    inst: SimInstallation,
+    add: string[],
+    remove: string[],
+    sender: string,
+  ): void {
+    if (inst.repositoryIds === null) {
+      throw new SimHttpError(422, "installation covers all repositories of its account");
+    }
+    const added = add
+      .map((name) => this.createRepo(inst.account, name))
+      .filter((r) => !inst.repositoryIds!.includes(r.id));
+    const removed = remove
+      .map((name) => this.requireRepo(inst.account, name))
+      .filter((r) => inst.repositoryIds!.includes(r.id));
+    inst.repositoryIds.push(...added.map((r) => r.id));
+    inst.repositoryIds = inst.repositoryIds.filter((id) => !removed.some((r) => r.id === id));
+    if (added.length === 0 && removed.length === 0) return;
+    this.onEvent({
+      event: "installation_repositories",
+      action: added.length > 0 ? "added" : "removed",
+      repo: null,
+      installation: inst,
+      sender,
+      body: () => ({
+        installation: inst,
+        repository_selection: "selected",
+        repositories_added: added,
+        repositories_removed: removed,
+      }),
+    });
+  }
+
+  uninstall(inst: SimInstallation, sender: string): void {
+    const repos = this.installationRepos(inst);
+    this.onEvent({
+      event: "installation",
+      action: "deleted",
+      repo: null,
+      installation: inst,
+      sender,
+      body: () => ({ installation: inst, repositories: repos }),
+    });
+    this.installations.delete(inst.id);
+  }
+
+  setSuspended(inst: SimInstallation, suspended: boolean, sender: string): void {
+    inst.suspendedAt = suspended ? this.now() : null;
+    this.onEvent({
+      event: "installation",
+      action: suspended ? "suspend" : "unsuspend",
+      repo: null,
+      installation: inst,
+      sender,
+      body: () => ({ installation: inst, repositories: this.installationRepos(inst) }),
+    });
+  }
+}
+
+export { fullName };

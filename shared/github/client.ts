@@ -1,0 +1,317 @@
+// The GitHub client: Octokit for requests and auth, wrapped in switchyard's retry rules
+// (retry-policy.ts), typed errors (errors.ts) and request accounting. Web-standard fetch only.
+import { Octokit } from "@octokit/core";
+import { type GitHubAuth, octokitAuthOptions } from "./auth.ts";
+import { GitHubApiError, type GitHubErrorKind } from "./errors.ts";
+import {
+  backoffMs,
+  DEFAULT_RETRY_POLICY,
+  type RetryPolicy,
+  rateLimitSignal,
+} from "./retry-policy.ts";
+
+export interface GitHubClientOptions {
+  auth: GitHubAuth;
+  /** `https://api.github.com` (default), the simulator, or `https://HOST/api/v3` (Enterprise). */
+  baseUrl?: string;
+  fetch?: typeof fetch;
+  /** Per-attempt timeout in milliseconds (default 15 s). */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  /** Injectable for tests: how the client waits between attempts. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Injectable jitter source in [0, 1). */
+  random?: () => number;
+  now?: () => number;
+  userAgent?: string;
+}
+
+export interface RequestSpec {
+  /** What switchyard is doing, for error messages: `close acme/app#5 as completed`. */
+  operation: string;
+  /** Octokit route, e.g. `POST /repos/{owner}/{repo}/issues/{issue_number}/labels`. */
+  route: string;
+  params?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  /**
+   * Safe to send twice: reads, PUT/DELETE, and writes whose repetition changes nothing
+   * (adding a label that is already there). Non-idempotent writes are never retried after a
+   * 5xx, network error or timeout, because the first attempt may have been applied.
+   */
+  idempotent: boolean;
+}
+
+export interface GitHubResponse<T> {
+  status: number;
+  data: T;
+  headers: Record<string, string | undefined>;
+}
+
+export interface ClientStats {
+  /** HTTP attempts sent, including retries. */
+  requests: number;
+  retries: number;
+  rateLimitWaits: number;
+  notModified: number;
+  byRoute: Record<string, number>;
+  /** The last `x-ratelimit-*` values seen. */
+  rateLimit: { limit: number; remaining: number; reset: number; resource: string } | null;
+}
+
+interface Failure {
+  kind: GitHubErrorKind;
+  status: number | null;
+  headers: Record<string, string | undefined>;
+  reason: string;
+}
+
+const TRANSIENT = new Set<GitHubErrorKind>(["server", "network", "timeout"]);
+
+const SILENT_LOG = { debug() {}, info() {}, warn() {}, error() {} };
+
+function expand(route: string, params: Record<string, unknown>): string {
+  return route.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const v = params[name];
+    return v === undefined ? `{${name}}` : encodeURIComponent(String(v));
+  });
+}
+
+function classify(error: unknown): Failure {
+  const e = error as {
+    status?: number;
+    name?: string;
+    message?: string;
+    response?: { headers?: Record<string, string>; data?: unknown };
+    cause?: { name?: string; message?: string };
+  };
+  if (e && typeof e === "object" && e.response && typeof e.status === "number") {
+    const data = e.response.data as { message?: unknown } | string | undefined;
+    const reason =
+      typeof data === "object" && data && typeof data.message === "string"
+        ? data.message
+        : typeof data === "string" && data !== ""
+          ? data.slice(0, 200)
+          : (e.message ?? `HTTP ${e.status}`);
+    const s = e.status;
+    const kind: GitHubErrorKind =
+      s >= 500
+        ? "server"
+        : s === 401
+          ? "unauthorized"
+          : s === 403
+            ? "forbidden"
+            : s === 404 || s === 410
+              ? "not-found"
+              : s === 422
+                ? "invalid"
+                : "http";
+    return { kind, status: s, headers: e.response.headers ?? {}, reason };
+  }
+  const causeName = e?.cause?.name ?? e?.name;
+  if (causeName === "TimeoutError" || causeName === "AbortError") {
+    return { kind: "timeout", status: null, headers: {}, reason: "no response before the timeout" };
+  }
+  const message = e?.cause?.message ?? e?.message ?? String(error);
+  return { kind: "network", status: null, headers: {}, reason: message };
+}
+
+export class GitHubClient {
+  readonly baseUrl: string;
+  readonly stats: ClientStats = {
+    requests: 0,
+    retries: 0,
+    rateLimitWaits: 0,
+    notModified: 0,
+    byRoute: {},
+    rateLimit: null,
+  };
+  private readonly octokit: Octokit;
+  private readonly policy: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly now: () => number;
+  private readonly appAuth: boolean;
+
+  constructor(options: GitHubClientOptions) {
+    this.appAuth = options.auth.kind === "app";
+    this.baseUrl = (options.baseUrl ?? "https://api.github.com").replace(/\/+$/, "");
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.random = options.random ?? Math.random;
+    this.now = options.now ?? (() => Date.now());
+    const fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
+    this.octokit = new Octokit({
+      baseUrl: this.baseUrl,
+      userAgent: options.userAgent ?? "switchyard",
+      log: SILENT_LOG,
+      request: { fetch: fetchFn },
+      ...octokitAuthOptions(options.auth, this.now),
+    });
+  }
+
+  /** GraphQL lives at `/graphql` on github.com and at `/api/graphql` on Enterprise. */
+  get graphqlUrl(): string {
+    return /\/api\/v3$/.test(this.baseUrl)
+      ? this.baseUrl.replace(/\/api\/v3$/, "/api/graphql")
+      : `${this.baseUrl}/graphql`;
+  }
+
+  private observe(route: string, headers: Record<string, string | undefined>): void {
+    this.stats.requests += 1;
+    this.stats.byRoute[route] = (this.stats.byRoute[route] ?? 0) + 1;
+    const remaining = headers["x-ratelimit-remaining"];
+    if (remaining !== undefined) {
+      this.stats.rateLimit = {
+        limit: Number(headers["x-ratelimit-limit"]),
+        remaining: Number(remaining),
+        reset: Number(headers["x-ratelimit-reset"]),
+        resource: headers["x-ratelimit-resource"] ?? "core",
+      };
+    }
+  }
+
+  /**
+   * Sends one logical request with switchyard's retry rules. A 304 is returned (not thrown) so
+   * conditional requests read naturally; every other failure throws GitHubApiError.
+   */
+  async send<T>(spec: RequestSpec): Promise<GitHubResponse<T>> {
+    const params = spec.params ?? {};
+    const method = spec.route.split(" ")[0]!;
+    const path = spec.route.slice(method.length + 1);
+    const described = `${method} ${path.startsWith("http") ? new URL(path).pathname : expand(path, params)}`;
+    const templ = path.startsWith("http") ? `${method} ${new URL(path).pathname}` : spec.route;
+    let retries = 0;
+    let rateLimitRetries = 0;
+    let refreshedToken = false;
+    for (let attempt = 1; ; attempt++) {
+      const signal = AbortSignal.timeout(this.timeoutMs);
+      try {
+        const res = await this.octokit.request(spec.route, {
+          ...params,
+          headers: spec.headers,
+          request: { signal },
+        });
+        const headers = res.headers as Record<string, string | undefined>;
+        this.observe(templ, headers);
+        return { status: res.status, data: res.data as T, headers };
+      } catch (error) {
+        const failure = classify(error);
+        this.observe(templ, failure.headers);
+        if (failure.status === 304) {
+          this.stats.notModified += 1;
+          return { status: 304, data: undefined as T, headers: failure.headers };
+        }
+        const fail = (kind: GitHubErrorKind, extra: { retryAfterMs?: number } = {}) =>
+          new GitHubApiError({
+            kind,
+            operation: spec.operation,
+            request: described,
+            status: failure.status,
+            attempts: attempt,
+            reason: failure.reason,
+            outcome: method === "GET" ? undefined : TRANSIENT.has(kind) ? "unknown" : "not-applied",
+            ...extra,
+          });
+        const limit =
+          failure.status === null
+            ? null
+            : rateLimitSignal(failure.status, failure.headers, failure.reason, this.now());
+        if (limit) {
+          // A rate-limited request was refused before it did anything: any request may be retried.
+          if (
+            rateLimitRetries >= this.policy.maxRateLimitRetries ||
+            limit.waitMs > this.policy.maxRateLimitWaitMs
+          ) {
+            throw fail("rate-limited", { retryAfterMs: limit.waitMs });
+          }
+          rateLimitRetries += 1;
+          this.stats.rateLimitWaits += 1;
+          await this.sleep(limit.waitMs);
+          continue;
+        }
+        // An installation token can die before its expiry (revoked, permissions changed):
+        // mint a fresh one once and try again; the refused request did nothing.
+        if (
+          failure.kind === "unauthorized" &&
+          this.appAuth &&
+          !refreshedToken &&
+          !/^\S+ \/app\b/.test(templ)
+        ) {
+          refreshedToken = true;
+          try {
+            await this.octokit.auth({ type: "installation", refresh: true });
+          } catch (refreshError) {
+            const f = classify(refreshError);
+            throw new GitHubApiError({
+              kind: f.kind,
+              operation: `${spec.operation} (minting a new installation token after a 401)`,
+              request: "POST /app/installations/{installation_id}/access_tokens",
+              status: f.status,
+              attempts: 1,
+              reason: f.reason,
+            });
+          }
+          continue;
+        }
+        const transient = TRANSIENT.has(failure.kind);
+        if (transient && spec.idempotent && retries < this.policy.maxRetries) {
+          retries += 1;
+          this.stats.retries += 1;
+          await this.sleep(backoffMs(this.policy, retries, this.random));
+          continue;
+        }
+        throw fail(failure.kind);
+      }
+    }
+  }
+
+  /** Runs a GraphQL query (always idempotent: switchyard sends no GraphQL mutations). */
+  async graphql<T>(
+    operation: string,
+    query: string,
+    variables: Record<string, unknown>,
+  ): Promise<T> {
+    const res = await this.send<{ data?: T; errors?: { message: string; type?: string }[] }>({
+      operation,
+      route: `POST ${this.graphqlUrl}`,
+      params: { query, variables },
+      idempotent: true,
+    });
+    const body = res.data;
+    const name = /^\s*query\s+(\w+)/.exec(query)?.[1] ?? "query";
+    if (!body || typeof body !== "object") {
+      throw new GitHubApiError({
+        kind: "bad-response",
+        operation,
+        request: `POST /graphql ${name}`,
+        status: res.status,
+        attempts: 1,
+        reason: "the answer is not a JSON object",
+      });
+    }
+    if (body.errors && body.errors.length > 0) {
+      const first = body.errors[0]!;
+      throw new GitHubApiError({
+        kind: first.type === "NOT_FOUND" ? "not-found" : "graphql",
+        operation,
+        request: `POST /graphql ${name}`,
+        status: res.status,
+        attempts: 1,
+        reason: body.errors.map((e) => e.message).join("; "),
+      });
+    }
+    if (body.data === undefined || body.data === null) {
+      throw new GitHubApiError({
+        kind: "bad-response",
+        operation,
+        request: `POST /graphql ${name}`,
+        status: res.status,
+        attempts: 1,
+        reason: "the answer has no data",
+      });
+    }
+    return body.data;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Why a GitHub request failed, in the terms a caller decides on:
+ * - `rate-limited`: primary or secondary limit; retry after `retryAfterMs`.
+ * - `server` / `network` / `timeout`: GitHub or the path to it failed.
+ * - `unauthorized` (401), `forbidden` (403), `not-found` (404, 410), `invalid` (422),
+ *   `http` (another status), `graphql` (errors in a 200 answer), `bad-response`.
+ */
+export type GitHubErrorKind =
+  | "rate-limited"
+  | "server"
+  | "network"
+  | "timeout"
+  | "unauthorized"
+  | "forbidden"
+  | "not-found"
+  | "invalid"
+  | "http"
+  | "graphql"
+  | "bad-response";
+
+/**
+ * For a write that failed: `not-applied` when GitHub certainly did nothing (a 4xx, a rate
+ * limit), `unknown` when the write may have happened (a 5xx, a lost response, a timeout) and was
+ * not retried because retrying could apply it twice.
+ */
+export type WriteOutcome = "not-applied" | "unknown";
+
+export interface GitHubErrorDetails {
+  kind: GitHubErrorKind;
+  /** What switchyard was doing, e.g. `add label agent:ready to acme/app#5`. */
+  operation: string;
+  /** The request, e.g. `POST /repos/acme/app/issues/5/labels` (never with credentials). */
+  request: string;
+  status: number | null;
+  attempts: number;
+  reason: string;
+  retryAfterMs?: number;
+  outcome?: WriteOutcome;
+}
+
+/** Every failure of shared/github surfaces as this error: which request failed and why. */
+export class GitHubApiError extends Error {
+  override name = "GitHubApiError";
+  readonly kind: GitHubErrorKind;
+  readonly operation: string;
+  readonly request: string;
+  readonly status: number | null;
+  readonly attempts: number;
+  readonly reason: string;
+  readonly retryAfterMs: number | undefined;
+  readonly outcome: WriteOutcome | undefined;
+
+  constructor(details: GitHubErrorDetails) {
+    const status = details.status === null ? "" : ` (HTTP ${details.status})`;
+    const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
+    const outcome =
+      details.outcome === "unknown"
+        ? "; the write may or may not have been applied, so it was not retried"
+        : "";
+    super(
+      `${details.operation}: ${details.request} failed after ${tries}: ${details.kind}${status}: ${details.reason}${outcome}`,
+    );
+    this.kind = details.kind;
+    this.operation = details.operation;
+    this.request = details.request;
+    this.status = details.status;
+    this.attempts = details.attempts;
+    this.reason = details.reason;
+    this.retryAfterMs = details.retryAfterMs;
+    this.outcome = details.outcome;
+  }
+}
+
+/** Misconfiguration found before any request: a wrong key format, a missing setting. */
+export class GitHubConfigError extends Error {
+  override name = "GitHubConfigError";
+}

@@ -1,0 +1,297 @@
+// Webhook payload schemas for the events switchyard handles (spec 6.1): the single source of
+// truth for the Worker's ingress validation. Each schema names only the fields switchyard
+// reads; everything else GitHub sends passes through untouched. `parseWebhook` decides
+// handled / ignored / invalid for an `X-GitHub-Event` and its parsed JSON body.
+import { z } from "zod";
+import { firstIssue } from "../validation.ts";
+
+const id = z.number().int().nonnegative();
+const instant = z.string().min(1);
+
+export const WebhookUserSchema = z.object({
+  login: z.string().min(1),
+  id,
+  type: z.string().optional(),
+});
+
+export const WebhookRepositorySchema = z.object({
+  id,
+  node_id: z.string().optional(),
+  name: z.string().min(1),
+  full_name: z.string().regex(/^[^/]+\/[^/]+$/, "expected owner/name"),
+  owner: z.object({ login: z.string().min(1), id }).optional(),
+  default_branch: z.string().optional(),
+});
+
+/** The short repository objects of installation events. */
+export const WebhookRepositoryRefSchema = z.object({
+  id,
+  node_id: z.string().optional(),
+  name: z.string().min(1),
+  full_name: z.string().regex(/^[^/]+\/[^/]+$/, "expected owner/name"),
+});
+
+export const WebhookInstallationRefSchema = z.object({ id });
+
+export const WebhookLabelSchema = z.object({
+  id,
+  name: z.string().min(1),
+  color: z.string().optional(),
+  description: z.string().nullable().optional(),
+});
+
+export const WebhookIssueSchema = z.object({
+  id,
+  node_id: z.string().min(1),
+  number: z.number().int().positive(),
+  title: z.string(),
+  state: z.enum(["open", "closed"]),
+  state_reason: z.enum(["completed", "not_planned", "reopened", "duplicate"]).nullable().optional(),
+  body: z.string().nullable().optional(),
+  labels: z.array(WebhookLabelSchema).optional(),
+  user: WebhookUserSchema.nullable(),
+  created_at: instant,
+  updated_at: instant,
+  closed_at: instant.nullable(),
+  /** Present when the "issue" is a pull request (issue_comment fires for both). */
+  pull_request: z.object({}).loose().optional(),
+});
+
+export const WebhookCommentSchema = z.object({
+  id,
+  node_id: z.string().min(1),
+  body: z.string(),
+  user: WebhookUserSchema.nullable(),
+  created_at: instant,
+  updated_at: instant,
+});
+
+const base = {
+  sender: WebhookUserSchema,
+  installation: WebhookInstallationRefSchema.optional(),
+};
+const repoEvent = { ...base, repository: WebhookRepositorySchema };
+
+const issuesBase = { ...repoEvent, issue: WebhookIssueSchema };
+const issues = {
+  opened: z.object({ action: z.literal("opened"), ...issuesBase }),
+  edited: z.object({
+    action: z.literal("edited"),
+    ...issuesBase,
+    changes: z.object({}).loose().optional(),
+  }),
+  closed: z.object({ action: z.literal("closed"), ...issuesBase }),
+  reopened: z.object({ action: z.literal("reopened"), ...issuesBase }),
+  deleted: z.object({ action: z.literal("deleted"), ...issuesBase }),
+  transferred: z.object({
+    action: z.literal("transferred"),
+    ...issuesBase,
+    changes: z.object({ new_issue: WebhookIssueSchema, new_repository: WebhookRepositorySchema }),
+  }),
+  labeled: z.object({
+    action: z.literal("labeled"),
+    ...issuesBase,
+    label: WebhookLabelSchema.optional(),
+  }),
+  unlabeled: z.object({
+    action: z.literal("unlabeled"),
+    ...issuesBase,
+    label: WebhookLabelSchema.optional(),
+  }),
+};
+
+const commentBase = { ...repoEvent, issue: WebhookIssueSchema, comment: WebhookCommentSchema };
+const issueComment = {
+  created: z.object({ action: z.literal("created"), ...commentBase }),
+  edited: z.object({
+    action: z.literal("edited"),
+    ...commentBase,
+    changes: z.object({}).loose().optional(),
+  }),
+  deleted: z.object({ action: z.literal("deleted"), ...commentBase }),
+};
+
+const subIssuesBase = {
+  ...repoEvent,
+  sub_issue_id: id,
+  sub_issue: WebhookIssueSchema,
+  sub_issue_repo: WebhookRepositorySchema,
+  parent_issue_id: id,
+  parent_issue: WebhookIssueSchema,
+  parent_issue_repo: WebhookRepositorySchema,
+};
+const subIssuesPayload = <A extends string>(a: A) =>
+  z.object({ action: z.literal(a), ...subIssuesBase });
+const subIssues = {
+  sub_issue_added: subIssuesPayload("sub_issue_added"),
+  sub_issue_removed: subIssuesPayload("sub_issue_removed"),
+  parent_issue_added: subIssuesPayload("parent_issue_added"),
+  parent_issue_removed: subIssuesPayload("parent_issue_removed"),
+};
+
+const dependencyBase = {
+  ...repoEvent,
+  blocked_issue_id: id,
+  blocked_issue: WebhookIssueSchema,
+  blocking_issue_id: id,
+  blocking_issue: WebhookIssueSchema,
+  blocking_issue_repo: WebhookRepositorySchema,
+};
+const dependencyPayload = <A extends string>(a: A) =>
+  z.object({ action: z.literal(a), ...dependencyBase });
+const issueDependencies = {
+  blocked_by_added: dependencyPayload("blocked_by_added"),
+  blocked_by_removed: dependencyPayload("blocked_by_removed"),
+  blocking_added: dependencyPayload("blocking_added"),
+  blocking_removed: dependencyPayload("blocking_removed"),
+};
+
+const label = {
+  edited: z.object({
+    action: z.literal("edited"),
+    ...repoEvent,
+    label: WebhookLabelSchema,
+    changes: z
+      .object({ name: z.object({ from: z.string() }).optional() })
+      .loose()
+      .optional(),
+  }),
+  deleted: z.object({ action: z.literal("deleted"), ...repoEvent, label: WebhookLabelSchema }),
+};
+
+const installationObject = z.object({
+  id,
+  account: z.object({ login: z.string().min(1), id }).nullable(),
+  repository_selection: z.enum(["all", "selected"]),
+  suspended_at: z.string().nullable().optional(),
+});
+const installationBase = {
+  sender: WebhookUserSchema,
+  installation: installationObject,
+  repositories: z.array(WebhookRepositoryRefSchema).optional(),
+};
+const installationPayload = <A extends string>(a: A) =>
+  z.object({ action: z.literal(a), ...installationBase });
+const installation = {
+  created: installationPayload("created"),
+  deleted: installationPayload("deleted"),
+  suspend: installationPayload("suspend"),
+  unsuspend: installationPayload("unsuspend"),
+  new_permissions_accepted: installationPayload("new_permissions_accepted"),
+};
+
+const installationRepositoriesBase = {
+  sender: WebhookUserSchema,
+  installation: installationObject,
+  repository_selection: z.enum(["all", "selected"]),
+  repositories_added: z.array(WebhookRepositoryRefSchema),
+  repositories_removed: z.array(WebhookRepositoryRefSchema),
+};
+const installationRepositories = {
+  added: z.object({ action: z.literal("added"), ...installationRepositoriesBase }),
+  removed: z.object({ action: z.literal("removed"), ...installationRepositoriesBase }),
+};
+
+const commit = z.object({
+  id: z.string(),
+  added: z.array(z.string()).optional(),
+  modified: z.array(z.string()).optional(),
+  removed: z.array(z.string()).optional(),
+});
+export const PushPayloadSchema = z.object({
+  ref: z.string().min(1),
+  after: z.string().min(1),
+  repository: WebhookRepositorySchema.extend({ default_branch: z.string().min(1) }),
+  commits: z.array(commit),
+  head_commit: commit.nullable().optional(),
+  sender: WebhookUserSchema.optional(),
+  installation: WebhookInstallationRefSchema.optional(),
+});
+
+/** Handled events and actions → payload schema. `push` has no action (key `""`). */
+export const WEBHOOK_SCHEMAS = {
+  installation,
+  installation_repositories: installationRepositories,
+  issues,
+  issue_comment: issueComment,
+  sub_issues: subIssues,
+  issue_dependencies: issueDependencies,
+  label,
+  push: { "": PushPayloadSchema },
+} as const satisfies Record<string, Record<string, z.ZodType>>;
+
+export type HandledEvent = keyof typeof WEBHOOK_SCHEMAS;
+
+/** The parsed payload type of one handled event and action, e.g. `WebhookPayload<"issues", "closed">`. */
+export type WebhookPayload<
+  E extends HandledEvent,
+  A extends keyof (typeof WEBHOOK_SCHEMAS)[E],
+> = (typeof WEBHOOK_SCHEMAS)[E][A] extends z.ZodType
+  ? z.infer<(typeof WEBHOOK_SCHEMAS)[E][A]>
+  : never;
+
+export type ParsedWebhook =
+  | { kind: "handled"; event: HandledEvent; action: string; payload: Record<string, unknown> }
+  | { kind: "ignored"; event: string; action: string | null; reason: string }
+  | { kind: "invalid"; event: string; action: string | null; path: string; message: string };
+
+export const CONFIG_PATH = ".github/switchyard.yml";
+
+/** Whether a push to the default branch touched switchyard's configuration file. */
+export function pushTouchesConfig(payload: z.infer<typeof PushPayloadSchema>): boolean {
+  const commits = [...payload.commits, ...(payload.head_commit ? [payload.head_commit] : [])];
+  return commits.some((c) =>
+    [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])].includes(CONFIG_PATH),
+  );
+}
+
+/**
+ * Classifies a verified webhook. `body` is the parsed JSON. Handled events whose payload
+ * fails its schema are `invalid`, naming the event, action and first bad path.
+ */
+export function parseWebhook(event: string, body: unknown): ParsedWebhook {
+  const action =
+    body && typeof body === "object" && typeof (body as { action?: unknown }).action === "string"
+      ? (body as { action: string }).action
+      : null;
+  if (!Object.hasOwn(WEBHOOK_SCHEMAS, event)) {
+    return { kind: "ignored", event, action, reason: `event ${event} is not handled` };
+  }
+  const byAction = WEBHOOK_SCHEMAS[event as HandledEvent] as Record<string, z.ZodType>;
+  const key = event === "push" ? "" : action;
+  if (key === null) {
+    return { kind: "invalid", event, action, path: "action", message: "expected a string action" };
+  }
+  if (!Object.hasOwn(byAction, key)) {
+    return { kind: "ignored", event, action, reason: `${event}.${key} is not handled` };
+  }
+  const result = byAction[key]!.safeParse(body);
+  if (!result.success) {
+    const first = firstIssue(result.error);
+    return { kind: "invalid", event, action, path: first.path, message: first.message };
+  }
+  const payload = result.data as Record<string, unknown>;
+  if (event === "push") {
+    const push = payload as z.infer<typeof PushPayloadSchema>;
+    if (push.ref !== `refs/heads/${push.repository.default_branch}`) {
+      return {
+        kind: "ignored",
+        event,
+        action,
+        reason: "push to a branch other than the default branch",
+      };
+    }
+    if (!pushTouchesConfig(push)) {
+      return { kind: "ignored", event, action, reason: `push does not touch ${CONFIG_PATH}` };
+    }
+  }
+  return { kind: "handled", event: event as HandledEvent, action: key, payload };
+}
+
+/** A one-line description of an invalid result, for a 400 answer. */
+export function describeInvalidWebhook(
+  result: Extract<ParsedWebhook, { kind: "invalid" }>,
+): string {
+  const action = result.action === null ? "" : `.${result.action}`;
+  return `invalid ${result.event}${action} payload at ${result.path}: ${result.message}`;
+}

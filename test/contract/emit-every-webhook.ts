@@ -1,0 +1,36 @@
+// The simulator driven through every change it can announce; used by the contract tests.
+import { createGitHubSimulator } from "../../infra/github-sim/app.ts";
+
+/** Drives the simulator through every change it can announce; returns the deliveries. */
+export async function emitEveryWebhook() {
+  const sim = createGitHubSimulator({ webhookSecret: "s" });
+  const st = sim.state;
+  const app = st.createRepo("acme", "app");
+  const lib = st.createRepo("acme", "lib");
+  const inst = st.install("acme", ["app"], "octocat");
+  st.changeInstallationRepos(inst, ["lib"], [], "octocat");
+  st.setSuspended(inst, true, "octocat");
+  st.setSuspended(inst, false, "octocat");
+  const one = st.createIssue(app, { title: "One", body: "first", labels: ["bug"] }, "alice");
+  const two = st.createIssue(app, { title: "Two" }, "alice");
+  const other = st.createIssue(lib, { title: "Lib" }, "alice");
+  st.editIssue(one, { title: "One (renamed)" }, "alice");
+  st.addLabels(one, ["agent:ready"], "switchyard-sim[bot]");
+  st.removeLabel(one, "agent:ready", "switchyard-sim[bot]");
+  const comment = st.addComment(one, "claimed-by: agent-1", "switchyard-sim[bot]");
+  st.editComment(comment.id, "claimed-by: agent-2", "alice");
+  st.deleteComment(comment.id, "alice");
+  st.addSubIssue(one, two, false, "alice");
+  st.removeSubIssue(one, two, "alice");
+  st.addBlockedBy(one, other, "alice");
+  st.removeBlockedBy(one, other, "alice");
+  st.closeIssue(two, "not_planned", "alice");
+  st.reopenIssue(two, "alice");
+  st.editLabel(app, "bug", { name: "defect", color: "ff0000" }, "alice");
+  st.deleteLabel(app, "defect", "alice");
+  st.transferIssue(two, lib, "alice");
+  st.deleteIssue(one, "alice");
+  st.changeInstallationRepos(inst, [], ["lib"], "octocat");
+  st.uninstall(inst, "octocat");
+  return sim.webhooks.drain();
+}

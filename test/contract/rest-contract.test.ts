@@ -1,0 +1,154 @@
+// Every REST operation the simulator serves, exercised through the client and by direct calls;
+// every response body checked against GitHub's published OpenAPI schema for its status, and
+// every request body the client sends checked against the operation's request schema.
+import { generateKeyPairSync } from "node:crypto";
+import { createAppAuth } from "@octokit/auth-app";
+import { describe, expect, it } from "vitest";
+import { createGitHubSimulator, simulatorFetch } from "../../infra/github-sim/app.ts";
+import { CONTRACT_OPERATIONS } from "../../infra/github-sim/contract/operations.ts";
+import { seedSnapshot } from "../../infra/github-sim/seed.ts";
+import { GitHubClient } from "../../shared/github/client.ts";
+import { fetchSnapshot } from "../../shared/github/fetch-snapshot.ts";
+import { fetchChanges } from "../../shared/github/incremental.ts";
+import * as writes from "../../shared/github/writes.ts";
+import { checkRequestBody, checkResponse, templateFor } from "./openapi.ts";
+
+interface Exchange {
+  method: string;
+  template: string;
+  status: number;
+  body: unknown;
+  problem: string | null;
+}
+
+const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const PKCS8 = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+const SPKI = publicKey.export({ type: "spki", format: "pem" }).toString();
+
+describe("REST responses match GitHub's OpenAPI description", () => {
+  it("for every operation the simulator implements", async () => {
+    const sim = createGitHubSimulator({ appId: 7, appPublicKey: SPKI });
+    const inner = simulatorFetch(sim);
+    const exchanges: Exchange[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      const url = new URL(request.url);
+      const reqText = init?.body ? String(init.body) : "";
+      const response = await inner(input, init);
+      const template = templateFor(request.method, url.pathname);
+      if (template) {
+        const text = await response.clone().text();
+        const body = text === "" ? null : JSON.parse(text);
+        const problem =
+          checkResponse(request.method, template, response.status, body) ??
+          (reqText && response.status < 300
+            ? checkRequestBody(request.method, template, JSON.parse(reqText))
+            : null);
+        exchanges.push({
+          method: request.method,
+          template,
+          status: response.status,
+          body,
+          problem,
+        });
+      }
+      return response;
+    };
+
+    seedSnapshot(sim.state, {
+      repo: "acme/app",
+      issues: [1, 2, 3, 4, 5].map((n) => ({
+        number: n,
+        title: `Issue ${n}`,
+        state: n === 5 ? "closed" : "open",
+        stateReason: n === 5 ? "completed" : null,
+        createdAt: "2026-11-01T00:00:00Z",
+        updatedAt: "2026-11-01T00:00:00Z",
+        closedAt: n === 5 ? "2026-11-02T00:00:00Z" : null,
+        labels: n === 1 ? ["agent:ready", "agent:processing"] : [],
+        parent: n === 2 ? 1 : undefined,
+        blockedBy: n === 3 ? [2, "acme/lib#1"] : undefined,
+      })),
+    });
+    const installation = sim.state.install("acme", ["app", "lib"], "octocat");
+    const user = new GitHubClient({
+      auth: { kind: "token", token: "t" },
+      baseUrl: "http://sim.test",
+      fetch: recording,
+    });
+    const app = new GitHubClient({
+      auth: { kind: "app", appId: 7, privateKey: PKCS8, installationId: installation.id },
+      baseUrl: "http://sim.test",
+      fetch: recording,
+    });
+    const { token: jwt } = await createAppAuth({ appId: 7, privateKey: PKCS8 })({ type: "app" });
+    const raw = async (method: string, path: string, token: string, body?: unknown) => {
+      await recording(`http://sim.test${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    };
+
+    // The client's own traffic.
+    await fetchSnapshot(app, "acme/app");
+    const changes = await fetchChanges(app, "acme/app", {
+      since: "2026-11-01T00:00:00Z",
+      etag: null,
+      boundary: [],
+    });
+    await fetchChanges(app, "acme/app", changes.watermark); // 304
+    await writes.addLabels(app, "acme/app", 4, ["agent:ready"]);
+    await writes.removeLabel(app, "acme/app", 4, "agent:ready");
+    await writes.removeLabel(app, "acme/app", 4, "agent:ready"); // 404 Label does not exist
+    await writes.createComment(app, "acme/app", 4, "hello");
+    await writes.closeIssue(app, "acme/app", 4, "not_planned");
+    await writes.addSubIssue(app, "acme/app", 1, 4);
+    await writes.removeSubIssue(app, "acme/app", 1, 4);
+    await writes.addBlockedBy(app, "acme/app", 4, 2);
+    await writes.removeBlockedBy(app, "acme/app", 4, 2);
+    await writes.getIssue(user, "acme/app", 99).catch(() => undefined); // 404
+
+    // Everything else the simulator serves.
+    await raw("GET", "/app", jwt);
+    await raw("GET", "/app/installations", jwt);
+    await raw("GET", "/repos/acme/app/installation", jwt);
+    // @octokit/auth-app signs /app routes with the App JWT by itself.
+    const minted = await app.send<{ token: string }>({
+      operation: "mint an installation token",
+      route: "POST /app/installations/{installation_id}/access_tokens",
+      params: { installation_id: installation.id },
+      idempotent: false,
+    });
+    await raw("GET", "/installation/repositories", minted.data.token);
+    await raw("GET", "/rate_limit", "t");
+    await raw("GET", "/repos/acme/app", "t");
+    await raw("POST", "/repos/acme/app/issues", "t", { title: "From the API", labels: ["bug"] });
+    await raw("GET", "/repos/acme/app/issues/1", "t");
+    await raw("PATCH", "/repos/acme/app/issues/1", "t", { title: "Renamed" });
+    await raw("PATCH", "/repos/acme/app/issues/1", "t", { state: "closed", state_reason: "bogus" }); // 422
+    await raw("GET", "/repos/acme/app/issues/1/comments", "t");
+    await raw("GET", "/repos/acme/app/issues/1/events", "t");
+    await raw("GET", "/repos/acme/app/issues/1/labels", "t");
+    await raw("GET", "/repos/acme/app/issues/1/sub_issues", "t");
+    await raw("GET", "/repos/acme/app/issues/3/dependencies/blocked_by", "t");
+    await raw("GET", "/repos/acme/app/issues/2/dependencies/blocking", "t");
+    await raw("POST", "/repos/acme/app/issues/1/sub_issues", "t", {
+      sub_issue_id: sim.state.repo("acme", "app")!.issues.get(2)!.id,
+    }); // 422
+
+    const problems = exchanges.filter((e) => e.problem !== null).map((e) => e.problem);
+    expect(problems).toEqual([]);
+    const covered = new Set(
+      exchanges.filter((e) => e.status < 300).map((e) => `${e.method} ${e.template}`),
+    );
+    const missing = CONTRACT_OPERATIONS.map((o) => `${o.method} ${o.path}`).filter(
+      (k) => !covered.has(k),
+    );
+    expect(missing).toEqual([]);
+    // Error answers are checked too.
+    expect(exchanges.some((e) => e.status === 404)).toBe(true);
+    expect(exchanges.some((e) => e.status === 422)).toBe(true);
+    expect(exchanges.some((e) => e.status === 304)).toBe(true);
+  });
+});

@@ -1,0 +1,60 @@
+// The simulator and shared/github inside workerd (the Workers runtime): both are Web-standard,
+// so the Worker can use the client and workerd tests can run the simulator in-process.
+import { describe, expect, inject, it } from "vitest";
+import { createGitHubSimulator, simulatorFetch } from "../../infra/github-sim/app.ts";
+import { seedSnapshot } from "../../infra/github-sim/seed.ts";
+import { GitHubClient } from "../../shared/github/client.ts";
+import { fetchSnapshot } from "../../shared/github/fetch-snapshot.ts";
+import { fetchChanges } from "../../shared/github/incremental.ts";
+import { parseWebhook } from "../../shared/github/webhooks.ts";
+import { addBlockedBy, closeIssue } from "../../shared/github/writes.ts";
+
+const T0 = "2026-11-01T00:00:00Z";
+const issue = (number: number, extra = {}) => ({
+  number,
+  title: `Issue ${number}`,
+  state: "open" as const,
+  stateReason: null,
+  createdAt: T0,
+  updatedAt: T0,
+  closedAt: null,
+  labels: [],
+  ...extra,
+});
+
+describe("shared/github and the simulator in workerd", () => {
+  it("authenticates as an App with a PKCS#8 key, fetches, writes, reconciles and emits webhooks", async () => {
+    const { pkcs8: privateKey, spki: publicKey } = inject("appKeys");
+    const sim = createGitHubSimulator({ appId: 3, appPublicKey: publicKey });
+    seedSnapshot(sim.state, {
+      repo: "acme/app",
+      issues: [issue(1), issue(2, { parent: 1 }), issue(3)],
+    });
+    const installation = sim.state.install("acme", ["app"], "octocat");
+    const client = new GitHubClient({
+      auth: { kind: "app", appId: 3, privateKey, installationId: installation.id },
+      baseUrl: "http://sim.test",
+      fetch: simulatorFetch(sim),
+    });
+    const { snapshot } = await fetchSnapshot(client, "acme/app");
+    expect(snapshot.issues.map((i) => i.parent ?? null)).toEqual([null, 1, null]);
+    await addBlockedBy(client, "acme/app", 3, 1);
+    await closeIssue(client, "acme/app", 1);
+    const changes = await fetchChanges(client, "acme/app", {
+      since: "2026-11-02T00:00:00Z",
+      etag: null,
+      boundary: [],
+    });
+    expect(changes.issues.map((i) => [i.number, i.state])).toEqual([
+      [1, "closed"],
+      [3, "open"],
+    ]);
+    const deliveries = await sim.webhooks.drain();
+    const kinds = deliveries.map((d) => `${d.event}.${d.action}`);
+    expect(kinds).toContain("issue_dependencies.blocked_by_added");
+    expect(kinds).toContain("issues.closed");
+    for (const d of deliveries)
+      expect(parseWebhook(d.event, JSON.parse(d.body)).kind).toBe("handled");
+    expect(sim.tokens.issued).toBe(1);
+  });
+});
