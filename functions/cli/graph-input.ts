@@ -2,18 +2,38 @@ import { parseConfigYaml } from "../../shared/config/parse.ts";
 import { type Config, DEFAULT_CONFIG } from "../../shared/config/schema.ts";
 import { parseSnapshot, type Snapshot } from "../../shared/graph/snapshot.ts";
 import { ValidationError } from "../../shared/validation.ts";
-import { instantFlag, numberFlag, type OptionSpec } from "./args.ts";
+import { instantFlag, numberFlag, type OptionSpec, requireFlag } from "./args.ts";
+import { apiUrlFlag, fetchSnapshotForCli, requireRepoFlag } from "./github.ts";
 import { type CliIo, UsageError } from "./io.ts";
 import { readJsonFile } from "./read-json.ts";
 
 /** Flags shared by the commands that evaluate a graph (`scan`, `produce`). */
 export const graphFlags = {
   snapshot: { type: "string" },
+  repo: { type: "string" },
+  "api-url": { type: "string" },
   config: { type: "string" },
   now: { type: "string" },
   "window-hours": { type: "string" },
   machine: { type: "string" },
 } satisfies OptionSpec;
+
+/** The graph to evaluate: a snapshot file, or a repository fetched with GITHUB_TOKEN. */
+export async function loadGraph(
+  io: CliIo,
+  command: string,
+  flags: { snapshot?: string; repo?: string; "api-url"?: string },
+): Promise<Snapshot> {
+  if (flags.snapshot !== undefined && flags.repo !== undefined) {
+    throw new UsageError(`${command}: give either --snapshot or --repo, not both`);
+  }
+  if (flags.repo !== undefined) {
+    const repo = requireRepoFlag(command, flags.repo);
+    return fetchSnapshotForCli(io, repo, apiUrlFlag(command, flags["api-url"]), command);
+  }
+  if (flags["api-url"] !== undefined) throw new UsageError(`${command}: --api-url needs --repo`);
+  return loadSnapshot(io, command, requireFlag(command, "snapshot or --repo", flags.snapshot));
+}
 
 export async function loadSnapshot(io: CliIo, command: string, path: string): Promise<Snapshot> {
   const raw = await readJsonFile(io, command, path);

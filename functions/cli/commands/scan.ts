@@ -1,18 +1,17 @@
 import { scan } from "../../../shared/graph/scan.ts";
-import { parseFlags, requireFlag } from "../args.ts";
+import { parseFlags } from "../args.ts";
 import type { CliCommand } from "../command.ts";
-import { graphFlags, loadConfig, loadSnapshot, scanOptionsFromFlags } from "../graph-input.ts";
+import { graphFlags, loadConfig, loadGraph, scanOptionsFromFlags } from "../graph-input.ts";
 import { writeJson } from "../io.ts";
 
 export const scanCommand: CliCommand = {
   name: "scan",
   usage:
-    "scan --snapshot FILE [--now ISO] [--window-hours N] [--machine NAME] [--config switchyard.yml]",
+    "scan --snapshot FILE | --repo OWNER/NAME [--api-url URL] [--now ISO] [--window-hours N] [--machine NAME] [--config switchyard.yml]",
   async run(argv, io) {
     const flags = parseFlags("scan", argv, graphFlags);
-    const path = requireFlag("scan", "snapshot", flags.snapshot);
     const config = await loadConfig(io, "scan", flags.config);
-    const snapshot = await loadSnapshot(io, "scan", path);
+    const snapshot = await loadGraph(io, "scan", flags);
     writeJson(io, scan(snapshot, scanOptionsFromFlags(io, "scan", flags, config)));
   },
 };

@@ -73,7 +73,7 @@ describe("switchyard scan --snapshot", () => {
   });
 
   it.each([
-    [["scan"], "--snapshot is required"],
+    [["scan"], "--snapshot or --repo is required"],
     [["scan", "--snapshot", "/nonexistent/x.json"], "cannot read /nonexistent/x.json"],
     [["scan", "--snapshot", demo, "--now", "tomorrow"], "--now must be an ISO-8601 timestamp"],
     [
