@@ -527,59 +527,49 @@ export class SimState {
     parent.subIssueIds.push(child.id);
     this.touch(parent);
     this.touch(child);
-    const body = () => ({
-      sub_issue_id: child.id,
-      sub_issue: child,
-      sub_issue_repo: childRepo,
-      parent_issue_id: parent.id,
-      parent_issue: parent,
-      parent_issue_repo: parentRepo,
-    });
-    this.onEvent({
-      event: "sub_issues",
-      action: "sub_issue_added",
-      repo: parentRepo,
-      sender,
-      body,
-    });
-    this.onEvent({
-      event: "sub_issues",
-      action: "parent_issue_added",
-      repo: childRepo,
-      sender,
-      body,
-    });
+    this.emitSubIssue("added", parent, child, sender);
   }
 
   removeSubIssue(parent: SimIssue, child: SimIssue, sender: string): void {
     if (child.parentId !== parent.id) throw new SimHttpError(404, "Not Found");
-    const parentRepo = this.repoOf(parent);
-    const childRepo = this.repoOf(child);
     child.parentId = null;
     parent.subIssueIds = parent.subIssueIds.filter((id) => id !== child.id);
     this.touch(parent);
     this.touch(child);
-    const body = () => ({
+    this.emitSubIssue("removed", parent, child, sender);
+  }
+
+  /**
+   * GitHub sends each side its own event: the parent's repository gets `sub_issue_*` naming the
+   * sub-issue's repository, the sub-issue's repository gets `parent_issue_*` naming the parent's.
+   */
+  private emitSubIssue(
+    kind: "added" | "removed",
+    parent: SimIssue,
+    child: SimIssue,
+    sender: string,
+  ) {
+    const parentRepo = this.repoOf(parent);
+    const childRepo = this.repoOf(child);
+    const issues = () => ({
       sub_issue_id: child.id,
       sub_issue: child,
-      sub_issue_repo: childRepo,
       parent_issue_id: parent.id,
       parent_issue: parent,
-      parent_issue_repo: parentRepo,
     });
     this.onEvent({
       event: "sub_issues",
-      action: "sub_issue_removed",
+      action: `sub_issue_${kind}`,
       repo: parentRepo,
       sender,
-      body,
+      body: () => ({ ...issues(), sub_issue_repo: childRepo }),
     });
     this.onEvent({
       event: "sub_issues",
-      action: "parent_issue_removed",
+      action: `parent_issue_${kind}`,
       repo: childRepo,
       sender,
-      body,
+      body: () => ({ ...issues(), parent_issue_repo: parentRepo }),
     });
   }
 
@@ -619,26 +609,26 @@ export class SimState {
   ) {
     const blockedRepo = this.repoOf(blocked);
     const blockingRepo = this.repoOf(blocking);
-    const body = () => ({
+    const issues = () => ({
       blocked_issue_id: blocked.id,
       blocked_issue: blocked,
       blocking_issue_id: blocking.id,
       blocking_issue: blocking,
-      blocking_issue_repo: blockingRepo,
     });
+    // As on GitHub: each side's event names the other side's repository.
     this.onEvent({
       event: "issue_dependencies",
       action: `blocked_by_${kind}`,
       repo: blockedRepo,
       sender,
-      body,
+      body: () => ({ ...issues(), blocking_issue_repo: blockingRepo }),
     });
     this.onEvent({
       event: "issue_dependencies",
       action: `blocking_${kind}`,
       repo: blockingRepo,
       sender,
-      body,
+      body: () => ({ ...issues(), blocked_issue_repo: blockedRepo }),
     });
   }
 

@@ -55,6 +55,7 @@ const REPO_KEYS = new Set([
   "sub_issue_repo",
   "parent_issue_repo",
   "blocking_issue_repo",
+  "blocked_issue_repo",
   "new_repository",
 ]);
 const REPO_LIST_KEYS = new Set(["repositories", "repositories_added", "repositories_removed"]);

@@ -111,14 +111,16 @@ const issueComment = {
   deleted: z.object({ action: z.literal("deleted"), ...commentBase }),
 };
 
+// Each side names only the other side's repository (`sub_issue_*` carries `sub_issue_repo`,
+// `parent_issue_*` carries `parent_issue_repo`); the receiving side is `repository`.
 const subIssuesBase = {
   ...repoEvent,
   sub_issue_id: id,
   sub_issue: WebhookIssueSchema,
-  sub_issue_repo: WebhookRepositorySchema,
+  sub_issue_repo: WebhookRepositorySchema.optional(),
   parent_issue_id: id,
   parent_issue: WebhookIssueSchema,
-  parent_issue_repo: WebhookRepositorySchema,
+  parent_issue_repo: WebhookRepositorySchema.optional(),
 };
 const subIssuesPayload = <A extends string>(a: A) =>
   z.object({ action: z.literal(a), ...subIssuesBase });
@@ -129,13 +131,15 @@ const subIssues = {
   parent_issue_removed: subIssuesPayload("parent_issue_removed"),
 };
 
+// `blocked_by_*` carries `blocking_issue_repo`, `blocking_*` carries `blocked_issue_repo`.
 const dependencyBase = {
   ...repoEvent,
   blocked_issue_id: id,
   blocked_issue: WebhookIssueSchema,
+  blocked_issue_repo: WebhookRepositorySchema.optional(),
   blocking_issue_id: id,
   blocking_issue: WebhookIssueSchema,
-  blocking_issue_repo: WebhookRepositorySchema,
+  blocking_issue_repo: WebhookRepositorySchema.optional(),
 };
 const dependencyPayload = <A extends string>(a: A) =>
   z.object({ action: z.literal(a), ...dependencyBase });

@@ -117,5 +117,18 @@ export function checkWebhook(event: string, action: string, payload: unknown): s
   const hook = SUBSET.webhooks[key];
   if (!hook) return `no webhook ${key} in the contract`;
   const v = compile(`webhook ${key}`, hook.schema);
-  return v(payload) ? null : `${key}: ${explain(v)}`;
+  if (!v(payload)) return `${key}: ${explain(v)}`;
+  // GitHub's schemas allow extra properties, so ajv cannot see a top-level field GitHub never
+  // sends (e.g. both repositories on a sub_issues event); switchyard must not come to rely on one.
+  const ref = (hook.schema as { $ref?: string }).$ref;
+  const name = ref?.replace("#/components/schemas/", "");
+  const documented = name
+    ? (SUBSET.components as Record<string, Record<string, { properties?: object }>>).schemas?.[name]
+        ?.properties
+    : undefined;
+  if (documented && payload && typeof payload === "object") {
+    const extra = Object.keys(payload).filter((k) => !Object.hasOwn(documented, k));
+    if (extra.length > 0) return `${key}: fields GitHub does not send: ${extra.join(", ")}`;
+  }
+  return null;
 }
