@@ -96,6 +96,7 @@ export function analyzeGraph(snapshot: Snapshot, scanOptions: ScanOptions = {}):
     (n) => open.get(n)?.openBlockers.length ?? 0,
     options.windowFromMs,
     options.windowToMs,
+    options.causes,
   );
 
   // Only issues blocked by another open issue of this repository can sit on a cycle.

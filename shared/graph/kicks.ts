@@ -13,13 +13,15 @@ export interface Kick {
 /**
  * Close events propagated one step: a closed child kicks its open parent; a closed blocker
  * kicks each open issue it leaves with no open blockers. Only closes inside `(from, to]` count,
- * so each close is materialized once by a caller that advances `from`.
+ * so each close is materialized once by a caller that advances `from` — or, when `causes` is
+ * given, exactly those closes.
  */
 export function findKicks(
   graph: GraphIndex,
   openBlockerCount: (n: number) => number,
   fromMs: number,
   toMs: number,
+  causes?: readonly IssueRef[],
 ): Kick[] {
   const merged = new Map<string, Kick>();
   const add = (target: number, kind: KickKind, cause: IssueRef) => {
@@ -40,15 +42,37 @@ export function findKicks(
     }
   };
 
-  for (const issue of graph.sorted) {
-    if (issue.state !== "closed" || !inWindow(issue.closedAt)) continue;
-    const parent = graph.parentOf(issue.number);
-    if (typeof parent === "number" && isOpenOwn(parent)) add(parent, "child-closed", issue.number);
-    kickUnblocked(issue.number);
-  }
-  for (const entry of graph.external.values()) {
-    if (entry.state !== "closed" || !inWindow(entry.closedAt)) continue;
-    kickUnblocked(canonicalRef(entry.ref, graph.repo));
+  const kickFrom = (cause: IssueRef) => {
+    if (typeof cause === "number") {
+      const issue = graph.issue(cause);
+      if (issue) {
+        if (issue.state !== "closed") return;
+        const parent = graph.parentOf(cause);
+        if (typeof parent === "number" && isOpenOwn(parent)) add(parent, "child-closed", cause);
+        kickUnblocked(cause);
+        return;
+      }
+    }
+    if (graph.stateOf(cause) === "closed") kickUnblocked(cause);
+  };
+
+  if (causes !== undefined) {
+    const seen = new Set<string>();
+    for (const raw of causes) {
+      const cause = canonicalRef(raw, graph.repo);
+      const key = typeof cause === "number" ? `#${cause}` : cause.toLowerCase();
+      if (seen.has(key)) continue;
+      seen.add(key);
+      kickFrom(cause);
+    }
+  } else {
+    for (const issue of graph.sorted) {
+      if (issue.state === "closed" && inWindow(issue.closedAt)) kickFrom(issue.number);
+    }
+    for (const entry of graph.external.values()) {
+      if (entry.state === "closed" && inWindow(entry.closedAt))
+        kickFrom(canonicalRef(entry.ref, graph.repo));
+    }
   }
 
   const kicks = [...merged.values()];

@@ -1,4 +1,5 @@
 import { type Config, DEFAULT_CONFIG } from "../config/schema.ts";
+import type { IssueRef } from "./refs.ts";
 import type { Snapshot } from "./snapshot.ts";
 import { formatInstant, instantMs } from "./time.ts";
 
@@ -14,6 +15,12 @@ export interface ScanOptions {
    * Wins over `windowHours`.
    */
   window?: { from: string; to: string };
+  /**
+   * Kicks for exactly these closed issues instead of the closes inside the window: the Worker
+   * passes the closes it learned since its producer watermark, so a close that reached it late
+   * (a lost webhook found by reconciliation) still kicks, and none kicks twice.
+   */
+  causes?: readonly IssueRef[];
   /** Rotates `ready` so machines sharing a queue start at different issues. */
   machine?: string;
   config?: Config;
@@ -23,6 +30,7 @@ export interface ResolvedScanOptions {
   nowMs: number;
   windowFromMs: number;
   windowToMs: number;
+  causes: readonly IssueRef[] | undefined;
   machine: string | undefined;
   config: Config;
 }
@@ -52,7 +60,14 @@ export function resolveScanOptions(snapshot: Snapshot, options: ScanOptions): Re
     windowToMs = nowMs;
     windowFromMs = nowMs - hours * 3_600_000;
   }
-  return { nowMs, windowFromMs, windowToMs, machine: options.machine, config };
+  return {
+    nowMs,
+    windowFromMs,
+    windowToMs,
+    causes: options.causes,
+    machine: options.machine,
+    config,
+  };
 }
 
 export function windowOf(resolved: ResolvedScanOptions) {

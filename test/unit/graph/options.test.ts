@@ -67,3 +67,41 @@ describe("scan options", () => {
     expect(scan(snapshot).ready).toEqual([2]);
   });
 });
+
+describe("explicit kick causes (the Worker's producer watermark)", () => {
+  const snapshot = parseSnapshot({
+    ...base,
+    now: "2026-11-29T12:00:00Z",
+    issues: [
+      ...base.issues,
+      {
+        ...base.issues[0]!,
+        number: 3,
+        blockedBy: ["other/lib#5"],
+      },
+      {
+        ...base.issues[0]!,
+        number: 4,
+        blockedBy: [],
+      },
+    ],
+    external: [{ ref: "other/lib#5", state: "closed", closedAt: "2026-11-01T00:00:00Z" }],
+  });
+
+  it("kicks for exactly the given closes, whenever they happened", () => {
+    expect(scan(snapshot, { causes: [1] }).kicks).toEqual([
+      { target: 2, kind: "unblocked", causes: [1] },
+    ]);
+    expect(scan(snapshot, { causes: ["Other/Lib#5"] }).kicks).toEqual([
+      { target: 3, kind: "unblocked", causes: ["Other/Lib#5"] },
+    ]);
+    expect(scan(snapshot, { causes: [] }).kicks).toEqual([]);
+  });
+
+  it("ignores causes that are open or unknown, and duplicates", () => {
+    expect(scan(snapshot, { causes: [4, 99, "x/y#1"] }).kicks).toEqual([]);
+    expect(scan(snapshot, { causes: [1, "acme/rocket#1", 1] }).kicks).toEqual([
+      { target: 2, kind: "unblocked", causes: [1] },
+    ]);
+  });
+});

@@ -84,3 +84,26 @@ describe("graph properties", () => {
     );
   });
 });
+
+describe("explicit causes", () => {
+  it("naming the closes inside the window gives the same kicks as the window", () => {
+    fc.assert(
+      fc.property(snapshotArbitrary(), (input) => {
+        const snapshot = parseSnapshot(input);
+        const from = Date.parse("2026-11-29T10:00:00Z");
+        const to = Date.parse("2026-11-29T12:00:00Z");
+        const inWindow = (at: string | null | undefined) =>
+          !!at && Date.parse(at) > from && Date.parse(at) <= to;
+        const causes = [
+          ...snapshot.issues
+            .filter((i) => i.state === "closed" && inWindow(i.closedAt))
+            .map((i) => i.number),
+          ...(snapshot.external ?? [])
+            .filter((e) => e.state === "closed" && inWindow(e.closedAt))
+            .map((e) => e.ref),
+        ];
+        expect(scan(snapshot, { causes }).kicks).toEqual(scan(snapshot).kicks);
+      }),
+    );
+  });
+});
