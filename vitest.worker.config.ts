@@ -1,21 +1,33 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { APP_ID, WEBHOOK_SECRET } from "./test/worker/global-setup.ts";
 
-/** Tests that run inside workerd: the Worker, its Durable Objects, real SQLite storage. */
+/**
+ * Tests that run inside workerd: the Worker, its Durable Objects on real SQLite storage, and
+ * GitHub = the simulator over real HTTP (started in Node by the global setup).
+ */
 export default defineConfig({
   plugins: [
-    cloudflareTest({
+    cloudflareTest(({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
         bindings: {
-          GITHUB_WEBHOOK_SECRET: "test-webhook-secret",
+          GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
+          GITHUB_API_URL: inject("simUrl"),
+          GITHUB_APP_ID: String(APP_ID),
+          GITHUB_APP_PRIVATE_KEY: inject("appPrivateKey"),
           PRODUCER_DEBOUNCE_MS: "0",
+          GITHUB_RETRY_BASE_MS: "5",
+          GITHUB_TIMEOUT_MS: "1500",
         },
       },
-    }),
+    })),
   ],
   test: {
     name: "worker",
     include: ["test/worker/**/*.test.ts"],
+    globalSetup: ["test/worker/global-setup.ts"],
+    // One GitHub simulator serves every file: files run one after another, each resetting it.
+    fileParallelism: false,
   },
 });

@@ -17,6 +17,10 @@ export interface Env {
   WEBHOOK_MAX_BYTES?: string;
   /** Producer debounce after a change, in milliseconds (default 2000). */
   PRODUCER_DEBOUNCE_MS?: string;
+  /** Per-attempt timeout of a GitHub request, in milliseconds (default 15000). */
+  GITHUB_TIMEOUT_MS?: string;
+  /** Base of the jittered backoff between GitHub retries, in milliseconds (default 500). */
+  GITHUB_RETRY_BASE_MS?: string;
 }
 
 /** Names the setting an operation needs when it is missing, instead of failing obscurely. */

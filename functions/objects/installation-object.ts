@@ -34,6 +34,8 @@ const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
  */
 export class InstallationObject extends DurableObject<Env> {
   private readonly sql: Sql;
+  /** Installation tokens, in memory only: a raw token is never written to storage. */
+  private readonly tokens = new Map<string, string>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -153,6 +155,15 @@ export class InstallationObject extends DurableObject<Env> {
       const left = this.sql`SELECT 1 FROM pending LIMIT 1`.length > 0;
       if (left) await this.ctx.storage.setAlarm(Date.now() + (retry ? 30_000 : 0));
     }
+  }
+
+  /** The token cache every GitHub client of this installation shares (see shared/github/auth). */
+  tokenCacheGet(key: string): string | undefined {
+    return this.tokens.get(key);
+  }
+
+  tokenCacheSet(key: string, value: string): void {
+    this.tokens.set(key, value);
   }
 
   /**

@@ -13,8 +13,10 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       updated_ms INTEGER NOT NULL,
       closed_at TEXT,
       labels TEXT NOT NULL,
-      body TEXT
+      body TEXT,
+      closed_seq INTEGER
     )`);
+    sql.exec(`CREATE INDEX issues_by_closed_seq ON issues (closed_seq)`);
     sql.exec(`CREATE TABLE tombstones (number INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL)`);
     sql.exec(
       `CREATE TABLE parents (child INTEGER PRIMARY KEY, parent TEXT, at_ms INTEGER NOT NULL)`,
@@ -24,7 +26,8 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       PRIMARY KEY (issue, blocker)
     )`);
     sql.exec(`CREATE TABLE external (
-      ref TEXT PRIMARY KEY, state TEXT NOT NULL, closed_at TEXT, at_ms INTEGER NOT NULL
+      ref TEXT PRIMARY KEY, state TEXT NOT NULL, closed_at TEXT, at_ms INTEGER NOT NULL,
+      closed_seq INTEGER, etag TEXT
     )`);
     sql.exec(`CREATE TABLE label_events (
       number INTEGER NOT NULL, label TEXT NOT NULL, action TEXT NOT NULL, actor TEXT,

@@ -13,13 +13,13 @@ export const DELIVERY_RETENTION_MS = 7 * DAY_MS;
 export const AUDIT_LIMIT = 2_000;
 
 export interface Watermarks {
-  /** Time of the last event applied from a webhook. */
+  /** Time of the last webhook delivery applied. */
   lastEventAt: string | null;
-  /** Incremental reconcile: issues updated since this instant, and the ETag of that listing. */
-  incremental: { since: string | null; etag: string | null; at: string | null };
+  /** Incremental reconcile: the listing's `since`, its ETag and the issues seen at `since`. */
+  incremental: { since: string; etag: string | null; boundary: number[]; at: string } | null;
   lastFullReconcileAt: string | null;
-  /** The producer has materialized every kick caused by a close at or before this instant. */
-  producerThrough: string | null;
+  /** The producer has materialized every close learned up to `seq` (at time `at`). */
+  producer: { seq: number; at: string | null };
 }
 
 export interface RepoIdentity {
@@ -31,9 +31,9 @@ export interface RepoIdentity {
 
 const EMPTY_WATERMARKS: Watermarks = {
   lastEventAt: null,
-  incremental: { since: null, etag: null, at: null },
+  incremental: null,
   lastFullReconcileAt: null,
-  producerThrough: null,
+  producer: { seq: 0, at: null },
 };
 
 type IssueRow = {
@@ -48,9 +48,13 @@ type IssueRow = {
   closed_at: string | null;
   labels: string;
   body: string | null;
+  closed_seq: number | null;
 };
 
 const ms = (iso: string) => Date.parse(iso);
+
+/** What the audit log stores for an entry: a JSON object. */
+export type AuditDetail = Record<string, string | number | boolean | null | object>;
 
 /** The repository's graph in SQLite: every read and write of RepoObject's tables goes here. */
 export class RepoStore {
@@ -68,15 +72,19 @@ export class RepoStore {
 
   // --- meta -------------------------------------------------------------------------------
 
-  private getMeta<T>(key: string): T | undefined {
+  getMeta<T>(key: string): T | undefined {
     const row = this.sql<{ value: string }>`SELECT value FROM meta WHERE key = ${key}`[0];
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
-  private setMeta(key: string, value: unknown): void {
+  setMeta(key: string, value: unknown): void {
     const text = JSON.stringify(value);
     this.sql`INSERT INTO meta (key, value) VALUES (${key}, ${text})
       ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+  }
+
+  deleteMeta(key: string): void {
+    this.sql`DELETE FROM meta WHERE key = ${key}`;
   }
 
   identity(): RepoIdentity | undefined {
@@ -138,13 +146,13 @@ export class RepoStore {
     this.sql`DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - ${AUDIT_LIMIT}`;
   }
 
-  auditLog(limit = 100): Array<{ seq: number; at: string; kind: string; detail: unknown }> {
+  auditLog(limit = 100): Array<{ seq: number; at: string; kind: string; detail: AuditDetail }> {
     return this.sql<{ seq: number; at_ms: number; kind: string; detail: string }>`
       SELECT seq, at_ms, kind, detail FROM audit ORDER BY seq DESC LIMIT ${limit}`.map((r) => ({
       seq: r.seq,
       at: formatInstant(r.at_ms),
       kind: r.kind,
-      detail: JSON.parse(r.detail) as unknown,
+      detail: JSON.parse(r.detail) as AuditDetail,
     }));
   }
 
@@ -224,6 +232,27 @@ export class RepoStore {
           ? `#${event.child} detached from its parent`
           : `#${event.child} is a sub-issue of ${parent.includes("#") ? parent : `#${parent}`}`;
       }
+      case "blockers": {
+        const at = ms(event.at);
+        const wanted = new Set(event.blockers.map((b) => this.ref(b)));
+        const rows = this.sql<{ blocker: string; present: number; at_ms: number }>`
+          SELECT blocker, present, at_ms FROM blockers WHERE issue = ${event.issue}`;
+        const changed: string[] = [];
+        for (const blocker of new Set([...wanted, ...rows.map((r) => r.blocker)])) {
+          const row = rows.find((r) => r.blocker === blocker);
+          if (row && !supersedes(at, row.at_ms)) continue;
+          const present = wanted.has(blocker) ? 1 : 0;
+          if (!row && present === 0) continue;
+          this
+            .sql`INSERT INTO blockers (issue, blocker, present, at_ms) VALUES (${event.issue}, ${blocker}, ${present}, ${at})
+            ON CONFLICT (issue, blocker) DO UPDATE SET present = excluded.present, at_ms = excluded.at_ms`;
+          if ((row?.present ?? 0) !== present)
+            changed.push(
+              `${present ? "+" : "-"}${blocker.includes("#") ? blocker : `#${blocker}`}`,
+            );
+        }
+        return changed.length > 0 ? `#${event.issue} blockers ${changed.join(" ")}` : null;
+      }
       case "blocked-by": {
         const at = ms(event.at);
         const blocker = this.ref(event.blocker);
@@ -240,12 +269,24 @@ export class RepoStore {
       }
       case "external": {
         const at = ms(event.at);
-        const row = this.sql<{ state: string; closed_at: string | null; at_ms: number }>`
-          SELECT state, closed_at, at_ms FROM external WHERE ref = ${event.ref}`[0];
+        const row = this.sql<{
+          state: string;
+          closed_at: string | null;
+          at_ms: number;
+          closed_seq: number | null;
+        }>`
+          SELECT state, closed_at, at_ms, closed_seq FROM external WHERE ref = ${event.ref}`[0];
         if (row && !supersedes(at, row.at_ms)) return null;
-        this.sql`INSERT INTO external (ref, state, closed_at, at_ms)
-          VALUES (${event.ref}, ${event.state}, ${event.closedAt}, ${at})
-          ON CONFLICT (ref) DO UPDATE SET state = excluded.state, closed_at = excluded.closed_at, at_ms = excluded.at_ms`;
+        const closedSeq =
+          event.state !== "closed"
+            ? null
+            : row?.state === "closed"
+              ? row.closed_seq
+              : this.nextClosedSeq();
+        this.sql`INSERT INTO external (ref, state, closed_at, at_ms, closed_seq)
+          VALUES (${event.ref}, ${event.state}, ${event.closedAt}, ${at}, ${closedSeq})
+          ON CONFLICT (ref) DO UPDATE SET state = excluded.state, closed_at = excluded.closed_at,
+            at_ms = excluded.at_ms, closed_seq = excluded.closed_seq`;
         return row?.state === event.state ? null : `${event.ref} is ${event.state}`;
       }
       case "label-event": {
@@ -307,6 +348,13 @@ export class RepoStore {
     return changed;
   }
 
+  /** Numbers each close as switchyard learns it, so the producer can materialize it exactly once. */
+  private nextClosedSeq(): number {
+    const next = (this.getMeta<number>("closedSeq") ?? 0) + 1;
+    this.setMeta("closedSeq", next);
+    return next;
+  }
+
   /** Upserts an issue unless what is stored is newer or the issue was removed later. */
   upsertIssue(issue: IssueRecord): boolean {
     const at = ms(issue.updatedAt);
@@ -314,6 +362,7 @@ export class RepoStore {
     const row = this.sql<IssueRow>`SELECT * FROM issues WHERE number = ${issue.number}`[0];
     if (row && !supersedes(at, row.updated_ms)) return false;
     const labels = JSON.stringify(issue.labels);
+    const body = issue.body === undefined ? (row?.body ?? null) : issue.body;
     if (
       row &&
       row.title === issue.title &&
@@ -321,32 +370,107 @@ export class RepoStore {
       row.state_reason === issue.stateReason &&
       row.closed_at === issue.closedAt &&
       row.labels === labels &&
-      row.body === issue.body &&
+      row.body === body &&
       row.updated_at === issue.updatedAt &&
       (issue.id === null || row.id === issue.id)
     ) {
       return false;
     }
+    const closedSeq =
+      issue.state !== "closed"
+        ? null
+        : row?.state === "closed"
+          ? row.closed_seq
+          : this.nextClosedSeq();
     this
-      .sql`INSERT INTO issues (number, id, title, state, state_reason, created_at, updated_at, updated_ms, closed_at, labels, body)
+      .sql`INSERT INTO issues (number, id, title, state, state_reason, created_at, updated_at, updated_ms, closed_at, labels, body, closed_seq)
       VALUES (${issue.number}, ${issue.id}, ${issue.title}, ${issue.state}, ${issue.stateReason}, ${issue.createdAt},
-              ${issue.updatedAt}, ${at}, ${issue.closedAt}, ${labels}, ${issue.body})
+              ${issue.updatedAt}, ${at}, ${issue.closedAt}, ${labels}, ${body}, ${closedSeq})
       ON CONFLICT (number) DO UPDATE SET id = COALESCE(excluded.id, issues.id), title = excluded.title,
         state = excluded.state, state_reason = excluded.state_reason, created_at = excluded.created_at,
         updated_at = excluded.updated_at, updated_ms = excluded.updated_ms, closed_at = excluded.closed_at,
-        labels = excluded.labels, body = excluded.body`;
+        labels = excluded.labels, body = excluded.body, closed_seq = excluded.closed_seq`;
     return true;
   }
 
-  /** Records a label write switchyard itself made, so the next plan sees it at once. */
-  setIssueLabels(number: number, labels: string[]): void {
+  /**
+   * Records a label write switchyard itself made, so the next plan sees it at once (the webhook
+   * GitHub sends for it later carries the authoritative state and time).
+   */
+  applyOwnLabelWrite(number: number, label: string, action: "add" | "remove", atMs: number): void {
+    const row = this.sql<{ labels: string }>`SELECT labels FROM issues WHERE number = ${number}`[0];
+    if (!row) return;
+    const labels = (JSON.parse(row.labels) as string[]).filter((l) => l !== label);
+    if (action === "add") labels.push(label);
     this.sql`UPDATE issues SET labels = ${JSON.stringify(labels)} WHERE number = ${number}`;
+    if (this.watchedLabels().has(label)) {
+      const at = formatInstant(Math.floor(atMs / 1000) * 1000);
+      this
+        .sql`INSERT OR IGNORE INTO label_events (number, label, action, actor, created_at, created_ms)
+        VALUES (${number}, ${label}, ${action === "add" ? "labeled" : "unlabeled"}, ${"switchyard"}, ${at}, ${ms(at)})`;
+    }
   }
 
   issueId(number: number): number | null {
     return (
       this.sql<{ id: number | null }>`SELECT id FROM issues WHERE number = ${number}`[0]?.id ?? null
     );
+  }
+
+  /** When switchyard began watching: closes before it are history, not kicks. */
+  watchingSince(): string | null {
+    return this.getMeta<string>("watchingSince") ?? null;
+  }
+
+  setWatchingSince(at: string): void {
+    if (this.watchingSince() === null) this.setMeta("watchingSince", at);
+  }
+
+  /** Open cross-repository blockers of open issues: what a reconcile must re-read. */
+  externalProbes(): Array<{ ref: string; etag: string | null }> {
+    return this.sql<{ ref: string; etag: string | null }>`
+      SELECT DISTINCT b.blocker AS ref, e.etag AS etag FROM blockers b
+      JOIN issues i ON i.number = b.issue AND i.state = 'open'
+      LEFT JOIN external e ON e.ref = b.blocker
+      WHERE b.present = 1 AND b.blocker LIKE '%#%' AND (e.state IS NULL OR e.state = 'open')
+      ORDER BY ref`;
+  }
+
+  setExternalEtag(ref: string, etag: string | null): void {
+    this.sql`UPDATE external SET etag = ${etag} WHERE ref = ${ref}`;
+  }
+
+  /** Issue numbers with the time of their stored state, for finding what a full fetch lacks. */
+  issueStamps(): Array<{ number: number; updatedMs: number }> {
+    return this.sql<{
+      number: number;
+      updated_ms: number;
+    }>`SELECT number, updated_ms FROM issues`.map((r) => ({
+      number: r.number,
+      updatedMs: r.updated_ms,
+    }));
+  }
+
+  /**
+   * Closes learned after `afterSeq` (the producer watermark) that happened after switchyard
+   * began watching: the causes the producer has not materialized yet.
+   */
+  pendingCloses(afterSeq: number): { causes: IssueRef[]; maxSeq: number } {
+    const since = this.watchingSince();
+    const sinceMs = since === null ? Number.NEGATIVE_INFINITY : ms(since);
+    let maxSeq = afterSeq;
+    const causes: IssueRef[] = [];
+    for (const r of this.sql<{ number: number; closed_at: string | null; closed_seq: number }>`
+      SELECT number, closed_at, closed_seq FROM issues WHERE closed_seq > ${afterSeq} ORDER BY closed_seq`) {
+      maxSeq = Math.max(maxSeq, r.closed_seq);
+      if (r.closed_at !== null && ms(r.closed_at) > sinceMs) causes.push(r.number);
+    }
+    for (const r of this.sql<{ ref: string; closed_at: string | null; closed_seq: number }>`
+      SELECT ref, closed_at, closed_seq FROM external WHERE closed_seq > ${afterSeq} ORDER BY closed_seq`) {
+      maxSeq = Math.max(maxSeq, r.closed_seq);
+      if (r.closed_at !== null && ms(r.closed_at) > sinceMs) causes.push(decodeRef(r.ref));
+    }
+    return { causes, maxSeq };
   }
 
   // --- reading ----------------------------------------------------------------------------

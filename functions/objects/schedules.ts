@@ -31,6 +31,11 @@ export class Schedules {
     return row[0]?.attempts ?? 1;
   }
 
+  /** Forgets a schedule's failure count after it succeeded. */
+  resetAttempts(name: ScheduleName): void {
+    this.sql`UPDATE schedules SET attempts = 0 WHERE name = ${name}`;
+  }
+
   attempts(name: ScheduleName): number {
     return (
       this.sql<{ attempts: number }>`SELECT attempts FROM schedules WHERE name = ${name}`[0]

@@ -45,11 +45,22 @@ export const webhookRoutes = new Hono<{ Bindings: Env }>().post("/webhooks/githu
   const routed = routeWebhook(parsed, formatInstant(Math.floor(receivedMs / 1000) * 1000));
   if (routed.kind === "skip") return c.json({ status: "ignored", reason: routed.reason }, 202);
   if (routed.kind === "installation") {
-    const stub = c.env.INSTALLATION.get(c.env.INSTALLATION.idFromName(String(routed.installationId)));
-    const outcome = await stub.lifecycle(routed.installationId, deliveryId, routed.change, receivedMs);
+    const stub = c.env.INSTALLATION.get(
+      c.env.INSTALLATION.idFromName(String(routed.installationId)),
+    );
+    const outcome = await stub.lifecycle(
+      routed.installationId,
+      deliveryId,
+      routed.change,
+      receivedMs,
+    );
     return c.json({ status: outcome }, 200);
   }
   const stub = c.env.REPO.get(c.env.REPO.idFromName(String(routed.repo.id)));
-  const outcome = await stub.ingest({ id: deliveryId, event, receivedMs }, routed.repo, routed.events);
+  const outcome = await stub.ingest(
+    { id: deliveryId, event, receivedMs },
+    routed.repo,
+    routed.events,
+  );
   return c.json({ status: outcome }, outcome === "ignored" ? 202 : 200);
 });

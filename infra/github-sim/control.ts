@@ -67,9 +67,9 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
       throw new SimHttpError(400, error instanceof Error ? error.message : String(error));
     }
     let installationId: number | null = null;
+    const [owner, name] = result.repo.split("/") as [string, string];
+    const repo = state.requireRepo(owner, name);
     if (body.install) {
-      const [owner, name] = result.repo.split("/") as [string, string];
-      const repo = state.requireRepo(owner, name);
       const covering = state.installationFor(repo);
       const sameAccount = [...state.installations.values()].find(
         (i) => i.account.toLowerCase() === owner.toLowerCase(),
@@ -81,7 +81,7 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
         installationId = sameAccount.id;
       } else installationId = state.install(owner, [name], "octocat", body.installationId).id;
     }
-    return c.json({ ...result, installationId });
+    return c.json({ ...result, repoId: repo.id, installationId });
   });
 
   app.get("/_sim/repos/:owner/:repo/snapshot", (c) => {

@@ -18,7 +18,8 @@ export const IssueRecordSchema = z.object({
   updatedAt: instant,
   closedAt: instant.nullable(),
   labels: z.array(z.string()),
-  body: z.string().nullable(),
+  /** Absent when the source did not read bodies (a reconcile): the stored body is kept. */
+  body: z.string().nullable().optional(),
 });
 export type IssueRecord = z.infer<typeof IssueRecordSchema>;
 
@@ -32,6 +33,13 @@ export const GraphEventSchema = z.discriminatedUnion("type", [
     /** The parent, or null when the child was detached from `previous`. */
     parent: IssueRefSchema.nullable(),
     previous: IssueRefSchema.optional(),
+    at: instant,
+  }),
+  /** The complete blocker set of an issue as fetched at `at`: others stored before `at` go. */
+  z.object({
+    type: z.literal("blockers"),
+    issue: z.number().int().positive(),
+    blockers: z.array(IssueRefSchema),
     at: instant,
   }),
   z.object({

@@ -7,7 +7,7 @@ describe("GET /healthz", () => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ status: "ok", storage: "ok", version: "0.1.0" });
-    expect(body.missingSettings).toEqual(["GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY"]);
+    expect(body.missingSettings).toEqual([]);
   });
 
   it("answers unknown routes with a JSON 404", async () => {

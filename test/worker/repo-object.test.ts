@@ -1,4 +1,4 @@
-import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
@@ -181,20 +181,5 @@ describe("RepoObject.ingest", () => {
     ]);
     const comments = await runInDurableObject(stub, (o: RepoObject) => o.store.markerComments(10));
     expect(comments.map((c) => c.id)).toEqual([2]);
-  });
-});
-
-describe("RepoObject durability", () => {
-  it("the graph and watermarks survive eviction; alarms are idempotent", async () => {
-    const { stub, repo } = freshRepo();
-    await stub.ingest(delivery("e-1"), repo, [{ type: "issue", issue: issue(1) }]);
-    const before = await stub.graph(Date.parse("2026-11-29T12:00:00Z"));
-    await evictDurableObject(stub);
-    const after = await stub.graph(Date.parse("2026-11-29T12:00:00Z"));
-    expect(after).toEqual(before);
-    expect(after.watermarks.lastEventAt).toBe("2026-11-29T12:00:00Z");
-    await runDurableObjectAlarm(stub);
-    await runDurableObjectAlarm(stub);
-    expect(await stub.graph(Date.parse("2026-11-29T12:00:00Z"))).toEqual(before);
   });
 });

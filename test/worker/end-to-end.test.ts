@@ -1,0 +1,159 @@
+// Simulator state change → signed webhook → RepoObject → producer → label on the simulator.
+import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
+import { deliverAll, install, labelsOf, settle, sim } from "./helpers.ts";
+
+const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d{3}Z$/, "Z");
+const HOUR = 3_600_000;
+type Issue = SnapshotInput["issues"][number];
+const issue = (number: number, extra: Partial<Issue> = {}): Issue => ({
+  number,
+  title: `Issue ${number}`,
+  state: "open",
+  stateReason: null,
+  createdAt: iso(48 * HOUR),
+  updatedAt: iso(24 * HOUR),
+  closedAt: null,
+  labels: [],
+  ...extra,
+});
+const closed = (number: number, msAgo: number, extra: Partial<Issue> = {}) =>
+  issue(number, {
+    state: "closed",
+    stateReason: "completed",
+    closedAt: iso(msAgo),
+    updatedAt: iso(msAgo),
+    ...extra,
+  });
+
+/** Applies a change on the simulator as a user would, then lets switchyard react fully. */
+async function change(
+  stub: Awaited<ReturnType<typeof install>>["stub"],
+  path: string,
+  body?: unknown,
+) {
+  await sim(path, { method: "POST", body: body ?? {} });
+  for (let i = 0; i < 3; i++) {
+    await deliverAll();
+    await settle(stub);
+  }
+}
+
+beforeAll(async () => {
+  await sim("/reset", { method: "POST" });
+});
+
+describe("end to end through the simulator", () => {
+  it("install: the first reconcile learns the graph and a recent close kicks on the first producer run", async () => {
+    const { stub, repo } = await install({
+      repo: "e2e-install/app",
+      issues: [
+        closed(1, HOUR / 2),
+        issue(2, { blockedBy: [1] }),
+        closed(3, 30 * HOUR),
+        issue(4, { blockedBy: [3] }),
+        issue(5, { blockedBy: [6] }),
+        issue(6),
+      ],
+    });
+    const graph = await stub.graph();
+    expect(graph.stats).toEqual({ issues: 6, open: 4, edges: 3 });
+    expect(graph.blocked).toEqual([{ number: 5, blockers: [6] }]);
+    expect(graph.watermarks.lastFullReconcileAt).not.toBeNull();
+    // #1 closed half an hour ago (inside the kick window): #2 is queued; #3 closed long before.
+    expect(await labelsOf(repo, 2)).toContain("agent:ready");
+    expect(await labelsOf(repo, 4)).not.toContain("agent:ready");
+    const audit = await stub.auditLog(50);
+    expect(audit.some((a) => a.kind === "producer-write")).toBe(true);
+  });
+
+  it("a child close that completes its parent queues the parent", async () => {
+    const { stub, repo } = await install({
+      repo: "e2e-parent/app",
+      issues: [issue(10), closed(11, 10 * HOUR, { parent: 10 }), issue(12, { parent: 10 })],
+    });
+    expect(await labelsOf(repo, 10)).not.toContain("agent:ready");
+    await change(stub, `/repos/${repo}/issues/12/close`, { stateReason: "completed" });
+    expect(await labelsOf(repo, 10)).toContain("agent:ready");
+    expect((await stub.graph()).rollupCandidates).toEqual([{ number: 10, children: [11, 12] }]);
+  });
+
+  it("an unblocking close queues the unblocked issue; another blocker still open holds it back", async () => {
+    const { stub, repo } = await install({
+      repo: "e2e-unblock/app",
+      issues: [issue(1), issue(2), issue(3, { blockedBy: [1] }), issue(4, { blockedBy: [1, 2] })],
+    });
+    await change(stub, `/repos/${repo}/issues/1/close`);
+    expect(await labelsOf(repo, 3)).toContain("agent:ready");
+    expect(await labelsOf(repo, 4)).not.toContain("agent:ready");
+  });
+
+  it("held and epic-managed issues are never queued; a held issue loses a stale agent:ready", async () => {
+    const { stub, repo } = await install({
+      repo: "e2e-reserved/app",
+      issues: [
+        issue(1),
+        issue(2, { blockedBy: [1], labels: ["agent:hold"] }),
+        issue(3, { blockedBy: [1], labels: ["epic:payments"] }),
+        issue(4, { labels: ["agent:ready"] }),
+      ],
+    });
+    await change(stub, `/repos/${repo}/issues/1/close`);
+    expect(await labelsOf(repo, 2)).toEqual(["agent:hold"]);
+    expect(await labelsOf(repo, 3)).toEqual(["epic:payments"]);
+    await change(stub, `/repos/${repo}/issues/4/labels`, { labels: ["agent:hold"] });
+    expect(await labelsOf(repo, 4)).toEqual(["agent:hold"]);
+  });
+
+  it("a cross-repository blocker closing is found by the next reconcile and kicks", async () => {
+    // One installation covers both repositories (an organization-wide install).
+    await install({ repo: "e2e-cross/lib", issues: [issue(7)] });
+    const { stub, repo } = await install({
+      repo: "e2e-cross/app",
+      issues: [issue(1, { blockedBy: ["e2e-cross/lib#7"] })],
+    });
+    expect((await stub.graph()).blocked).toEqual([{ number: 1, blockers: ["e2e-cross/lib#7"] }]);
+    await sim("/repos/e2e-cross/lib/issues/7/close", { method: "POST", body: {} });
+    await deliverAll();
+    expect(await stub.armReconcile()).toBe(true);
+    await settle(stub);
+    await deliverAll();
+    await settle(stub);
+    expect((await stub.graph()).blocked).toEqual([]);
+    expect(await labelsOf(repo, 1)).toContain("agent:ready");
+  });
+
+  it("a blocker in a repository the App cannot read stays blocking (fail closed)", async () => {
+    await sim("/seed", {
+      body: { snapshot: { repo: "e2e-hidden/lib", issues: [issue(3)] }, install: false },
+    });
+    const { stub, repo } = await install({
+      repo: "e2e-hidden-app/app",
+      issues: [issue(1, { blockedBy: ["e2e-hidden/lib#3"] })],
+    });
+    await sim("/repos/e2e-hidden/lib/issues/3/close", { method: "POST", body: {} });
+    await stub.armReconcile();
+    await settle(stub);
+    expect((await stub.graph()).blocked).toEqual([{ number: 1, blockers: ["e2e-hidden/lib#3"] }]);
+    expect(await labelsOf(repo, 1)).not.toContain("agent:ready");
+    const audit = await stub.auditLog(5);
+    expect(JSON.stringify(audit)).toContain("e2e-hidden/lib#3");
+  });
+
+  it("the graph and watermarks survive eviction; alarms run twice change nothing", async () => {
+    const { stub } = await install({
+      repo: "e2e-evict/app",
+      issues: [issue(1), issue(2, { blockedBy: [1] })],
+    });
+    const before = await stub.graph();
+    await evictDurableObject(stub);
+    expect(await stub.graph(Date.parse(before.now))).toEqual(before);
+    await runDurableObjectAlarm(stub);
+    await runDurableObjectAlarm(stub);
+    const after = await stub.graph(Date.parse(before.now));
+    expect(after.blocked).toEqual(before.blocked);
+    expect(after.watermarks.producer).toEqual(before.watermarks.producer);
+    expect(after.watermarks.lastFullReconcileAt).toEqual(before.watermarks.lastFullReconcileAt);
+  });
+});

@@ -1,0 +1,32 @@
+// Runs in Node before the Worker tests: the App's key pair (RSA generation is slow inside
+// workerd) and the GitHub simulator as a real HTTP server the Worker reaches by URL.
+import { generateKeyPairSync } from "node:crypto";
+import type { TestProject } from "vitest/node";
+import { type RunningSimulator, startSimulatorServer } from "../../infra/github-sim/serve.ts";
+
+export const APP_ID = 4242;
+export const WEBHOOK_SECRET = "test-webhook-secret";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    simUrl: string;
+    appPrivateKey: string;
+  }
+}
+
+let server: RunningSimulator | undefined;
+
+export default async function setup(project: TestProject) {
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  server = await startSimulatorServer({
+    port: 0,
+    appId: APP_ID,
+    appPublicKey: publicKey.export({ type: "spki", format: "pem" }).toString(),
+    webhookSecret: WEBHOOK_SECRET,
+  });
+  project.provide("simUrl", server.url);
+  project.provide("appPrivateKey", privateKey.export({ type: "pkcs8", format: "pem" }).toString());
+  return async () => {
+    await server?.close();
+  };
+}

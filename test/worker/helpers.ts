@@ -1,0 +1,91 @@
+// Helpers for tests inside workerd: drive the GitHub simulator over HTTP, deliver its signed
+// webhooks to the Worker, and run a repository's alarms until it has nothing left to do.
+
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { inject } from "vitest";
+import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
+
+const simUrl = inject("simUrl");
+
+export async function sim<T = unknown>(
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+): Promise<T> {
+  const response = await fetch(`${simUrl}/_sim${path}`, {
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    headers: { "content-type": "application/json" },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`simulator ${path}: ${response.status} ${text}`);
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+/** A fresh simulator with `snapshot` seeded and the App installed on it (webhooks queued). */
+export async function seed(snapshot: SnapshotInput, installationId?: number) {
+  return sim<{ repo: string; repoId: number; installationId: number }>("/seed", {
+    body: { snapshot, install: true, ...(installationId ? { installationId } : {}) },
+  });
+}
+
+export interface Delivery {
+  id: string;
+  event: string;
+  action: string | null;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export function postWebhook(headers: Record<string, string>, body: string | Uint8Array) {
+  return exports.default.fetch("https://switchyard.test/webhooks/github", {
+    method: "POST",
+    headers,
+    body,
+  });
+}
+
+/** Delivers every queued webhook to the Worker, in order; returns the deliveries and statuses. */
+export async function deliverAll(): Promise<Array<Delivery & { status: number }>> {
+  const { deliveries } = await sim<{ deliveries: Delivery[] }>("/outbox/drain", { method: "POST" });
+  const out: Array<Delivery & { status: number }> = [];
+  for (const d of deliveries) {
+    const response = await postWebhook(d.headers, d.body);
+    await response.arrayBuffer();
+    out.push({ ...d, status: response.status });
+  }
+  return out;
+}
+
+export const repoStub = (repoId: number) => env.REPO.get(env.REPO.idFromName(String(repoId)));
+export const installationStub = (id: number) =>
+  env.INSTALLATION.get(env.INSTALLATION.idFromName(String(id)));
+
+/** Runs the object's alarm until no schedule is due (automatic alarms may run some of it). */
+export async function settle(stub: DurableObjectStub, rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    await runDurableObjectAlarm(stub);
+    const status = await (stub as ReturnType<typeof repoStub>).status();
+    if (!status.schedules.some((s) => s.dueMs <= Date.now() + 50)) return;
+  }
+  throw new Error("the repository did not settle");
+}
+
+/** Installs the App end to end: queued installation webhook in, lifecycle carried out, reconciled. */
+export async function install(snapshot: SnapshotInput) {
+  const seeded = await seed(snapshot);
+  await deliverAll();
+  await runDurableObjectAlarm(installationStub(seeded.installationId));
+  const stub = repoStub(seeded.repoId);
+  await settle(stub);
+  await deliverAll();
+  await settle(stub);
+  return { ...seeded, stub };
+}
+
+export async function labelsOf(fullName: string, number: number): Promise<string[]> {
+  const snapshot = await sim<{ issues: Array<{ number: number; labels: string[] }> }>(
+    `/repos/${fullName}/snapshot`,
+  );
+  return snapshot.issues.find((i) => i.number === number)?.labels ?? [];
+}
