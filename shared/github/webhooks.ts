@@ -6,7 +6,7 @@ import { z } from "zod";
 import { firstIssue } from "../validation.ts";
 
 const id = z.number().int().nonnegative();
-const instant = z.string().min(1);
+const instant = z.iso.datetime({ offset: true, message: "expected an ISO-8601 timestamp" });
 
 export const WebhookUserSchema = z.object({
   login: z.string().min(1),
