@@ -19,6 +19,7 @@ export default defineConfig({
           PRODUCER_DEBOUNCE_MS: "0",
           GITHUB_RETRY_BASE_MS: "5",
           GITHUB_TIMEOUT_MS: "1500",
+          SCHEDULE_RETRY_BASE_MS: "20",
         },
       },
     })),

@@ -17,6 +17,8 @@ export interface Env {
   WEBHOOK_MAX_BYTES?: string;
   /** Producer debounce after a change, in milliseconds (default 2000). */
   PRODUCER_DEBOUNCE_MS?: string;
+  /** First retry delay of a failed schedule (reconcile, producer writes), in ms (default 5000). */
+  SCHEDULE_RETRY_BASE_MS?: string;
   /** Per-attempt timeout of a GitHub request, in milliseconds (default 15000). */
   GITHUB_TIMEOUT_MS?: string;
   /** Base of the jittered backoff between GitHub retries, in milliseconds (default 500). */

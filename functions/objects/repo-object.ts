@@ -27,9 +27,9 @@ const HANDLER_ORDER: ScheduleName[] = [
   "prune",
 ];
 const DAY_MS = 86_400_000;
-/** Retry delay after the n-th consecutive failure of a schedule: 5 s doubling, at most 15 min. */
-const backoffMs = (attempts: number) =>
-  Math.min(15 * 60_000, 5_000 * 2 ** Math.max(0, attempts - 1));
+/** Retry delay after the n-th consecutive failure of a schedule: doubling, at most 15 min. */
+const backoffMs = (baseMs: number, attempts: number) =>
+  Math.min(15 * 60_000, baseMs * 2 ** Math.max(0, attempts - 1));
 
 /**
  * One per repository (named by GitHub's numeric repository id): the graph, its watermarks,
@@ -227,7 +227,11 @@ export class RepoObject extends DurableObject<Env> {
   private failed(name: ScheduleName, error: unknown): void {
     const nowMs = Date.now();
     const attempts = this.schedules.attempts(name) + 1;
-    const delay = error instanceof MissingSettingError ? 10 * 60_000 : backoffMs(attempts);
+    const base = Number(this.env.SCHEDULE_RETRY_BASE_MS);
+    const delay =
+      error instanceof MissingSettingError
+        ? 10 * 60_000
+        : backoffMs(Number.isFinite(base) && base > 0 ? base : 5_000, attempts);
     const retryAfter = (error as { retryAfterMs?: number }).retryAfterMs;
     this.schedules.retry(name, nowMs + Math.max(delay, retryAfter ?? 0));
     const message = error instanceof Error ? error.message : String(error);
@@ -295,12 +299,21 @@ export class RepoObject extends DurableObject<Env> {
     }
   }
 
+  /** Identity, schedules, queued writes, and whether an alarm run is in progress right now. */
   status(): {
     identity: RepoIdentity | null;
     status: RepoStatus | null;
     schedules: ReturnType<Schedules["list"]>;
+    pendingWrites: number;
+    running: boolean;
   } {
     const identity = this.store.identity() ?? null;
-    return { identity, status: identity?.status ?? null, schedules: this.schedules.list() };
+    return {
+      identity,
+      status: identity?.status ?? null,
+      schedules: this.schedules.list(),
+      pendingWrites: this.producer.pending().length,
+      running: this.alarmRun !== null,
+    };
   }
 }

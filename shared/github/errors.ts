@@ -54,9 +54,11 @@ export class GitHubApiError extends Error {
     const status = details.status === null ? "" : ` (HTTP ${details.status})`;
     const tries = details.attempts === 1 ? "1 attempt" : `${details.attempts} attempts`;
     const outcome =
-      details.outcome === "unknown"
-        ? "; the write may or may not have been applied, so it was not retried"
-        : "";
+      details.outcome !== "unknown"
+        ? ""
+        : details.attempts > 1
+          ? "; the write may or may not have been applied"
+          : "; the write may or may not have been applied, so it was not retried";
     super(
       `${details.operation}: ${details.request} failed after ${tries}: ${details.kind}${status}: ${details.reason}${outcome}`,
     );

@@ -61,12 +61,17 @@ export const repoStub = (repoId: number) => env.REPO.get(env.REPO.idFromName(Str
 export const installationStub = (id: number) =>
   env.INSTALLATION.get(env.INSTALLATION.idFromName(String(id)));
 
-/** Runs the object's alarm until no schedule is due (automatic alarms may run some of it). */
-export async function settle(stub: DurableObjectStub, rounds = 20): Promise<void> {
+/**
+ * Runs the object's alarm until nothing is due and no run is in flight (the runtime also fires
+ * alarms by itself, and a run may be waiting out a GitHub retry).
+ */
+export async function settle(stub: DurableObjectStub, rounds = 200): Promise<void> {
+  const repo = stub as ReturnType<typeof repoStub>;
   for (let i = 0; i < rounds; i++) {
     await runDurableObjectAlarm(stub);
-    const status = await (stub as ReturnType<typeof repoStub>).status();
-    if (!status.schedules.some((s) => s.dueMs <= Date.now() + 50)) return;
+    const status = await repo.status();
+    if (!status.running && !status.schedules.some((s) => s.dueMs <= Date.now() + 50)) return;
+    if (status.running) await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error("the repository did not settle");
 }
