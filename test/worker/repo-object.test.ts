@@ -6,10 +6,23 @@ import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
 
 const repo = { id: 1001, fullName: "acme/rocket", installationId: 77 };
 let nextRepoId = 5000;
-/** A fresh RepoObject per test: storage is shared within this file. */
-function freshRepo() {
+/**
+ * A fresh RepoObject per test (storage is shared within this file), marked as already
+ * reconciled: these tests are about the merge rules, not about talking to GitHub.
+ */
+async function freshRepo() {
   const id = nextRepoId++;
-  return { stub: env.REPO.get(env.REPO.idFromName(String(id))), repo: { ...repo, id } };
+  const stub = env.REPO.get(env.REPO.idFromName(String(id)));
+  await runInDurableObject(stub, (o: RepoObject) => {
+    o.store.setIdentity({
+      repoId: id,
+      fullName: repo.fullName,
+      installationId: repo.installationId,
+      status: "active",
+    });
+    o.store.updateWatermarks({ lastFullReconcileAt: "2026-11-29T00:00:00Z" });
+  });
+  return { stub, repo: { ...repo, id } };
 }
 
 function issue(number: number, patch: Partial<IssueRecord> = {}): IssueRecord {
@@ -36,7 +49,7 @@ const delivery = (id: string, receivedMs = Date.parse("2026-11-29T12:00:00Z")) =
 
 describe("RepoObject.ingest", () => {
   it("applies a delivery once; a replay is a duplicate and changes nothing", async () => {
-    const { stub, repo } = freshRepo();
+    const { stub, repo } = await freshRepo();
     const events: GraphEvent[] = [{ type: "issue", issue: issue(1) }];
     expect(await stub.ingest(delivery("d-1"), repo, events)).toBe("applied");
     const before = await stub.auditLog();
@@ -51,7 +64,7 @@ describe("RepoObject.ingest", () => {
   });
 
   it("never lets an older update regress a newer one", async () => {
-    const { stub, repo } = freshRepo();
+    const { stub, repo } = await freshRepo();
     const closed = issue(2, {
       state: "closed",
       stateReason: "completed",
@@ -89,7 +102,7 @@ describe("RepoObject.ingest", () => {
       [add, remove],
       [remove, add],
     ]) {
-      const { stub, repo } = freshRepo();
+      const { stub, repo } = await freshRepo();
       await stub.ingest(delivery("i"), repo, [
         { type: "issue", issue: issue(3) },
         { type: "issue", issue: issue(4) },
@@ -103,7 +116,7 @@ describe("RepoObject.ingest", () => {
   });
 
   it("a stale sub-issue detach does not undo a newer attach elsewhere", async () => {
-    const { stub, repo } = freshRepo();
+    const { stub, repo } = await freshRepo();
     await stub.ingest(delivery("1"), repo, [
       { type: "parent", child: 5, parent: 6, at: "2026-11-29T10:00:00Z" },
       { type: "parent", child: 5, parent: 7, at: "2026-11-29T10:10:00Z" },
@@ -119,7 +132,7 @@ describe("RepoObject.ingest", () => {
   });
 
   it("a removed issue is not resurrected by an older update and takes its edges along", async () => {
-    const { stub, repo } = freshRepo();
+    const { stub, repo } = await freshRepo();
     await stub.ingest(delivery("1"), repo, [
       { type: "issue", issue: issue(8) },
       { type: "issue", issue: issue(9) },
@@ -132,7 +145,7 @@ describe("RepoObject.ingest", () => {
   });
 
   it("only watched label events and marker comments are stored", async () => {
-    const { stub, repo } = freshRepo();
+    const { stub, repo } = await freshRepo();
     await stub.ingest(delivery("1"), repo, [
       { type: "issue", issue: issue(10, { labels: ["agent:processing"] }) },
       {
