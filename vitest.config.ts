@@ -14,6 +14,14 @@ export default defineConfig({
       "./vitest.worker.config.ts",
       {
         test: {
+          // The quick start itself: `npm start` (simulator + wrangler dev) end to end.
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          environment: "node",
+        },
+      },
+      {
+        test: {
           // The simulator and client checked against GitHub's published OpenAPI and GraphQL schemas.
           name: "contract",
           include: ["test/contract/**/*.test.ts"],

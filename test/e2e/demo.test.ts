@@ -1,0 +1,39 @@
+// The README's promise: `npm start` runs the whole system offline, end to end.
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { root } from "../support/runtimes.ts";
+
+function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["infra/dev.ts", "--once"], {
+      cwd: root,
+      env: { ...process.env, NO_COLOR: "1" },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("npm start (the local demo)", () => {
+  it("installs the App, reconciles, produces, and a close on GitHub reaches agent:ready", async () => {
+    const run = await runDemo();
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("First reconcile of acme/rocket (full, GraphQL): 19 issues.");
+    expect(run.stdout).toMatch(/ready: +#4 #5 #9 #11 #15/);
+    expect(run.stdout).toContain("#8 by acme/sdk#42");
+    expect(run.stdout).toContain(
+      "producer added agent:ready on GitHub: #9 Adopt the new auth flow; #15 Emit structured logs",
+    );
+    expect(run.stdout).toContain("#1 Launch checklist for v1 is now agent:ready.");
+    expect(run.stdout).toMatch(/queue \(agent:ready\): #1 #9 #13 #15/);
+  }, 180_000);
+});
