@@ -1,0 +1,138 @@
+// The Worker under `wrangler dev` (local Durable Object storage) wired to a GitHub simulator on
+// loopback: what `npm start` and the ingress benchmark run. Node-only.
+import { type ChildProcess, spawn } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { type RunningSimulator, startSimulatorServer } from "./github-sim/serve.ts";
+
+export const root = fileURLToPath(new URL("../", import.meta.url));
+const APP_ID = 1;
+
+export interface LocalStack {
+  sim: RunningSimulator;
+  workerUrl: string;
+  webhookSecret: string;
+  /** Stops the Worker and the simulator. */
+  close(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * Starts the simulator and `wrangler dev` with a fresh App key pair (PKCS#8, as Workers
+ * require), a fresh webhook secret and fresh storage under `.tmp/<name>-state`.
+ */
+export async function startLocalStack(
+  name: string,
+  opts: { vars?: Record<string, string>; onWorkerExit?: (code: number | null) => void } = {},
+): Promise<LocalStack> {
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const pkcs8 = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  const webhookSecret = `${name}-${crypto.randomUUID()}`;
+  const [simPort, workerPort] = [await freePort(), await freePort()];
+  const workerUrl = `http://127.0.0.1:${workerPort}`;
+  const sim = await startSimulatorServer({
+    port: simPort,
+    appId: APP_ID,
+    appPublicKey: publicKey.export({ type: "spki", format: "pem" }).toString(),
+    webhookSecret,
+  });
+
+  const state = `${root}.tmp/${name}-state`;
+  await rm(state, { recursive: true, force: true });
+  await mkdir(state, { recursive: true });
+  const log = createWriteStream(`${root}.tmp/${name}-wrangler.log`);
+  const vars: Record<string, string> = {
+    GITHUB_API_URL: sim.url,
+    GITHUB_APP_ID: String(APP_ID),
+    GITHUB_APP_PRIVATE_KEY: pkcs8.replace(/\n/g, "\\n"),
+    GITHUB_WEBHOOK_SECRET: webhookSecret,
+    ...opts.vars,
+  };
+  // wrangler runs on this same Node: the machine's default `node` may be too old for it.
+  const wrangler: ChildProcess = spawn(
+    process.execPath,
+    [
+      `${root}node_modules/wrangler/bin/wrangler.js`,
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(workerPort),
+      "--persist-to",
+      state,
+      "--test-scheduled",
+      "--show-interactive-dev-session=false",
+      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  wrangler.stdout?.pipe(log);
+  wrangler.stderr?.pipe(log);
+  let closing = false;
+  wrangler.once("exit", (code) => {
+    if (!closing) opts.onWorkerExit?.(code);
+  });
+  // However this process ends, the Worker must not outlive it.
+  const killOnExit = () => {
+    if (wrangler.exitCode === null) wrangler.kill("SIGKILL");
+  };
+  process.on("exit", killOnExit);
+
+  const close = async () => {
+    closing = true;
+    process.off("exit", killOnExit);
+    if (wrangler.exitCode === null) {
+      const exited = new Promise((r) => wrangler.once("exit", r));
+      wrangler.kill("SIGTERM");
+      await exited;
+    }
+    await sim.close();
+  };
+  try {
+    await waitFor(
+      "the Worker to start",
+      async () => ((await fetch(`${workerUrl}/healthz`)).ok ? true : undefined),
+      120_000,
+    );
+  } catch (error) {
+    await close();
+    throw new Error(`${(error as Error).message}; see .tmp/${name}-wrangler.log`);
+  }
+  return { sim, workerUrl, webhookSecret, close };
+}
