@@ -5,8 +5,9 @@ import process from "node:process";
 import type { Benchmark } from "./benchmark.ts";
 import { githubEconomy } from "./github-economy.ts";
 import { scanBenchmark } from "./scan.ts";
+import { webhookAck } from "./webhook-ack.ts";
 
-const benchmarks: Benchmark[] = [scanBenchmark, githubEconomy];
+const benchmarks: Benchmark[] = [scanBenchmark, githubEconomy, webhookAck];
 
 const only = process.argv.slice(2);
 const cpu = os.cpus()[0]?.model ?? "unknown cpu";

@@ -69,7 +69,7 @@ export async function startLocalStack(
     webhookSecret,
   });
 
-  const state = `${root}.tmp/${name}-state`;
+  const state = process.env.STATE_DIR ?? `${root}.tmp/${name}-state`;
   await rm(state, { recursive: true, force: true });
   await mkdir(state, { recursive: true });
   const log = createWriteStream(`${root}.tmp/${name}-wrangler.log`);

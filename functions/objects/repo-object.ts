@@ -113,7 +113,10 @@ export class RepoObject extends DurableObject<Env> {
   ): Promise<IngestOutcome> {
     let renamed = false;
     const outcome = this.store.transaction((): IngestOutcome => {
-      if (this.store.hasDelivery(delivery.id)) return "duplicate";
+      if (this.store.hasDelivery(delivery.id)) {
+        this.store.count("deliveriesDuplicate");
+        return "duplicate";
+      }
       let identity = this.store.identity();
       if (identity?.status === "removed" || identity?.status === "suspended") return "ignored";
       if (!identity) {
@@ -148,6 +151,7 @@ export class RepoObject extends DurableObject<Env> {
       this.store.updateWatermarks({ lastEventAt: formatInstant(delivery.receivedMs) });
       if (events.some((e) => e.type === "config-changed"))
         this.schedules.at("reconcile", delivery.receivedMs);
+      this.store.count("deliveriesApplied");
       if (changes.length === 0) return "unchanged";
       this.store.audit(
         "webhook",
@@ -174,6 +178,10 @@ export class RepoObject extends DurableObject<Env> {
     return {
       ...result,
       watermarks: this.store.watermarks(),
+      deliveries: {
+        applied: this.store.counter("deliveriesApplied"),
+        duplicate: this.store.counter("deliveriesDuplicate"),
+      },
       config: { status: this.store.configStatus() },
     };
   }
@@ -200,6 +208,8 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    // The runtime's alarm is spent now, even if this call joins a run already in progress.
+    this.schedules.fired();
     this.alarmRun ??= this.runDueSchedules().finally(() => {
       this.alarmRun = null;
     });

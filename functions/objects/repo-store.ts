@@ -60,6 +60,14 @@ export type AuditDetail = Record<string, string | number | boolean | null | obje
 export class RepoStore {
   readonly sql: Sql;
   private readonly storage: DurableObjectStorage;
+  /**
+   * Parsed meta values, read on every delivery (identity, config, watermarks). Writes go
+   * through; a rolled-back transaction clears the cache. Values are shared: never mutate them.
+   */
+  private readonly metaCache = new Map<string, unknown>();
+  private parsedConfig: Config | null = null;
+  private auditInserts = 0;
+
   constructor(storage: DurableObjectStorage) {
     this.storage = storage;
     this.sql = sqlTag(storage.sql);
@@ -67,24 +75,45 @@ export class RepoStore {
   }
 
   transaction<T>(fn: () => T): T {
-    return this.storage.transactionSync(fn);
+    try {
+      return this.storage.transactionSync(fn);
+    } catch (error) {
+      this.metaCache.clear();
+      this.parsedConfig = null;
+      throw error;
+    }
   }
 
   // --- meta -------------------------------------------------------------------------------
 
   getMeta<T>(key: string): T | undefined {
+    if (this.metaCache.has(key)) return this.metaCache.get(key) as T | undefined;
     const row = this.sql<{ value: string }>`SELECT value FROM meta WHERE key = ${key}`[0];
-    return row ? (JSON.parse(row.value) as T) : undefined;
+    const value = row ? (JSON.parse(row.value) as T) : undefined;
+    this.metaCache.set(key, value);
+    return value;
   }
 
   setMeta(key: string, value: unknown): void {
     const text = JSON.stringify(value);
     this.sql`INSERT INTO meta (key, value) VALUES (${key}, ${text})
       ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+    this.metaCache.set(key, JSON.parse(text));
+    if (key === "config") this.parsedConfig = null;
   }
 
   deleteMeta(key: string): void {
     this.sql`DELETE FROM meta WHERE key = ${key}`;
+    this.metaCache.set(key, undefined);
+  }
+
+  /** Operational counters (deliveries applied, duplicates seen). */
+  count(name: string): void {
+    this.setMeta(`counter:${name}`, this.counter(name) + 1);
+  }
+
+  counter(name: string): number {
+    return this.getMeta<number>(`counter:${name}`) ?? 0;
   }
 
   identity(): RepoIdentity | undefined {
@@ -106,10 +135,11 @@ export class RepoStore {
   }
 
   config(): Config {
+    if (this.parsedConfig) return this.parsedConfig;
     const stored = this.getMeta<unknown>("config");
-    if (stored === undefined) return DEFAULT_CONFIG;
-    const parsed = ConfigSchema.safeParse(stored);
-    return parsed.success ? parsed.data : DEFAULT_CONFIG;
+    const parsed = stored === undefined ? null : ConfigSchema.safeParse(stored);
+    this.parsedConfig = parsed?.success ? parsed.data : DEFAULT_CONFIG;
+    return this.parsedConfig;
   }
 
   configStatus(): { error: string | null; at: string | null } {
@@ -141,9 +171,13 @@ export class RepoStore {
   }
 
   audit(kind: string, detail: unknown, atMs: number): void {
-    this
-      .sql`INSERT INTO audit (at_ms, kind, detail) VALUES (${atMs}, ${kind}, ${JSON.stringify(detail)})`;
-    this.sql`DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - ${AUDIT_LIMIT}`;
+    const text = JSON.stringify(detail);
+    this.sql`INSERT INTO audit (at_ms, kind, detail) VALUES (${atMs}, ${kind}, ${text})`;
+    // Trimmed every hundred entries: the log stays bounded without a delete per event.
+    this.auditInserts += 1;
+    if (this.auditInserts % 100 === 1) {
+      this.sql`DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - ${AUDIT_LIMIT}`;
+    }
   }
 
   auditLog(limit = 100): Array<{ seq: number; at: string; kind: string; detail: AuditDetail }> {
@@ -566,5 +600,7 @@ export class RepoStore {
       this.storage.sql.exec(`DELETE FROM ${table}`);
     }
     this.storage.sql.exec(`DELETE FROM meta WHERE key <> 'identity'`);
+    this.metaCache.clear();
+    this.parsedConfig = null;
   }
 }

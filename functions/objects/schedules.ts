@@ -10,6 +10,8 @@ export type ScheduleName = "producer" | "outbox" | "reconcile" | "reconcile-full
 export class Schedules {
   private readonly sql: Sql;
   private readonly storage: DurableObjectStorage;
+  /** The alarm time last set by this instance (undefined: unknown, e.g. after a restart). */
+  private armed: number | null | undefined;
   constructor(sql: Sql, storage: DurableObjectStorage) {
     this.sql = sql;
     this.storage = storage;
@@ -74,7 +76,15 @@ export class Schedules {
   async rearm(): Promise<void> {
     const next =
       this.sql<{ due: number | null }>`SELECT MIN(due_ms) AS due FROM schedules`[0]?.due ?? null;
+    // Unchanged since the last call: skip the storage write (a burst of webhooks re-arms often).
+    if (next === this.armed) return;
     if (next === null) await this.storage.deleteAlarm();
     else await this.storage.setAlarm(next);
+    this.armed = next;
+  }
+
+  /** Forgets what was armed: once the alarm fired, the runtime no longer holds it. */
+  fired(): void {
+    this.armed = undefined;
   }
 }

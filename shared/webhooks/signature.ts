@@ -1,4 +1,23 @@
 const encoder = new TextEncoder();
+/** Imported HMAC keys by secret: importing costs more than verifying a small body. */
+const keys = new Map<string, Promise<CryptoKey>>();
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey(
+      "raw",
+      encoder.encode(secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign", "verify"],
+    );
+    // One secret in practice (two while rotating); never let the map grow without bound.
+    if (keys.size >= 4) keys.clear();
+    keys.set(secret, key);
+  }
+  return key;
+}
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/;
 
 function hexToBytes(hex: string): Uint8Array<ArrayBuffer> {
@@ -23,14 +42,7 @@ export async function verifySignature(
   if (!secret || typeof header !== "string") return false;
   const match = SIGNATURE.exec(header);
   if (!match) return false;
-  const key = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["verify"],
-  );
-  return crypto.subtle.verify("HMAC", key, hexToBytes(match[1]!), body);
+  return crypto.subtle.verify("HMAC", await hmacKey(secret), hexToBytes(match[1]!), body);
 }
 
 /** The header value GitHub would send for `body` signed with `secret` (tests, the simulator). */
@@ -38,13 +50,7 @@ export async function signBody(
   secret: string,
   body: Uint8Array<ArrayBuffer> | string,
 ): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
+  const key = await hmacKey(secret);
   const bytes = typeof body === "string" ? encoder.encode(body) : body;
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, bytes));
   return `sha256=${Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("")}`;
