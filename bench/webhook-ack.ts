@@ -143,12 +143,20 @@ export const webhookAck: Benchmark = {
         };
       };
 
+      // The floor: the same load on a route that touches no Durable Object (a JSON 404).
+      const floor = await autocannon({
+        url: `${stack.workerUrl}/floor`,
+        connections: Number(process.env.BENCH_CONNECTIONS ?? 5),
+        overallRate: RATE,
+        duration: Math.min(SECONDS, 10),
+      });
       const phases = [await phase(1), await phase(REPOS)];
       return {
         report: [
           `${RATE} signed issues.edited deliveries a second for ${SECONDS} s (autocannon, ${process.env.BENCH_CONNECTIONS ?? 5} connections) to wrangler dev; storage ${process.env.STATE_DIR ?? ".tmp (disk)"}`,
           "| repositories | requests | p50 ms | p99 ms | errors | non-2xx | applied/s | outbound requests |",
           "|---:|---:|---:|---:|---:|---:|---:|---:|",
+          `| floor: GET of an unknown route (no Durable Object) | ${floor.requests.total} | ${floor.latency.p50} | ${floor.latency.p99} | ${floor.errors} | - | - | - |`,
           ...phases.map(
             (p) =>
               `| ${p.repos} | ${p.requests} | ${p.p50} | ${p.p99} | ${p.errors} | ${p.non2xx} | ${p.appliedPerSecond.toFixed(0)} | ${p.outbound} |`,
@@ -169,7 +177,12 @@ export const webhookAck: Benchmark = {
             ok: p.applied === p.requests,
           },
         ]),
-        figures: { rate: RATE, seconds: SECONDS, phases },
+        figures: {
+          rate: RATE,
+          seconds: SECONDS,
+          floor: { p50: floor.latency.p50, p99: floor.latency.p99 },
+          phases,
+        },
       };
     } finally {
       await stack.close();

@@ -5,7 +5,7 @@ import { ValidationError } from "../../shared/validation.ts";
 import { instantFlag, numberFlag, type OptionSpec, requireFlag } from "./args.ts";
 import { apiUrlFlag, fetchSnapshotForCli, requireRepoFlag } from "./github.ts";
 import { type CliIo, UsageError } from "./io.ts";
-import { readJsonFile } from "./read-json.ts";
+import { readJsonFile, readTextFile } from "./read-json.ts";
 
 /** Flags shared by the commands that evaluate a graph (`scan`, `produce`). */
 export const graphFlags = {
@@ -52,14 +52,7 @@ export async function loadConfig(
   path: string | undefined,
 ): Promise<Config> {
   if (path === undefined) return DEFAULT_CONFIG;
-  let text: string;
-  try {
-    text = await io.readFile(path);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new UsageError(`${command}: cannot read ${path}: ${reason}`);
-  }
-  const result = parseConfigYaml(text);
+  const result = parseConfigYaml(await readTextFile(io, command, path));
   if (!result.ok) throw new UsageError(`${command}: ${path}: ${result.error}`);
   return result.config;
 }

@@ -1,14 +1,18 @@
 import { type CliIo, UsageError } from "./io.ts";
 
-/** Reads and parses a JSON input file; unreadable or malformed input is a usage error (exit 2). */
-export async function readJsonFile(io: CliIo, command: string, path: string): Promise<unknown> {
-  let text: string;
+/** Reads an input file; an unreadable one is a usage error (exit 2) naming the file. */
+export async function readTextFile(io: CliIo, command: string, path: string): Promise<string> {
   try {
-    text = await io.readFile(path);
+    return await io.readFile(path);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new UsageError(`${command}: cannot read ${path}: ${reason}`);
   }
+}
+
+/** Reads and parses a JSON input file; unreadable or malformed input is a usage error (exit 2). */
+export async function readJsonFile(io: CliIo, command: string, path: string): Promise<unknown> {
+  const text = await readTextFile(io, command, path);
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

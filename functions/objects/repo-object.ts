@@ -171,10 +171,10 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /** Scan output of the stored graph (spec 3.3) plus the watermarks (the read API). */
-  graph(nowMs = Date.now()) {
+  graph(nowMs = Date.now(), machine?: string) {
     const now = formatInstant(nowMs);
     const config = this.store.config();
-    const result = scan(this.store.snapshot(now), { config });
+    const result = scan(this.store.snapshot(now), { config, ...(machine ? { machine } : {}) });
     return {
       ...result,
       watermarks: this.store.watermarks(),

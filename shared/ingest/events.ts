@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IssueRefSchema, IssueStateSchema, StateReasonSchema } from "../graph/snapshot.ts";
+import { IssueRefSchema, IssueStateSchema, SnapshotIssueSchema } from "../graph/snapshot.ts";
 
 const instant = z.iso.datetime({ offset: true });
 
@@ -7,17 +7,18 @@ const instant = z.iso.datetime({ offset: true });
  * What a repository's Durable Object stores, in GitHub-independent form. Webhooks and
  * reconciliation both translate into these, so one set of merge rules serves both.
  */
-export const IssueRecordSchema = z.object({
-  number: z.number().int().positive(),
+export const IssueRecordSchema = SnapshotIssueSchema.pick({
+  number: true,
+  title: true,
+  state: true,
+  stateReason: true,
+  createdAt: true,
+  updatedAt: true,
+  closedAt: true,
+  labels: true,
+}).extend({
   /** GitHub's REST id: sub-issue and dependency writes address issues by it. */
   id: z.number().int().nonnegative().nullable(),
-  title: z.string(),
-  state: IssueStateSchema,
-  stateReason: StateReasonSchema,
-  createdAt: instant,
-  updatedAt: instant,
-  closedAt: instant.nullable(),
-  labels: z.array(z.string()),
   /** Absent when the source did not read bodies (a reconcile): the stored body is kept. */
   body: z.string().nullable().optional(),
 });

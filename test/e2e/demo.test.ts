@@ -1,26 +1,8 @@
 // The README's promise: `npm start` runs the whole system offline, end to end.
-import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { root } from "../support/runtimes.ts";
+import { spawnCollect } from "../support/runtimes.ts";
 
-function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["infra/dev.ts", "--once"], {
-      cwd: root,
-      env: { ...process.env, NO_COLOR: "1" },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runDemo = () => spawnCollect(process.execPath, ["infra/dev.ts", "--once"]);
 
 describe("npm start (the local demo)", () => {
   it("installs the App, reconciles, produces, and a close on GitHub reaches agent:ready", async () => {

@@ -13,14 +13,19 @@ export const RUNTIMES = {
 
 export type Runtime = keyof typeof RUNTIMES;
 
-export function spawnCli(
-  runtime: Runtime,
+export function spawnCli(runtime: Runtime, args: string[], env: Record<string, string> = {}) {
+  const [command, ...prefix] = RUNTIMES[runtime];
+  return spawnCollect(command, [...prefix, ...args], env);
+}
+
+/** Runs a command from the repository root and collects its exit code and output. */
+export function spawnCollect(
+  command: string,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const [command, ...prefix] = RUNTIMES[runtime];
   return new Promise((resolve, reject) => {
-    const child = spawn(command, [...prefix, ...args], {
+    const child = spawn(command, args, {
       cwd: root,
       env: { ...process.env, NO_COLOR: "1", ...env },
     });

@@ -157,3 +157,35 @@ describe("end to end through the simulator", () => {
     expect(after.watermarks.lastFullReconcileAt).toEqual(before.watermarks.lastFullReconcileAt);
   });
 });
+
+describe("GET /v1/repos/{owner}/{repo}/graph", () => {
+  it("serves the scan, rotates ready per machine, 404s an unknown repository", async () => {
+    const { exports } = await import("cloudflare:workers");
+    const { fnv1a32 } = await import("../../shared/graph/hash.ts");
+    await install({
+      repo: "e2e-api/app",
+      issues: [issue(1), issue(2), issue(3), issue(4, { blockedBy: [1] })],
+    });
+    const plain = await exports.default.fetch("https://switchyard.test/v1/repos/E2E-API/app/graph");
+    expect(plain.status).toBe(200);
+    const body = (await plain.json()) as { ready: number[]; blocked: unknown[] };
+    expect(body.ready).toEqual([1, 2, 3]);
+    const rotated = await exports.default.fetch(
+      "https://switchyard.test/v1/repos/e2e-api/app/graph?machine=m7",
+    );
+    const offset = fnv1a32("m7") % 3;
+    expect(((await rotated.json()) as { ready: number[] }).ready).toEqual([
+      ...[1, 2, 3].slice(offset),
+      ...[1, 2, 3].slice(0, offset),
+    ]);
+    const missing = await exports.default.fetch(
+      "https://switchyard.test/v1/repos/nobody/none/graph",
+    );
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: "repository nobody/none is not installed" });
+    const bad = await exports.default.fetch(
+      "https://switchyard.test/v1/repos/e2e-api/app/graph?machine=",
+    );
+    expect(bad.status).toBe(400);
+  });
+});

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { Env } from "../../env.ts";
 import { directory } from "../../objects/directory-object.ts";
 
-/** `GET /v1/repos/{owner}/{repo}/graph`: the scan of the stored graph plus its watermarks. */
+/** `GET /v1/repos/{owner}/{repo}/graph[?machine=]`: the scan of the stored graph plus its watermarks. */
 export const graphRoutes = new Hono<{ Bindings: Env }>().get(
   "/v1/repos/:owner/:repo/graph",
   async (c) => {
@@ -12,6 +12,11 @@ export const graphRoutes = new Hono<{ Bindings: Env }>().get(
       return c.json({ error: `repository ${fullName} is not installed` }, 404);
     }
     const repo = c.env.REPO.get(c.env.REPO.idFromName(String(entry.repoId)));
-    return c.json(await repo.graph());
+    // `?machine=` rotates `ready` the way `switchyard scan --machine` does (spec 3.2).
+    const machine = c.req.query("machine");
+    if (machine !== undefined && (machine === "" || machine.length > 200)) {
+      return c.json({ error: "machine must be 1 to 200 characters" }, 400);
+    }
+    return c.json(await repo.graph(Date.now(), machine));
   },
 );
