@@ -92,6 +92,9 @@ export class InstallationObject extends DurableObject<Env> {
       this.sql`DELETE FROM deliveries WHERE received_ms < ${nowMs - 7 * 86_400_000}`;
       this.setMeta("installationId", String(installationId));
       const current = (this.meta("status") as InstallationStatus | undefined) ?? null;
+      // GitHub never reuses an installation id: once deleted, a late or replayed delivery of an
+      // earlier event must not bring it (or its repositories) back.
+      if (current === "deleted") return "applied" as const;
       const installed = this.sql<{ id: number; full_name: string }>`
         SELECT id, full_name FROM repos WHERE status <> 'removed' ORDER BY id`.map((r) => ({
         id: r.id,
@@ -155,6 +158,24 @@ export class InstallationObject extends DurableObject<Env> {
       const left = this.sql`SELECT 1 FROM pending LIMIT 1`.length > 0;
       if (left) await this.ctx.storage.setAlarm(Date.now() + (retry ? 30_000 : 0));
     }
+  }
+
+  /**
+   * A repository learned of through its own webhooks (before or without the installation
+   * event): recorded so lifecycle changes reach it. Returns the status it should have.
+   */
+  registerRepo(repo: RepoRef): RepoStatus {
+    const status = (this.meta("status") as InstallationStatus | undefined) ?? "active";
+    const repoStatus: RepoStatus =
+      status === "active" ? "active" : status === "suspended" ? "suspended" : "removed";
+    this
+      .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repoStatus})
+      ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name`;
+    return (
+      (this.sql<{ status: string }>`SELECT status FROM repos WHERE id = ${repo.id}`[0]?.status as
+        | RepoStatus
+        | undefined) ?? repoStatus
+    );
   }
 
   /** The token cache every GitHub client of this installation shares (see shared/github/auth). */

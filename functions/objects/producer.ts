@@ -1,5 +1,6 @@
+import type { BudgetDecision } from "../../shared/budget/write-budget.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
-import { GitHubApiError } from "../../shared/github/errors.ts";
+import { isRetryable } from "../../shared/github/errors.ts";
 import { addLabels, removeLabel } from "../../shared/github/writes.ts";
 import { analyzeGraph } from "../../shared/graph/analyze.ts";
 import { formatInstant } from "../../shared/graph/time.ts";
@@ -15,12 +16,18 @@ interface ProducerRun {
   /** The producer watermark this run advances to once all its writes succeeded. */
   throughSeq: number;
   at: string;
+  /** The repository's lifecycle generation when the run was planned. */
+  generation: number;
 }
 
-/** Whether a failed write can succeed later (retry) or never will (drop it, and say so). */
-export function retryable(error: unknown): boolean {
-  if (!(error instanceof GitHubApiError)) return true;
-  return !["not-found", "invalid", "bad-response"].includes(error.kind);
+export interface FlushResult {
+  done: number;
+  /** A failure that can pass; the write stays queued. */
+  failed: Error | null;
+  /** Writes still queued. */
+  left: number;
+  /** Set when the budget ran out: when there is room again. */
+  retryAtMs: number | null;
 }
 
 /**
@@ -45,14 +52,16 @@ export class Producer {
   }
 
   /**
-   * Plans from the stored graph and queues the writes. Returns the number queued; does nothing
-   * while a previous run still has writes outstanding (they go first).
+   * Plans from the stored graph and queues the writes. Returns the number queued. Does nothing
+   * while a previous run still has writes outstanding (they go first), and nothing before the
+   * first full reconcile: kicks planned on a partial graph would be spent without effect.
    */
   plan(nowMs: number): number {
     return this.store.transaction(() => {
       if (this.run() !== null) return 0;
-      const watermark = this.store.watermarks().producer;
-      const { causes, maxSeq } = this.store.pendingCloses(watermark.seq);
+      const watermarks = this.store.watermarks();
+      if (watermarks.lastFullReconcileAt === null) return 0;
+      const { causes, maxSeq } = this.store.pendingCloses(watermarks.producer.seq);
       const now = formatInstant(nowMs);
       const analysis = analyzeGraph(this.store.snapshot(now), {
         now,
@@ -69,7 +78,12 @@ export class Producer {
         return 0;
       }
       const fence = (this.store.getMeta<number>("producerFence") ?? 0) + 1;
-      const run: ProducerRun = { fence, throughSeq: maxSeq, at: now };
+      const run: ProducerRun = {
+        fence,
+        throughSeq: maxSeq,
+        at: now,
+        generation: this.store.generation(),
+      };
       this.store.setMeta("producerFence", fence);
       this.store.setMeta("producerRun", run);
       for (const op of ops)
@@ -84,27 +98,35 @@ export class Producer {
   }
 
   /**
-   * Performs up to `granted` queued writes of the current run, in order. Stops at the first
-   * retryable failure (the rest stay queued); drops a write GitHub will never accept. When the
+   * Performs the current run's queued writes in order, each after reserving room in the
+   * installation's write budget. Stops when the budget is spent or at the first failure that can
+   * pass (the rest stay queued); drops a write GitHub will never accept, and says so. When the
    * outbox empties, the run ends and the watermark advances.
    */
   async flush(
     client: GitHubClient,
-    granted: number,
+    reserve: () => Promise<BudgetDecision>,
     nowMs: () => number,
-  ): Promise<{ done: number; failed: GitHubApiError | Error | null; left: number }> {
+  ): Promise<FlushResult> {
     const run = this.run();
     const identity = this.store.identity();
-    if (run === null || !identity) return { done: 0, failed: null, left: 0 };
-    const rows = this.store.sql<{ seq: number; fence: number; op: string }>`
-      SELECT seq, fence, op FROM outbox ORDER BY seq LIMIT ${granted}`;
-    let done = 0;
-    let failed: GitHubApiError | Error | null = null;
-    for (const row of rows) {
+    const result: FlushResult = { done: 0, failed: null, left: 0, retryAtMs: null };
+    if (run === null || !identity) return result;
+    for (;;) {
+      // Suspended or uninstalled while writing: stop; the outbox went with the wipe.
+      if (!this.store.stillActive(run.generation)) return result;
+      const row = this.store.sql<{ seq: number; fence: number; op: string }>`
+        SELECT seq, fence, op FROM outbox ORDER BY seq LIMIT 1`[0];
+      if (!row) break;
       // A row from an older fence belongs to an abandoned run; it must not be written now.
       if (row.fence !== run.fence) {
         this.store.sql`DELETE FROM outbox WHERE seq = ${row.seq}`;
         continue;
+      }
+      const budget = await reserve();
+      if (budget.granted === 0) {
+        result.retryAtMs = budget.retryAtMs;
+        break;
       }
       const op = JSON.parse(row.op) as LabelOp;
       try {
@@ -112,34 +134,35 @@ export class Producer {
         else await removeLabel(client, identity.fullName, op.number, op.label);
         this.store.transaction(() => {
           this.store.sql`DELETE FROM outbox WHERE seq = ${row.seq}`;
-          this.store.applyOwnLabelWrite(op.number, op.label, op.action, nowMs());
+          this.store.applyOwnLabelWrite(op.number, op.label, op.action);
           this.store.audit("producer-write", { fence: run.fence, ...op }, nowMs());
         });
-        done += 1;
+        result.done += 1;
       } catch (error) {
-        if (retryable(error)) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (isRetryable(error)) {
           this.store
-            .sql`UPDATE outbox SET attempts = attempts + 1, last_error = ${String((error as Error).message)} WHERE seq = ${row.seq}`;
-          failed = error as Error;
+            .sql`UPDATE outbox SET attempts = attempts + 1, last_error = ${message} WHERE seq = ${row.seq}`;
+          result.failed = error instanceof Error ? error : new Error(message);
           break;
         }
         this.store.transaction(() => {
           this.store.sql`DELETE FROM outbox WHERE seq = ${row.seq}`;
           this.store.audit(
             "producer-write-dropped",
-            { fence: run.fence, ...op, error: (error as Error).message },
+            { fence: run.fence, ...op, error: message },
             nowMs(),
           );
         });
       }
     }
-    const left = this.store.sql<{ n: number }>`SELECT COUNT(*) AS n FROM outbox`[0]?.n ?? 0;
-    if (left === 0) {
+    result.left = this.store.sql<{ n: number }>`SELECT COUNT(*) AS n FROM outbox`[0]?.n ?? 0;
+    if (result.left === 0) {
       this.store.transaction(() => {
         this.store.deleteMeta("producerRun");
         this.store.updateWatermarks({ producer: { seq: run.throughSeq, at: run.at } });
       });
     }
-    return { done, failed, left };
+    return result;
   }
 }

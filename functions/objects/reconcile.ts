@@ -15,18 +15,24 @@ export interface ReconcileOutcome {
   requests: number;
 }
 
+/** How far before a full fetch began the next incremental listing starts: updates made while
+ * the pages were read (after their page) and clock skew between GitHub and the Worker. */
+const SINCE_MARGIN_MS = 60_000;
+
 /**
  * Full reconcile: the whole graph by GraphQL, applied with the same merge rule as webhooks,
  * then every stored issue the fetch did not see is removed. Anything it changes is something
- * webhooks missed, and the audit log says so.
+ * webhooks missed, and the audit log says so. Null when the repository stopped being active
+ * while it fetched (nothing is applied then).
  */
 export async function reconcileFull(
   store: RepoStore,
   client: GitHubClient,
   nowMs: () => number,
-): Promise<ReconcileOutcome> {
+): Promise<ReconcileOutcome | null> {
   const identity = store.identity();
   if (!identity) throw new Error("reconcile before the repository is known");
+  const generation = store.generation();
   const startedMs = nowMs();
   const startedAt = formatInstant(Math.floor(startedMs / 1000) * 1000);
   const { snapshot } = await fetchSnapshot(client, identity.fullName, {
@@ -36,6 +42,7 @@ export async function reconcileFull(
   });
   const fetched = new Set(snapshot.issues.map((i) => i.number));
   const corrections = store.transaction(() => {
+    if (!store.stillActive(generation)) return null;
     const changes = store.apply([
       ...fetchedEvents(snapshot.issues, snapshot.external ?? [], startedAt),
       ...missingIssueEvents(store.issueStamps(), fetched, startedMs, startedAt),
@@ -44,17 +51,23 @@ export async function reconcileFull(
       (max, i) => (Date.parse(i.updatedAt) > Date.parse(max) ? i.updatedAt : max),
       "1970-01-01T00:00:00Z",
     );
+    // The next listing starts before the fetch did: an issue updated after its page was read
+    // must not hide behind a newer one from a later page.
+    const floor = formatInstant(Math.floor((startedMs - SINCE_MARGIN_MS) / 1000) * 1000);
+    const since =
+      snapshot.issues.length > 0 && Date.parse(newest) < Date.parse(floor) ? newest : floor;
     store.updateWatermarks({
       lastFullReconcileAt: formatInstant(nowMs()),
       incremental: {
-        since: snapshot.issues.length > 0 ? newest : startedAt,
+        since,
         etag: null,
-        boundary: snapshot.issues.filter((i) => i.updatedAt === newest).map((i) => i.number),
+        boundary: snapshot.issues.filter((i) => i.updatedAt === since).map((i) => i.number),
         at: formatInstant(nowMs()),
       },
     });
     return changes;
   });
+  if (corrections === null) return null;
   return { kind: "full", corrections, unavailable: [], requests: client.stats.requests };
 }
 
@@ -67,10 +80,11 @@ export async function reconcileIncremental(
   store: RepoStore,
   client: GitHubClient,
   nowMs: () => number,
-): Promise<ReconcileOutcome> {
+): Promise<ReconcileOutcome | null> {
   const identity = store.identity();
   const watermark = store.watermarks().incremental;
   if (!identity || watermark === null) return reconcileFull(store, client, nowMs);
+  const generation = store.generation();
   const startedAt = formatInstant(Math.floor(nowMs() / 1000) * 1000);
   const result = await fetchChanges(client, identity.fullName, watermark, {
     labels: store.config().labels,
@@ -79,6 +93,7 @@ export async function reconcileIncremental(
   });
   const refreshed = await refreshExternal(client, store.externalProbes());
   const corrections = store.transaction(() => {
+    if (!store.stillActive(generation)) return null;
     const changes = result.changed
       ? store.apply(fetchedEvents(result.issues, result.external, startedAt))
       : [];
@@ -97,6 +112,7 @@ export async function reconcileIncremental(
     store.updateWatermarks({ incremental: { ...result.watermark, at: formatInstant(nowMs()) } });
     return changes;
   });
+  if (corrections === null) return null;
   const unavailable = refreshed.filter((r) => r.kind === "unavailable").map((r) => r.ref);
   return { kind: "incremental", corrections, unavailable, requests: client.stats.requests };
 }

@@ -3,13 +3,14 @@ import type { GitHubClient } from "../../shared/github/client.ts";
 import { scan } from "../../shared/graph/scan.ts";
 import { formatInstant } from "../../shared/graph/time.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
+import { DAY_MS, reconcileKind, retryDelayMs } from "../../shared/schedule/policy.ts";
 import { type Env, MissingSettingError } from "../env.ts";
 import { installationClient } from "../github-client.ts";
 import { directory, type RepoStatus } from "./directory-object.ts";
 import { Producer } from "./producer.ts";
 import { reconcileFull, reconcileIncremental } from "./reconcile.ts";
 import { type RepoIdentity, RepoStore } from "./repo-store.ts";
-import { type ScheduleName, Schedules } from "./schedules.ts";
+import { type DueSchedule, type ScheduleName, Schedules } from "./schedules.ts";
 
 export interface Delivery {
   id: string;
@@ -19,17 +20,15 @@ export interface Delivery {
 
 export type IngestOutcome = "applied" | "unchanged" | "duplicate" | "ignored";
 
+/** Learn first, then write: reconciles before the outbox and the producer in one alarm run. */
 const HANDLER_ORDER: ScheduleName[] = [
+  "sync",
   "reconcile-full",
   "reconcile",
   "outbox",
   "producer",
   "prune",
 ];
-const DAY_MS = 86_400_000;
-/** Retry delay after the n-th consecutive failure of a schedule: doubling, at most 15 min. */
-const backoffMs = (baseMs: number, attempts: number) =>
-  Math.min(15 * 60_000, baseMs * 2 ** Math.max(0, attempts - 1));
 
 /**
  * One per repository (named by GitHub's numeric repository id): the graph, its watermarks,
@@ -47,6 +46,8 @@ export class RepoObject extends DurableObject<Env> {
     this.store = new RepoStore(ctx.storage);
     this.schedules = new Schedules(this.store.sql, ctx.storage);
     this.producer = new Producer(this.store);
+    // A run cut short leaves leased schedules behind; make sure an alarm will find them.
+    void ctx.blockConcurrencyWhile(() => this.schedules.rearm());
   }
 
   private installation() {
@@ -78,23 +79,27 @@ export class RepoObject extends DurableObject<Env> {
     return Number.isFinite(configured) && configured >= 0 ? configured : 2_000;
   }
 
+  /** Starts watching: learn the whole graph, prune delivery ids daily, kick only recent closes. */
+  private activate(nowMs: number): void {
+    this.store.setWatchingSince(
+      formatInstant(nowMs - this.store.config().kicks.windowHours * 3_600_000),
+    );
+    this.schedules.at("reconcile-full", nowMs);
+    this.schedules.ensure("prune", nowMs + DAY_MS);
+  }
+
   /** Installation lifecycle reached this repository (from InstallationObject). */
   async setLifecycle(identity: RepoIdentity): Promise<void> {
     const before = this.store.identity();
     const nowMs = Date.now();
     this.store.transaction(() => {
-      if (identity.status === "removed") {
-        this.store.wipe();
-      } else if (identity.status === "suspended") {
+      if (identity.status !== "active") {
+        // Work in flight (a fetch, a write) must not land after this: see `stillActive`.
+        this.store.bumpGeneration();
+        if (identity.status === "removed") this.store.wipe();
         this.schedules.clear();
       } else if (before?.status !== "active") {
-        // Newly installed, re-added or unsuspended: learn the whole graph first. Closes from
-        // the last kick window before now still kick; older ones are history.
-        this.store.setWatchingSince(
-          formatInstant(nowMs - this.store.config().kicks.windowHours * 3_600_000),
-        );
-        this.schedules.at("reconcile-full", nowMs);
-        this.schedules.at("prune", nowMs + DAY_MS);
+        this.activate(nowMs);
       }
       this.store.setIdentity(identity);
       this.store.audit("lifecycle", { from: before?.status ?? null, to: identity.status }, nowMs);
@@ -111,7 +116,6 @@ export class RepoObject extends DurableObject<Env> {
     repo: { id: number; fullName: string; installationId: number },
     events: GraphEvent[],
   ): Promise<IngestOutcome> {
-    let renamed = false;
     const outcome = this.store.transaction((): IngestOutcome => {
       if (this.store.hasDelivery(delivery.id)) {
         this.store.count("deliveriesDuplicate");
@@ -120,7 +124,8 @@ export class RepoObject extends DurableObject<Env> {
       let identity = this.store.identity();
       if (identity?.status === "removed" || identity?.status === "suspended") return "ignored";
       if (!identity) {
-        // Events can outrun the installation event; they prove the App is installed here.
+        // Events can outrun the installation event; they prove the App is installed here. The
+        // directory and the installation learn of the repository by the `sync` schedule.
         identity = {
           repoId: repo.id,
           fullName: repo.fullName,
@@ -128,11 +133,8 @@ export class RepoObject extends DurableObject<Env> {
           status: "active",
         };
         this.store.setIdentity(identity);
-        const windowMs = this.store.config().kicks.windowHours * 3_600_000;
-        this.store.setWatchingSince(formatInstant(delivery.receivedMs - windowMs));
-        renamed = true;
-        if (!this.store.watermarks().lastFullReconcileAt)
-          this.schedules.at("reconcile-full", delivery.receivedMs);
+        this.activate(delivery.receivedMs);
+        this.schedules.at("sync", delivery.receivedMs);
       } else if (
         identity.fullName !== repo.fullName ||
         identity.installationId !== repo.installationId
@@ -144,13 +146,18 @@ export class RepoObject extends DurableObject<Env> {
         );
         identity = { ...identity, fullName: repo.fullName, installationId: repo.installationId };
         this.store.setIdentity(identity);
-        renamed = true;
+        this.schedules.at("sync", delivery.receivedMs);
       }
       this.store.recordDelivery(delivery.id, delivery.receivedMs);
       const changes = this.store.apply(events);
       this.store.updateWatermarks({ lastEventAt: formatInstant(delivery.receivedMs) });
       if (events.some((e) => e.type === "config-changed"))
         this.schedules.at("reconcile", delivery.receivedMs);
+      // A label renamed or deleted carries no time to order it against issue events: let a full
+      // read settle it.
+      if (events.some((e) => e.type === "label-renamed" || e.type === "label-deleted")) {
+        this.schedules.at("reconcile-full", delivery.receivedMs + 60_000);
+      }
       this.store.count("deliveriesApplied");
       if (changes.length === 0) return "unchanged";
       this.store.audit(
@@ -162,11 +169,6 @@ export class RepoObject extends DurableObject<Env> {
       return "applied";
     });
     if (outcome === "applied" || outcome === "unchanged") await this.schedules.rearm();
-    if (renamed) {
-      // Name-addressed routes find the repository through the directory; keep it current.
-      const identity = this.store.identity()!;
-      await directory(this.env).upsert([identity], delivery.receivedMs);
-    }
     return outcome;
   }
 
@@ -194,15 +196,12 @@ export class RepoObject extends DurableObject<Env> {
     return this.store.auditLog(limit);
   }
 
-  /** Cron entry: reconcile now, and fully if the last full reconcile is a day old. */
+  /** Cron entry: reconcile now (fully when a day has passed); keeps the daily prune alive. */
   async armReconcile(nowMs = Date.now()): Promise<boolean> {
     const identity = this.store.identity();
     if (identity?.status !== "active") return false;
-    const last = this.store.watermarks().lastFullReconcileAt;
-    this.schedules.at(
-      last === null || nowMs - Date.parse(last) >= DAY_MS ? "reconcile-full" : "reconcile",
-      nowMs,
-    );
+    this.schedules.at(reconcileKind(this.store.watermarks().lastFullReconcileAt, nowMs), nowMs);
+    this.schedules.ensure("prune", nowMs + DAY_MS);
     await this.schedules.rearm();
     return true;
   }
@@ -218,14 +217,15 @@ export class RepoObject extends DurableObject<Env> {
 
   private async runDueSchedules(): Promise<void> {
     try {
-      const due = new Set(this.schedules.takeDue(Date.now()));
+      const due = new Map(this.schedules.takeDue(Date.now()).map((d) => [d.name, d]));
       for (const name of HANDLER_ORDER) {
-        if (!due.has(name)) continue;
+        const schedule = due.get(name);
+        if (!schedule) continue;
         try {
           await this.runSchedule(name);
-          this.schedules.resetAttempts(name);
+          this.schedules.complete(schedule);
         } catch (error) {
-          this.failed(name, error);
+          this.failed(schedule, error);
         }
       }
     } finally {
@@ -234,32 +234,54 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /** A failed schedule is retried with backoff; the audit log names what failed and why. */
-  private failed(name: ScheduleName, error: unknown): void {
+  private failed(schedule: DueSchedule, error: unknown): void {
     const nowMs = Date.now();
-    const attempts = this.schedules.attempts(name) + 1;
+    const attempts = schedule.attempts + 1;
     const base = Number(this.env.SCHEDULE_RETRY_BASE_MS);
-    const delay =
-      error instanceof MissingSettingError
-        ? 10 * 60_000
-        : backoffMs(Number.isFinite(base) && base > 0 ? base : 5_000, attempts);
-    const retryAfter = (error as { retryAfterMs?: number }).retryAfterMs;
-    this.schedules.retry(name, nowMs + Math.max(delay, retryAfter ?? 0));
+    const delay = retryDelayMs(
+      attempts,
+      {
+        missingSetting: error instanceof MissingSettingError,
+        retryAfterMs: (error as { retryAfterMs?: number }).retryAfterMs,
+      },
+      Number.isFinite(base) && base > 0
+        ? { baseMs: base, capMs: 15 * 60_000, missingSettingMs: 10 * 60_000 }
+        : undefined,
+    );
+    this.schedules.retry(schedule, nowMs + delay);
     const message = error instanceof Error ? error.message : String(error);
-    this.store.audit("error", { schedule: name, attempts, error: message }, nowMs);
-    console.error(`${this.store.identity()?.fullName ?? "repository"}: ${name} failed: ${message}`);
+    this.store.audit(
+      "error",
+      { schedule: schedule.name, attempts, retryInMs: delay, error: message },
+      nowMs,
+    );
+    console.error(
+      `${this.store.identity()?.fullName ?? "repository"}: ${schedule.name} failed: ${message}`,
+    );
   }
 
   private async runSchedule(name: ScheduleName): Promise<void> {
     const nowMs = Date.now();
-    if (this.store.identity()?.status !== "active") return;
+    const identity = this.store.identity();
+    if (identity?.status !== "active") return;
     switch (name) {
+      case "sync": {
+        // The directory (name → id, for routes and the cron) and the installation (for
+        // lifecycle) must know every repository this object serves.
+        await directory(this.env).upsert([identity], nowMs);
+        const status = await this.installation().registerRepo({
+          id: identity.repoId,
+          fullName: identity.fullName,
+        });
+        if (status !== "active") await this.setLifecycle({ ...identity, status });
+        return;
+      }
       case "reconcile-full":
       case "reconcile": {
-        const client = this.client(`reconcile ${this.store.identity()?.fullName}`);
-        const outcome =
-          name === "reconcile-full"
-            ? await reconcileFull(this.store, client, Date.now)
-            : await reconcileIncremental(this.store, client, Date.now);
+        const client = this.client(`reconcile ${identity.fullName}`);
+        const reconcile = name === "reconcile-full" ? reconcileFull : reconcileIncremental;
+        const outcome = await reconcile(this.store, client, Date.now);
+        if (outcome === null) return; // the repository stopped being active meanwhile
         this.store.audit(
           "reconcile",
           {
@@ -270,8 +292,10 @@ export class RepoObject extends DurableObject<Env> {
           },
           Date.now(),
         );
-        if (outcome.corrections.length > 0)
+        // After the first full read the producer may act at last; after others, if they changed anything.
+        if (outcome.kind === "full" || outcome.corrections.length > 0) {
           this.schedules.at("producer", Date.now() + this.debounceMs());
+        }
         return;
       }
       case "producer": {
@@ -289,20 +313,16 @@ export class RepoObject extends DurableObject<Env> {
     }
   }
 
-  /** Sends queued label writes within the installation's write budget. */
+  /** Sends queued label writes, each within the installation's write budget. */
   private async flushOutbox(): Promise<void> {
-    const pending = this.producer.pending().length;
-    if (pending === 0) return;
+    if (this.producer.pending().length === 0) return;
     const client = this.client(`apply the agent:ready plan of ${this.store.identity()?.fullName}`);
-    const budget = await this.installation().reserveWrites(pending);
-    const result =
-      budget.granted > 0
-        ? await this.producer.flush(client, budget.granted, Date.now)
-        : { failed: null, left: pending };
+    const installation = this.installation();
+    const result = await this.producer.flush(client, () => installation.reserveWrites(1), Date.now);
     if (result.failed) throw result.failed;
     if (result.left > 0) {
-      // Over budget: the writes wait for room, they are not dropped.
-      this.schedules.at("outbox", budget.retryAtMs ?? Date.now());
+      // Over budget (or stopped): the writes wait for room, they are not dropped.
+      this.schedules.at("outbox", result.retryAtMs ?? Date.now() + 60_000);
     } else {
       // The run is complete; plan again for whatever changed while it was writing.
       this.schedules.at("producer", Date.now());

@@ -39,6 +39,7 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       body TEXT NOT NULL, created_at TEXT NOT NULL, updated_ms INTEGER NOT NULL
     )`);
     sql.exec(`CREATE INDEX comments_by_issue ON comments (number)`);
+    sql.exec(`CREATE TABLE comment_tombstones (id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL)`);
     sql.exec(`CREATE TABLE deliveries (id TEXT PRIMARY KEY, received_ms INTEGER NOT NULL)`);
     sql.exec(`CREATE INDEX deliveries_by_age ON deliveries (received_ms)`);
     sql.exec(`CREATE TABLE audit (

@@ -2,6 +2,7 @@ import { type Config, ConfigSchema, DEFAULT_CONFIG } from "../../shared/config/s
 import { canonicalRef, type IssueRef } from "../../shared/graph/refs.ts";
 import type { Snapshot, SnapshotIssue } from "../../shared/graph/snapshot.ts";
 import { formatInstant } from "../../shared/graph/time.ts";
+import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
 import { decodeRef, encodeRef, supersedes } from "../../shared/ingest/merge.ts";
 import { REPO_MIGRATIONS } from "./repo-schema.ts";
@@ -105,6 +106,23 @@ export class RepoStore {
   deleteMeta(key: string): void {
     this.sql`DELETE FROM meta WHERE key = ${key}`;
     this.metaCache.set(key, undefined);
+  }
+
+  /**
+   * Bumped when the repository stops being active (suspended, removed): work that began before
+   * (a fetch, a write) checks it did not change before it lands.
+   */
+  generation(): number {
+    return this.getMeta<number>("generation") ?? 0;
+  }
+
+  bumpGeneration(): void {
+    this.setMeta("generation", this.generation() + 1);
+  }
+
+  /** True while the repository is active and still in `generation`. */
+  stillActive(generation: number): boolean {
+    return this.identity()?.status === "active" && this.generation() === generation;
   }
 
   /** Operational counters (deliveries applied, duplicates seen). */
@@ -223,7 +241,28 @@ export class RepoStore {
     return row !== undefined && atMs <= row.at_ms;
   }
 
+  /** Events about an issue removed after they happened are stale: they must not bring it back. */
+  private aboutRemovedIssue(event: GraphEvent): boolean {
+    const check = (ref: IssueRef | null | undefined, at: string) =>
+      typeof ref === "number" && this.tombstoned(ref, ms(at));
+    switch (event.type) {
+      case "parent":
+        return check(event.child, event.at) || check(event.parent, event.at);
+      case "blocked-by":
+        return check(event.issue, event.at) || check(event.blocker, event.at);
+      case "blockers":
+        return check(event.issue, event.at);
+      case "label-event":
+        return check(event.number, event.at);
+      case "comment":
+        return check(event.number, event.updatedAt);
+      default:
+        return false;
+    }
+  }
+
   private applyOne(event: GraphEvent, watched: Set<string>): string | null {
+    if (this.aboutRemovedIssue(event)) return null;
     switch (event.type) {
       case "issue":
         return this.upsertIssue(event.issue) ? `issue #${event.issue.number} updated` : null;
@@ -311,12 +350,7 @@ export class RepoStore {
         }>`
           SELECT state, closed_at, at_ms, closed_seq FROM external WHERE ref = ${event.ref}`[0];
         if (row && !supersedes(at, row.at_ms)) return null;
-        const closedSeq =
-          event.state !== "closed"
-            ? null
-            : row?.state === "closed"
-              ? row.closed_seq
-              : this.nextClosedSeq();
+        const closedSeq = this.closedSeqFor(event.state, event.closedAt, row);
         this.sql`INSERT INTO external (ref, state, closed_at, at_ms, closed_seq)
           VALUES (${event.ref}, ${event.state}, ${event.closedAt}, ${at}, ${closedSeq})
           ON CONFLICT (ref) DO UPDATE SET state = excluded.state, closed_at = excluded.closed_at,
@@ -341,12 +375,16 @@ export class RepoStore {
           : null;
       case "comment": {
         const at = ms(event.updatedAt);
+        const gone = this.sql<{
+          at_ms: number;
+        }>`SELECT at_ms FROM comment_tombstones WHERE id = ${event.id}`[0];
+        if (gone && at <= gone.at_ms) return null;
         const row = this.sql<{
           updated_ms: number;
         }>`SELECT updated_ms FROM comments WHERE id = ${event.id}`[0];
         if (row && !supersedes(at, row.updated_ms)) return null;
-        // Only comments that open with a marker can carry IDD protocol state (spec 5).
-        if (!event.body.trimStart().startsWith("<!--")) {
+        // Only comments that open with a claim-protocol marker carry IDD state (spec 5).
+        if (parseCommentMarker(event.body).status === "none") {
           if (row) this.sql`DELETE FROM comments WHERE id = ${event.id}`;
           return row ? `comment ${event.id} no longer carries a marker` : null;
         }
@@ -358,6 +396,9 @@ export class RepoStore {
         return `marker comment ${event.id} on #${event.number}`;
       }
       case "comment-removed": {
+        // Remembered, so a late `created`/`edited` delivery cannot bring a deleted marker back.
+        this.sql`INSERT INTO comment_tombstones (id, at_ms) VALUES (${event.id}, ${ms(event.at)})
+          ON CONFLICT (id) DO UPDATE SET at_ms = MAX(at_ms, excluded.at_ms)`;
         const removed = this.sql`DELETE FROM comments WHERE id = ${event.id} RETURNING 1`;
         return removed.length > 0 ? `comment ${event.id} removed` : null;
       }
@@ -380,6 +421,21 @@ export class RepoStore {
       }
     }
     return changed;
+  }
+
+  /**
+   * The sequence number of a close: the stored one for the same close (same `closedAt`), a new
+   * one for a close not seen before — even when an intermediate reopen was lost or arrives late.
+   */
+  private closedSeqFor(
+    state: string,
+    closedAt: string | null,
+    row: { state: string; closed_at: string | null; closed_seq: number | null } | undefined,
+  ): number | null {
+    if (state !== "closed") return null;
+    if (row?.state === "closed" && row.closed_at === closedAt && row.closed_seq !== null)
+      return row.closed_seq;
+    return this.nextClosedSeq();
   }
 
   /** Numbers each close as switchyard learns it, so the producer can materialize it exactly once. */
@@ -410,12 +466,7 @@ export class RepoStore {
     ) {
       return false;
     }
-    const closedSeq =
-      issue.state !== "closed"
-        ? null
-        : row?.state === "closed"
-          ? row.closed_seq
-          : this.nextClosedSeq();
+    const closedSeq = this.closedSeqFor(issue.state, issue.closedAt, row);
     this
       .sql`INSERT INTO issues (number, id, title, state, state_reason, created_at, updated_at, updated_ms, closed_at, labels, body, closed_seq)
       VALUES (${issue.number}, ${issue.id}, ${issue.title}, ${issue.state}, ${issue.stateReason}, ${issue.createdAt},
@@ -428,21 +479,15 @@ export class RepoStore {
   }
 
   /**
-   * Records a label write switchyard itself made, so the next plan sees it at once (the webhook
-   * GitHub sends for it later carries the authoritative state and time).
+   * Records a label write switchyard itself made, so the next plan sees it at once. No label
+   * event is invented: GitHub's own (with GitHub's time) arrives by webhook or reconcile.
    */
-  applyOwnLabelWrite(number: number, label: string, action: "add" | "remove", atMs: number): void {
+  applyOwnLabelWrite(number: number, label: string, action: "add" | "remove"): void {
     const row = this.sql<{ labels: string }>`SELECT labels FROM issues WHERE number = ${number}`[0];
     if (!row) return;
     const labels = (JSON.parse(row.labels) as string[]).filter((l) => l !== label);
     if (action === "add") labels.push(label);
     this.sql`UPDATE issues SET labels = ${JSON.stringify(labels)} WHERE number = ${number}`;
-    if (this.watchedLabels().has(label)) {
-      const at = formatInstant(Math.floor(atMs / 1000) * 1000);
-      this
-        .sql`INSERT OR IGNORE INTO label_events (number, label, action, actor, created_at, created_ms)
-        VALUES (${number}, ${label}, ${action === "add" ? "labeled" : "unlabeled"}, ${"switchyard"}, ${at}, ${ms(at)})`;
-    }
   }
 
   issueId(number: number): number | null {
@@ -594,12 +639,13 @@ export class RepoStore {
       "external",
       "label_events",
       "comments",
+      "comment_tombstones",
       "outbox",
       "schedules",
     ]) {
       this.storage.sql.exec(`DELETE FROM ${table}`);
     }
-    this.storage.sql.exec(`DELETE FROM meta WHERE key <> 'identity'`);
+    this.storage.sql.exec(`DELETE FROM meta WHERE key NOT IN ('identity', 'generation')`);
     this.metaCache.clear();
     this.parsedConfig = null;
   }

@@ -1,11 +1,29 @@
 import type { Sql } from "./sql.ts";
 
-export type ScheduleName = "producer" | "outbox" | "reconcile" | "reconcile-full" | "prune";
+export type ScheduleName =
+  | "producer"
+  | "outbox"
+  | "reconcile"
+  | "reconcile-full"
+  | "prune"
+  | "sync";
+
+/** How long a taken schedule stays leased: longer than any alarm run can last. */
+const LEASE_MS = 10 * 60_000;
+
+export interface DueSchedule {
+  name: ScheduleName;
+  /** Consecutive failures so far (0 on a first run). */
+  attempts: number;
+  /** The lease: the row's due time while it runs; completing checks it is still this. */
+  leaseMs: number;
+}
 
 /**
- * Many schedules, one alarm: each schedule is a row (name, due time); the Durable Object alarm
- * is always set to the earliest due row. Handlers must be idempotent, because alarms are
- * delivered at least once.
+ * Many schedules, one alarm: each schedule is a row (name, due time, failures); the Durable
+ * Object alarm is always set to the earliest row. A due row is leased, not deleted, while its
+ * handler runs, so a run cut short (a deploy, an eviction) leaves it to run again. Handlers must
+ * be idempotent, because alarms are delivered at least once.
  */
 export class Schedules {
   private readonly sql: Sql;
@@ -23,52 +41,42 @@ export class Schedules {
       ON CONFLICT (name) DO UPDATE SET due_ms = MIN(due_ms, excluded.due_ms)`;
   }
 
-  /** Reschedules `name` after a failure, with its attempt count for backoff. */
-  retry(name: ScheduleName, dueMs: number): number {
-    const row = this.sql<{
-      attempts: number;
-    }>`INSERT INTO schedules (name, due_ms, attempts) VALUES (${name}, ${dueMs}, 1)
-      ON CONFLICT (name) DO UPDATE SET due_ms = excluded.due_ms, attempts = schedules.attempts + 1
-      RETURNING attempts`;
-    return row[0]?.attempts ?? 1;
+  /** Schedules `name` at `dueMs` unless it is scheduled already. */
+  ensure(name: ScheduleName, dueMs: number): void {
+    this.sql`INSERT OR IGNORE INTO schedules (name, due_ms) VALUES (${name}, ${dueMs})`;
   }
 
-  /** Forgets a schedule's failure count after it succeeded. */
-  resetAttempts(name: ScheduleName): void {
-    this.sql`UPDATE schedules SET attempts = 0 WHERE name = ${name}`;
-  }
-
-  attempts(name: ScheduleName): number {
-    return (
-      this.sql<{ attempts: number }>`SELECT attempts FROM schedules WHERE name = ${name}`[0]
-        ?.attempts ?? 0
+  /** Leases every schedule due at `nowMs`; each must then be completed or retried. */
+  takeDue(nowMs: number): DueSchedule[] {
+    const leaseMs = nowMs + LEASE_MS;
+    return this.sql<{ name: string; attempts: number }>`
+      UPDATE schedules SET due_ms = ${leaseMs} WHERE due_ms <= ${nowMs} RETURNING name, attempts`.map(
+      (r) => ({ name: r.name as ScheduleName, attempts: r.attempts, leaseMs }),
     );
   }
 
-  cancel(name: ScheduleName): void {
-    this.sql`DELETE FROM schedules WHERE name = ${name}`;
+  /** The handler succeeded: drop the row, unless it was rescheduled while the handler ran. */
+  complete(due: DueSchedule): void {
+    this.sql`DELETE FROM schedules WHERE name = ${due.name} AND due_ms = ${due.leaseMs}`;
+  }
+
+  /** The handler failed: run again at `dueMs`, counting the failure. */
+  retry(due: DueSchedule, dueMs: number): void {
+    this
+      .sql`INSERT INTO schedules (name, due_ms, attempts) VALUES (${due.name}, ${dueMs}, ${due.attempts + 1})
+      ON CONFLICT (name) DO UPDATE SET due_ms = excluded.due_ms, attempts = excluded.attempts`;
   }
 
   clear(): void {
     this.sql`DELETE FROM schedules`;
   }
 
-  /** Takes the schedules due at `nowMs` off the table, earliest first. */
-  takeDue(nowMs: number): ScheduleName[] {
-    return this.sql<{
-      name: string;
-    }>`DELETE FROM schedules WHERE due_ms <= ${nowMs} RETURNING name, due_ms`
-      .map((r) => r.name as ScheduleName)
-      .sort();
-  }
-
-  list(): Array<{ name: ScheduleName; dueMs: number }> {
-    return this.sql<{
-      name: string;
-      due_ms: number;
-    }>`SELECT name, due_ms FROM schedules ORDER BY due_ms, name`.map((r) => ({
+  list(): Array<{ name: ScheduleName; dueMs: number; attempts: number }> {
+    return this.sql<{ name: string; due_ms: number; attempts: number }>`
+      SELECT name, due_ms, attempts FROM schedules ORDER BY due_ms, name`.map((r) => ({
       name: r.name as ScheduleName,
       dueMs: r.due_ms,
+      attempts: r.attempts,
     }));
   }
 

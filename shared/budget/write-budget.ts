@@ -1,13 +1,14 @@
 /**
- * GitHub's content-creation limits per installation, kept with headroom by default: at most
- * 80 writes in any 60 s and 500 in any hour (spec 6.2).
+ * Content writes per installation in sliding windows. GitHub allows 80 a minute and 500 an
+ * hour (spec 6.2); the defaults stay below both, leaving room for the client's own retries of
+ * a write whose response was lost and for anything else writing as the App.
  */
 export interface BudgetLimits {
   perMinute: number;
   perHour: number;
 }
 
-export const DEFAULT_BUDGET: BudgetLimits = { perMinute: 80, perHour: 500 };
+export const DEFAULT_BUDGET: BudgetLimits = { perMinute: 70, perHour: 450 };
 
 export interface BudgetDecision {
   /** How many of the requested writes may go now. */

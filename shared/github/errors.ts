@@ -77,3 +77,13 @@ export class GitHubApiError extends Error {
 export class GitHubConfigError extends Error {
   override name = "GitHubConfigError";
 }
+
+/**
+ * Whether a failed request can succeed later: rate limits, server and network trouble, and
+ * auth problems an operator can fix pass; a missing issue or a request GitHub rejects as
+ * invalid never will. Unknown errors count as passing (retrying costs less than losing work).
+ */
+export function isRetryable(error: unknown): boolean {
+  if (!(error instanceof GitHubApiError)) return true;
+  return !["not-found", "invalid", "bad-response"].includes(error.kind);
+}

@@ -1,0 +1,43 @@
+/**
+ * When a repository reconciles and how a failed schedule backs off: the rules behind the
+ * Worker's alarms, kept pure so they are tested without a runtime.
+ */
+export const DAY_MS = 86_400_000;
+
+/** A full reconcile when none has run yet or the last is a day old; an incremental one otherwise. */
+export function reconcileKind(
+  lastFullReconcileAt: string | null,
+  nowMs: number,
+): "reconcile-full" | "reconcile" {
+  if (lastFullReconcileAt === null) return "reconcile-full";
+  return nowMs - Date.parse(lastFullReconcileAt) >= DAY_MS ? "reconcile-full" : "reconcile";
+}
+
+export interface RetryPolicy {
+  /** Delay after the first failure; each further failure doubles it. */
+  baseMs: number;
+  capMs: number;
+  /** A setting is missing: nothing changes until an operator adds it, so wait longer. */
+  missingSettingMs: number;
+}
+
+export const DEFAULT_SCHEDULE_RETRY: RetryPolicy = {
+  baseMs: 5_000,
+  capMs: 15 * 60_000,
+  missingSettingMs: 10 * 60_000,
+};
+
+/**
+ * How long to wait before the `attempts`-th retry (1 = first failure): doubling from the base,
+ * capped, never sooner than GitHub asked (`retryAfterMs`).
+ */
+export function retryDelayMs(
+  attempts: number,
+  failure: { missingSetting: boolean; retryAfterMs?: number | undefined },
+  policy: RetryPolicy = DEFAULT_SCHEDULE_RETRY,
+): number {
+  const backoff = failure.missingSetting
+    ? policy.missingSettingMs
+    : Math.min(policy.capMs, policy.baseMs * 2 ** Math.max(0, attempts - 1));
+  return Math.max(backoff, failure.retryAfterMs ?? 0);
+}
