@@ -52,7 +52,10 @@ function decodeUtf8Base64(content: string): { bytes: number; text: string | null
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   try {
-    return { bytes: bytes.length, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+    return {
+      bytes: bytes.length,
+      text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes),
+    };
   } catch {
     return { bytes: bytes.length, text: null };
   }
