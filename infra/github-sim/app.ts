@@ -3,6 +3,7 @@
 // Web-standard only, so it runs in-process (`sim.fetch`), under Node (serve.ts) and in workerd.
 import { type Context, Hono } from "hono";
 import { type Identity, importAppPublicKey, TokenRegistry, verifyAppJwt } from "./auth.ts";
+import { registerContentRoutes } from "./contents.ts";
 import { registerControlRoutes } from "./control.ts";
 import { FaultPlan, type RequestFault } from "./faults.ts";
 import { executeGraphql, operationNameOf } from "./graphql.ts";
@@ -116,6 +117,7 @@ export class GitHubSimulator {
     });
     registerControlRoutes(this);
     registerRestRoutes(this);
+    registerContentRoutes(this);
     this.api("POST", "/graphql", "token", "graphql", async (req) => {
       const body = (req.json() ?? {}) as Record<string, unknown>;
       const result = await executeGraphql(
@@ -252,7 +254,10 @@ export class GitHubSimulator {
     resource: Resource | null,
     handler: (req: ApiRequest) => Promise<ApiResult> | ApiResult,
   ): void {
-    const honoPath = template.replace(/\{(\w+)\}/g, ":$1");
+    // `{path}` (a file path) spans segments, as in GitHub's contents routes.
+    const honoPath = template.replace(/\{(\w+)\}/g, (_, name: string) =>
+      name === "path" ? ":path{.+}" : `:${name}`,
+    );
     this.app.on(method, honoPath, async (c) => {
       const url = new URL(c.req.url);
       const text =

@@ -5,12 +5,21 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { describeZodError } from "../../shared/validation.ts";
 import type { GitHubSimulator } from "./app.ts";
+import { conflict, type FileChanges, isFilePath, pushFiles, seedFiles } from "./contents.ts";
 import { FaultPlanSchema } from "./faults.ts";
+import type { SimCommit } from "./model.ts";
 import { exportSnapshot, seedSnapshot } from "./seed.ts";
 import { SimHttpError } from "./state.ts";
 
 const Actor = z.string().min(1).default("octocat");
 const Ref = z.union([z.number().int().positive(), z.string().min(1)]);
+const FilePath = z
+  .string()
+  .refine(isFilePath, 'expected a relative "/"-separated path without empty, "." or ".." segments');
+const SeedFiles = z.record(FilePath, z.string()).superRefine((files, ctx) => {
+  const clash = conflict(Object.keys(files));
+  if (clash) ctx.addIssue({ code: "custom", message: clash });
+});
 
 async function input<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
   const text = await c.req.text();
@@ -58,6 +67,7 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
         snapshot: z.unknown(),
         install: z.boolean().default(true),
         installationId: z.number().int().positive().optional(),
+        files: SeedFiles.optional(),
       }),
     );
     let result: ReturnType<typeof seedSnapshot>;
@@ -69,6 +79,7 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
     let installationId: number | null = null;
     const [owner, name] = result.repo.split("/") as [string, string];
     const repo = state.requireRepo(owner, name);
+    if (body.files) await seedFiles(state, repo, body.files);
     if (body.install) {
       const covering = state.installationFor(repo);
       const sameAccount = [...state.installations.values()].find(
@@ -101,6 +112,48 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
       { id: repo.id, node_id: repo.nodeId, full_name: `${repo.owner}/${repo.name}` },
       201,
     );
+  });
+
+  const pushed = (commit: SimCommit | null) =>
+    commit === null
+      ? { commit: null }
+      : {
+          commit: {
+            id: commit.id,
+            message: commit.message,
+            added: commit.added,
+            modified: commit.modified,
+            removed: commit.removed,
+          },
+        };
+  const push = async (c: Context, changes: FileChanges, message?: string, actor = "octocat") => {
+    const repo = state.requireRepo(c.req.param("owner")!, c.req.param("repo")!);
+    return c.json(pushed(await pushFiles(state, repo, changes, { actor, message })));
+  };
+
+  app.put("/_sim/repos/:owner/:repo/contents/:path{.+}", async (c) => {
+    const body = await input(
+      c,
+      z.object({ text: z.string(), message: z.string().min(1).optional(), actor: Actor }),
+    );
+    return push(c, { [c.req.param("path")]: body.text }, body.message, body.actor);
+  });
+
+  app.delete("/_sim/repos/:owner/:repo/contents/:path{.+}", async (c) => {
+    const body = await input(c, z.object({ message: z.string().min(1).optional(), actor: Actor }));
+    return push(c, { [c.req.param("path")]: null }, body.message, body.actor);
+  });
+
+  app.post("/_sim/repos/:owner/:repo/push", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        files: z.record(FilePath, z.string().nullable()),
+        message: z.string().min(1).optional(),
+        actor: Actor,
+      }),
+    );
+    return push(c, body.files, body.message, body.actor);
   });
 
   app.post("/_sim/repos/:owner/:repo/issues", async (c) => {

@@ -60,6 +60,31 @@ export interface SimIssue {
   blockingIds: number[];
 }
 
+/** A file on the default branch. */
+export interface SimFile {
+  path: string;
+  text: string;
+  /** Git's blob id: SHA-1 of `blob <bytes>\0<content>` (what `git hash-object` prints). */
+  sha: string;
+  /** Size in bytes (UTF-8). */
+  size: number;
+}
+
+/** One commit on the default branch, as a push webhook describes it. */
+export interface SimCommit {
+  id: string;
+  treeId: string;
+  message: string;
+  timestamp: string;
+  author: string;
+  added: string[];
+  modified: string[];
+  removed: string[];
+}
+
+/** Every simulated repository has exactly one branch, its default branch. */
+export const DEFAULT_BRANCH = "main";
+
 export interface SimRepo {
   id: number;
   nodeId: string;
@@ -67,9 +92,15 @@ export interface SimRepo {
   ownerId: number;
   name: string;
   createdAt: string;
+  /** When the default branch last moved (GitHub's `pushed_at`). */
+  pushedAt: string;
   labels: Map<string, SimLabel>;
   issues: Map<number, SimIssue>;
   nextNumber: number;
+  /** Files on the default branch, by path (no leading slash). */
+  files: Map<string, SimFile>;
+  /** The default branch's head commit id; null until the first push. */
+  head: string | null;
 }
 
 export interface SimInstallation {

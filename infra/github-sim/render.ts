@@ -2,9 +2,12 @@
 // object built here against GitHub's published OpenAPI description.
 import {
   accountId,
+  DEFAULT_BRANCH,
   fullName,
   nodeId,
   type SimComment,
+  type SimCommit,
+  type SimFile,
   type SimInstallation,
   type SimIssue,
   type SimLabel,
@@ -135,7 +138,7 @@ export function renderRepo(base: string, repo: SimRepo) {
     watchers_count: 0,
     watchers: 0,
     size: 0,
-    default_branch: "main",
+    default_branch: DEFAULT_BRANCH,
     open_issues_count: openIssues,
     open_issues: openIssues,
     is_template: false,
@@ -149,13 +152,148 @@ export function renderRepo(base: string, repo: SimRepo) {
     archived: false,
     disabled: false,
     visibility: "public",
-    pushed_at: repo.createdAt,
+    pushed_at: repo.pushedAt,
     created_at: repo.createdAt,
     updated_at: repo.createdAt,
     license: null,
     network_count: 0,
     subscribers_count: 0,
   };
+}
+
+/** A user's commit e-mail as GitHub hides it. */
+function noreplyEmail(login: string): string {
+  return `${accountId(login)}+${login}@users.noreply.github.com`;
+}
+
+function unixSeconds(iso: string): number {
+  return Math.floor(Date.parse(iso) / 1000);
+}
+
+/**
+ * The repository of a `push` payload differs from the REST one: `created_at` and `pushed_at`
+ * are Unix seconds, the owner carries `name` and `email`, and `stargazers`, `master_branch`
+ * and (for an organization) `organization` are added.
+ */
+export function renderPushRepository(base: string, repo: SimRepo) {
+  const rest = renderRepo(base, repo);
+  return {
+    ...rest,
+    owner: { name: repo.owner, email: null, ...rest.owner },
+    created_at: unixSeconds(repo.createdAt),
+    pushed_at: unixSeconds(repo.pushedAt),
+    stargazers: 0,
+    master_branch: DEFAULT_BRANCH,
+    organization: repo.owner,
+  };
+}
+
+export function renderPusher(login: string) {
+  return { name: login, email: noreplyEmail(login) };
+}
+
+export function renderPushCommit(base: string, repo: SimRepo, commit: SimCommit) {
+  const person = {
+    name: commit.author,
+    email: noreplyEmail(commit.author),
+    username: commit.author,
+  };
+  return {
+    id: commit.id,
+    tree_id: commit.treeId,
+    distinct: true,
+    message: commit.message,
+    timestamp: commit.timestamp,
+    url: `${base}/${fullName(repo)}/commit/${commit.id}`,
+    author: person,
+    // Commits made on github.com are committed by GitHub itself ("web-flow").
+    committer: { name: "GitHub", email: "noreply@github.com", username: "web-flow" },
+    added: commit.added,
+    removed: commit.removed,
+    modified: commit.modified,
+  };
+}
+
+function contentLinks(
+  base: string,
+  repo: SimRepo,
+  path: string,
+  ref: string,
+  sha: string,
+  kind: "blob" | "tree",
+) {
+  const encoded = path.split("/").map(encodeURIComponent).join("/");
+  const url = `${base}/repos/${fullName(repo)}/contents/${encoded}?ref=${encodeURIComponent(ref)}`;
+  const git = `${base}/repos/${fullName(repo)}/git/${kind === "blob" ? "blobs" : "trees"}/${sha}`;
+  const html = `${base}/${fullName(repo)}/${kind}/${encodeURIComponent(ref)}/${encoded}`;
+  return { encoded, url, git, html };
+}
+
+/** An entry of a directory listing (`GET .../contents/{dir}`): a file or a subdirectory. */
+export function renderContentEntry(
+  base: string,
+  repo: SimRepo,
+  ref: string,
+  entry: { type: "file" | "dir"; path: string; sha: string; size: number },
+) {
+  const kind = entry.type === "file" ? "blob" : "tree";
+  const l = contentLinks(base, repo, entry.path, ref, entry.sha, kind);
+  return {
+    type: entry.type,
+    size: entry.size,
+    name: entry.path.slice(entry.path.lastIndexOf("/") + 1),
+    path: entry.path,
+    sha: entry.sha,
+    url: l.url,
+    git_url: l.git,
+    html_url: l.html,
+    download_url:
+      entry.type === "file"
+        ? `${base}/${fullName(repo)}/raw/${encodeURIComponent(ref)}/${l.encoded}`
+        : null,
+    _links: { self: l.url, git: l.git, html: l.html },
+  };
+}
+
+/**
+ * A file as `GET .../contents/{path}` answers in its JSON form: base64 `content` wrapped at 60
+ * characters, or (over `maxContentBytes`, as GitHub does above 1 MB) empty `content` with
+ * `encoding: "none"`.
+ */
+export function renderContentFile(
+  base: string,
+  repo: SimRepo,
+  ref: string,
+  file: SimFile,
+  maxContentBytes: number,
+) {
+  const entry = renderContentEntry(base, repo, ref, { type: "file", ...file });
+  const inline = file.size <= maxContentBytes;
+  return {
+    type: "file" as const,
+    encoding: inline ? "base64" : "none",
+    size: entry.size,
+    name: entry.name,
+    path: entry.path,
+    content: inline ? base64Lines(new TextEncoder().encode(file.text)) : "",
+    sha: entry.sha,
+    url: entry.url,
+    git_url: entry.git_url,
+    html_url: entry.html_url,
+    download_url: entry.download_url,
+    _links: entry._links,
+  };
+}
+
+/** Base64 in lines of 60 characters, each ending in a newline, as GitHub sends it. */
+function base64Lines(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000)
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  const b64 = btoa(binary);
+  let out = "";
+  for (let i = 0; i < b64.length; i += 60) out += `${b64.slice(i, i + 60)}\n`;
+  return out;
 }
 
 export function renderLabel(base: string, repo: SimRepo, label: SimLabel) {

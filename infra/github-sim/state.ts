@@ -2,11 +2,14 @@
 // make. Each change emits the webhook(s) GitHub would send through `onEvent`.
 import {
   accountId,
+  DEFAULT_BRANCH,
   fullName,
   type IssueState,
   isoSeconds,
   nodeId,
   type SimComment,
+  type SimCommit,
+  type SimFile,
   type SimInstallation,
   type SimIssue,
   type SimLabel,
@@ -28,6 +31,7 @@ export class SimHttpError extends Error {
 /** What a change announces: the webhook event, its action and the payload's specific fields. */
 export interface SimEvent {
   event: string;
+  /** Empty for events without an action (`push`): the payload then carries no `action`. */
   action: string;
   /** The repository the event belongs to (absent for installation events). */
   repo: SimRepo | null;
@@ -139,9 +143,12 @@ export class SimState {
       ownerId: accountId(owner),
       name,
       createdAt: this.now(),
+      pushedAt: this.now(),
       labels: new Map(),
       issues: new Map(),
       nextNumber: 1,
+      files: new Map(),
+      head: null,
     };
     this.repos.set(`${owner}/${name}`.toLowerCase(), repo);
     return repo;
@@ -629,6 +636,47 @@ export class SimState {
       repo: blockingRepo,
       sender,
       body: () => ({ ...issues(), blocked_issue_repo: blockedRepo }),
+    });
+  }
+
+  // --- files on the default branch ---------------------------------------------------------
+
+  /**
+   * Moves the default branch to `commit`, which sets `files` and deletes `commit.removed`, and
+   * announces the push. Ids are computed by the caller (WebCrypto is asynchronous; see
+   * contents.ts), which checks that `before` is still the head.
+   */
+  pushCommit(
+    repo: SimRepo,
+    before: string,
+    commit: SimCommit,
+    files: SimFile[],
+    sender: string,
+  ): void {
+    if (repo.head !== null && repo.head !== before)
+      throw new Error(`push to ${fullName(repo)} raced: head moved from ${before}`);
+    for (const file of files) repo.files.set(file.path, file);
+    for (const path of commit.removed) repo.files.delete(path);
+    repo.head = commit.id;
+    repo.pushedAt = commit.timestamp;
+    this.onEvent({
+      event: "push",
+      action: "",
+      repo,
+      sender,
+      body: () => ({
+        ref: `refs/heads/${DEFAULT_BRANCH}`,
+        before,
+        after: commit.id,
+        created: false,
+        deleted: false,
+        forced: false,
+        base_ref: null,
+        compare: { before, after: commit.id },
+        commits: [commit],
+        head_commit: commit,
+        pusher: sender,
+      }),
     });
   }
 

@@ -1,7 +1,15 @@
 // Webhook emission: payloads rendered at the moment of the change, signed with the configured
 // secret, queued in an outbox tests can drain, and optionally pushed to a URL (the local demo).
 import type { FaultPlan } from "./faults.ts";
-import type { SimComment, SimInstallation, SimIssue, SimLabel, SimRepo } from "./model.ts";
+import {
+  fullName,
+  type SimComment,
+  type SimCommit,
+  type SimInstallation,
+  type SimIssue,
+  type SimLabel,
+  type SimRepo,
+} from "./model.ts";
 import {
   type RenderContext,
   renderComment,
@@ -9,6 +17,9 @@ import {
   renderIssue,
   renderLabel,
   renderOrganization,
+  renderPushCommit,
+  renderPusher,
+  renderPushRepository,
   renderRepo,
   renderUser,
 } from "./render.ts";
@@ -17,6 +28,7 @@ import type { SimEvent, SimState } from "./state.ts";
 export interface Delivery {
   id: string;
   event: string;
+  /** The payload's `action`; empty for events without one (`push`). */
   action: string;
   /** The raw JSON body, exactly as signed and sent. */
   body: string;
@@ -103,6 +115,15 @@ export class WebhookEmitter {
     if (REPO_LIST_KEYS.has(key)) return (value as SimRepo[]).map(shortRepo);
     if (key === "label" && repo) return renderLabel(ctx.base, repo, value as SimLabel);
     if (key === "installation") return renderInstallation(ctx, value as SimInstallation);
+    if (repo && key === "commits")
+      return (value as SimCommit[]).map((c) => renderPushCommit(ctx.base, repo, c));
+    if (repo && key === "head_commit")
+      return value === null ? null : renderPushCommit(ctx.base, repo, value as SimCommit);
+    if (key === "pusher") return renderPusher(value as string);
+    if (repo && key === "compare") {
+      const { before, after } = value as { before: string; after: string };
+      return `${ctx.base}/${fullName(repo)}/compare/${before.slice(0, 12)}...${after.slice(0, 12)}`;
+    }
     if (key === "changes" && value && typeof value === "object") {
       return Object.fromEntries(
         Object.entries(value).map(([k, v]) => [
@@ -122,7 +143,7 @@ export class WebhookEmitter {
     if (installation.suspendedAt && event.event !== "installation") return;
     const ctx = this.ctx();
     const raw = event.body(ctx.base);
-    const payload: Record<string, unknown> = { action: event.action };
+    const payload: Record<string, unknown> = event.action === "" ? {} : { action: event.action };
     for (const [key, value] of Object.entries(raw)) {
       if (key === "comment") {
         payload.comment = renderComment(ctx, raw.issue as SimIssue, value as SimComment);
@@ -130,7 +151,11 @@ export class WebhookEmitter {
         payload[key] = this.render(ctx, event.repo, key, value);
       }
     }
-    if (event.repo) payload.repository = renderRepo(ctx.base, event.repo);
+    if (event.repo)
+      payload.repository =
+        event.event === "push"
+          ? renderPushRepository(ctx.base, event.repo)
+          : renderRepo(ctx.base, event.repo);
     const owner = event.repo?.owner ?? installation.account;
     payload.organization = renderOrganization(ctx.base, owner);
     if (event.event === "installation_repositories") payload.requester = null;

@@ -87,3 +87,33 @@ export function isRetryable(error: unknown): boolean {
   if (!(error instanceof GitHubApiError)) return true;
   return !["not-found", "invalid", "bad-response"].includes(error.kind);
 }
+
+/**
+ * What the contents API returned is not a text file switchyard can read: a `directory`, a file
+ * `too-large` for the JSON form (GitHub leaves `content` empty over 1 MB), a symlink or
+ * submodule (`not-a-file`), or bytes that are not UTF-8 (`not-text`).
+ */
+export type GitHubContentErrorKind = "directory" | "too-large" | "not-a-file" | "not-text";
+
+export class GitHubContentError extends Error {
+  override name = "GitHubContentError";
+  readonly kind: GitHubContentErrorKind;
+  readonly repo: string;
+  readonly path: string;
+  readonly ref: string | null;
+
+  constructor(details: {
+    kind: GitHubContentErrorKind;
+    repo: string;
+    path: string;
+    ref?: string | null;
+    reason: string;
+  }) {
+    const at = details.ref ? ` at ${details.ref}` : "";
+    super(`${details.repo}: ${details.path}${at} ${details.reason}`);
+    this.kind = details.kind;
+    this.repo = details.repo;
+    this.path = details.path;
+    this.ref = details.ref ?? null;
+  }
+}

@@ -1,5 +1,6 @@
 // The simulator driven through every change it can announce; used by the contract tests.
 import { createGitHubSimulator } from "../../infra/github-sim/app.ts";
+import { pushFiles, seedFiles } from "../../infra/github-sim/contents.ts";
 
 /** Drives the simulator through every change it can announce; returns the deliveries. */
 export async function emitEveryWebhook() {
@@ -28,6 +29,20 @@ export async function emitEveryWebhook() {
   st.reopenIssue(two, "alice");
   st.editLabel(app, "bug", { name: "defect", color: "ff0000" }, "alice");
   st.deleteLabel(app, "defect", "alice");
+  await seedFiles(st, app, { "README.md": "# app\n" });
+  await pushFiles(
+    st,
+    app,
+    { ".github/switchyard.yml": "queue:\n  mode: all\n" },
+    { actor: "alice" },
+  );
+  await pushFiles(
+    st,
+    app,
+    { ".github/switchyard.yml": "queue:\n  mode: events\n", "README.md": null },
+    { actor: "alice", message: "Queue events only" },
+  );
+  await pushFiles(st, app, { ".github/switchyard.yml": null }, { actor: "alice" });
   st.transferIssue(two, lib, "alice");
   st.deleteIssue(one, "alice");
   st.changeInstallationRepos(inst, [], ["lib"], "octocat");

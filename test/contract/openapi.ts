@@ -75,7 +75,10 @@ export function templateFor(method: string, path: string): string | null {
   for (const key of Object.keys(SUBSET.operations)) {
     const [m, template] = key.split(" ") as [string, string];
     if (m !== method) continue;
-    const re = new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`);
+    // `{path}` (a file path) may span segments; every other parameter is one segment.
+    const re = new RegExp(
+      `^${template.replace(/\{[^}]+\}/g, (p) => (p === "{path}" ? ".+" : "[^/]+"))}$`,
+    );
     if (re.test(path)) return template;
   }
   return null;
@@ -107,9 +110,9 @@ export function checkRequestBody(method: string, template: string, body: unknown
   return v(body) ? null : `${method} ${template} request: ${explain(v)}`;
 }
 
-/** `issues` + `closed` → the x-webhooks key `issues-closed`. */
+/** `issues` + `closed` → the x-webhooks key `issues-closed`; `push` (no action) → `push`. */
 export function webhookKey(event: string, action: string): string {
-  return `${event}-${action}`.replace(/_/g, "-");
+  return (action === "" ? event : `${event}-${action}`).replace(/_/g, "-");
 }
 
 export function checkWebhook(event: string, action: string, payload: unknown): string | null {

@@ -5,9 +5,11 @@ import { generateKeyPairSync } from "node:crypto";
 import { createAppAuth } from "@octokit/auth-app";
 import { describe, expect, it } from "vitest";
 import { createGitHubSimulator, simulatorFetch } from "../../infra/github-sim/app.ts";
+import { seedFiles } from "../../infra/github-sim/contents.ts";
 import { CONTRACT_OPERATIONS } from "../../infra/github-sim/contract/operations.ts";
 import { seedSnapshot } from "../../infra/github-sim/seed.ts";
 import { GitHubClient } from "../../shared/github/client.ts";
+import { fetchFileIfChanged, fetchFileText } from "../../shared/github/contents.ts";
 import { fetchSnapshot } from "../../shared/github/fetch-snapshot.ts";
 import { fetchChanges } from "../../shared/github/incremental.ts";
 import * as writes from "../../shared/github/writes.ts";
@@ -70,6 +72,11 @@ describe("REST responses match GitHub's OpenAPI description", () => {
         blockedBy: n === 3 ? [2, "acme/lib#1"] : undefined,
       })),
     });
+    await seedFiles(sim.state, sim.state.repo("acme", "app")!, {
+      ".github/switchyard.yml": "queue:\n  mode: all\n",
+      ".github/workflows/ci.yml": "on: push\n",
+      "big.txt": "x".repeat(1024 * 1024 + 1),
+    });
     const installation = sim.state.install("acme", ["app", "lib"], "octocat");
     const user = new GitHubClient({
       auth: { kind: "token", token: "t" },
@@ -108,6 +115,13 @@ describe("REST responses match GitHub's OpenAPI description", () => {
     await writes.addBlockedBy(app, "acme/app", 4, 2);
     await writes.removeBlockedBy(app, "acme/app", 4, 2);
     await writes.getIssue(user, "acme/app", 99).catch(() => undefined); // 404
+    const config = await fetchFileIfChanged(app, "acme/app", ".github/switchyard.yml");
+    if (config.status !== "found") throw new Error("the seeded config file was not found");
+    await fetchFileIfChanged(app, "acme/app", ".github/switchyard.yml", { etag: config.etag }); // 304
+    await fetchFileText(app, "acme/app", "absent.yml"); // 404
+    await fetchFileText(app, "acme/app", ".github").catch(() => undefined); // a directory
+    await fetchFileText(app, "acme/app", "big.txt").catch(() => undefined); // no content over 1 MB
+    await fetchFileText(app, "acme/app", "big.txt", "no-such-branch").catch(() => undefined); // 404
 
     // Everything else the simulator serves.
     await raw("GET", "/app", jwt);

@@ -136,6 +136,21 @@ describe("webhook schemas (shared/github/webhooks.ts)", () => {
     }
   });
 
+  it("accept the simulator's push payloads (to main, touching the config file)", async () => {
+    const pushes = (await emitEveryWebhook()).filter((d) => d.event === "push");
+    expect(pushes).toHaveLength(3);
+    for (const d of pushes) {
+      const payload = JSON.parse(d.body);
+      expect(parseWebhook("push", payload)).toMatchObject({ kind: "handled", event: "push" });
+      for (const m of mutations("push")) {
+        expect(parseWebhook("push", mutate(payload, m.path, m.value))).toMatchObject({
+          kind: "invalid",
+          path: m.expectPath,
+        });
+      }
+    }
+  });
+
   it("ignores events and actions switchyard does not handle", () => {
     const star = EXAMPLES.find((s) => s.name === "star")!.examples[0];
     expect(parseWebhook("star", star)).toMatchObject({ kind: "ignored", event: "star" });

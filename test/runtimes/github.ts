@@ -6,9 +6,10 @@ import { createGitHubSimulator, simulatorFetch } from "../../infra/github-sim/ap
 import { exportSnapshot, seedSnapshot } from "../../infra/github-sim/seed.ts";
 import { DEFAULT_CONFIG } from "../../shared/config/schema.ts";
 import { GitHubClient } from "../../shared/github/client.ts";
+import { fetchFileIfChanged, fetchFileText } from "../../shared/github/contents.ts";
 import { fetchSnapshot, needsLabelEvents } from "../../shared/github/fetch-snapshot.ts";
 import { fetchChanges } from "../../shared/github/incremental.ts";
-import { parseWebhook } from "../../shared/github/webhooks.ts";
+import { CONFIG_PATH, parseWebhook } from "../../shared/github/webhooks.ts";
 import { addLabels, addSubIssue, createComment } from "../../shared/github/writes.ts";
 import type { Check } from "./harness.ts";
 
@@ -171,6 +172,37 @@ export const checks: Check[] = [
       assert.equal(parsed.kind, "handled");
       const payload = parsed.kind === "handled" ? parsed.payload : {};
       assert.deepEqual(payload.installation, { id: inst.id });
+    },
+  },
+  {
+    name: "a config file pushed through the control API is read back, then answered 304",
+    async run() {
+      const { sim, client } = setup();
+      const seeded = await sim.fetch(
+        new Request("http://sim.test/_sim/seed", {
+          method: "POST",
+          body: JSON.stringify({ snapshot: await fixture() }),
+        }),
+      );
+      assert.equal(seeded.status, 200);
+      assert.equal(await fetchFileText(client, "acme/widgets", CONFIG_PATH), null);
+      const text = "queue:\n  mode: all # ✓\n";
+      const put = await sim.fetch(
+        new Request(`http://sim.test/_sim/repos/acme/widgets/contents/${CONFIG_PATH}`, {
+          method: "PUT",
+          body: JSON.stringify({ text, actor: "alice" }),
+        }),
+      );
+      assert.equal(put.status, 200);
+      const push = (await sim.webhooks.drain()).find((d) => d.event === "push");
+      assert.ok(push, "a push webhook was emitted");
+      assert.equal(parseWebhook("push", JSON.parse(push.body)).kind, "handled");
+      const found = await fetchFileIfChanged(client, "acme/widgets", CONFIG_PATH);
+      assert.equal(found.status, "found");
+      assert.equal(found.status === "found" && found.text, text);
+      const etag = found.status === "found" ? found.etag : null;
+      const again = await fetchFileIfChanged(client, "acme/widgets", CONFIG_PATH, { etag });
+      assert.deepEqual(again, { status: "not-modified", etag });
     },
   },
 ];

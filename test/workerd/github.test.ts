@@ -4,9 +4,10 @@ import { describe, expect, inject, it } from "vitest";
 import { createGitHubSimulator, simulatorFetch } from "../../infra/github-sim/app.ts";
 import { seedSnapshot } from "../../infra/github-sim/seed.ts";
 import { GitHubClient } from "../../shared/github/client.ts";
+import { fetchFileIfChanged } from "../../shared/github/contents.ts";
 import { fetchSnapshot } from "../../shared/github/fetch-snapshot.ts";
 import { fetchChanges } from "../../shared/github/incremental.ts";
-import { parseWebhook } from "../../shared/github/webhooks.ts";
+import { CONFIG_PATH, parseWebhook } from "../../shared/github/webhooks.ts";
 import { addBlockedBy, closeIssue } from "../../shared/github/writes.ts";
 
 const T0 = "2026-11-01T00:00:00Z";
@@ -56,5 +57,32 @@ describe("shared/github and the simulator in workerd", () => {
     for (const d of deliveries)
       expect(parseWebhook(d.event, JSON.parse(d.body)).kind).toBe("handled");
     expect(sim.tokens.issued).toBe(1);
+  });
+
+  it("pushes a config file (WebCrypto SHA-1 ids) and reads it back conditionally", async () => {
+    const sim = createGitHubSimulator();
+    seedSnapshot(sim.state, { repo: "acme/app", issues: [issue(1)] });
+    sim.state.install("acme", ["app"], "octocat");
+    const put = await sim.fetch(
+      new Request(`http://sim.test/_sim/repos/acme/app/contents/${CONFIG_PATH}`, {
+        method: "PUT",
+        body: JSON.stringify({ text: "queue:\n  mode: all\n" }),
+      }),
+    );
+    expect(put.status).toBe(200);
+    const pushes = (await sim.webhooks.drain()).filter((d) => d.event === "push");
+    expect(pushes.map((d) => parseWebhook(d.event, JSON.parse(d.body)).kind)).toEqual(["handled"]);
+    const client = new GitHubClient({
+      auth: { kind: "token", token: "t" },
+      baseUrl: "http://sim.test",
+      fetch: simulatorFetch(sim),
+    });
+    const found = await fetchFileIfChanged(client, "acme/app", CONFIG_PATH);
+    expect(found).toMatchObject({ status: "found", text: "queue:\n  mode: all\n" });
+    const etag = found.status === "found" ? found.etag : null;
+    expect(await fetchFileIfChanged(client, "acme/app", CONFIG_PATH, { etag })).toEqual({
+      status: "not-modified",
+      etag,
+    });
   });
 });

@@ -6,6 +6,7 @@ export const CONTRACT_OPERATIONS = [
   { method: "GET", path: "/installation/repositories" },
   { method: "GET", path: "/rate_limit" },
   { method: "GET", path: "/repos/{owner}/{repo}" },
+  { method: "GET", path: "/repos/{owner}/{repo}/contents/{path}" },
   { method: "GET", path: "/repos/{owner}/{repo}/installation" },
   { method: "GET", path: "/repos/{owner}/{repo}/issues" },
   { method: "POST", path: "/repos/{owner}/{repo}/issues" },
@@ -58,4 +59,5 @@ export const CONTRACT_WEBHOOKS = [
   "issue-dependencies-blocked-by-removed",
   "issue-dependencies-blocking-added",
   "issue-dependencies-blocking-removed",
+  "push",
 ] as const;
