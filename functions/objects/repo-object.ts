@@ -6,6 +6,7 @@ import type { GraphEvent } from "../../shared/ingest/events.ts";
 import { DAY_MS, reconcileKind, retryDelayMs } from "../../shared/schedule/policy.ts";
 import { type Env, MissingSettingError } from "../env.ts";
 import { installationClient } from "../github-client.ts";
+import { refreshConfig } from "./config-sync.ts";
 import { directory, type RepoStatus } from "./directory-object.ts";
 import { Producer } from "./producer.ts";
 import { reconcileFull, reconcileIncremental } from "./reconcile.ts";
@@ -21,14 +22,15 @@ export interface Delivery {
 export type IngestOutcome = "applied" | "unchanged" | "duplicate" | "ignored";
 
 /** Learn first, then write: reconciles before the outbox and the producer in one alarm run. */
-const HANDLER_ORDER: ScheduleName[] = [
-  "sync",
-  "reconcile-full",
-  "reconcile",
-  "outbox",
-  "producer",
-  "prune",
-];
+const HANDLER_ORDER: Record<ScheduleName, number> = {
+  sync: 0,
+  config: 1,
+  "reconcile-full": 2,
+  reconcile: 3,
+  outbox: 4,
+  producer: 5,
+  prune: 6,
+};
 
 /**
  * One per repository (named by GitHub's numeric repository id): the graph, its watermarks,
@@ -152,7 +154,7 @@ export class RepoObject extends DurableObject<Env> {
       const changes = this.store.apply(events);
       this.store.updateWatermarks({ lastEventAt: formatInstant(delivery.receivedMs) });
       if (events.some((e) => e.type === "config-changed"))
-        this.schedules.at("reconcile", delivery.receivedMs);
+        this.schedules.at("config", delivery.receivedMs);
       // A label renamed or deleted carries no time to order it against issue events: let a full
       // read settle it.
       if (events.some((e) => e.type === "label-renamed" || e.type === "label-deleted")) {
@@ -217,12 +219,12 @@ export class RepoObject extends DurableObject<Env> {
 
   private async runDueSchedules(): Promise<void> {
     try {
-      const due = new Map(this.schedules.takeDue(Date.now()).map((d) => [d.name, d]));
-      for (const name of HANDLER_ORDER) {
-        const schedule = due.get(name);
-        if (!schedule) continue;
+      const due = this.schedules
+        .takeDue(Date.now())
+        .sort((a, b) => HANDLER_ORDER[a.name] - HANDLER_ORDER[b.name]);
+      for (const schedule of due) {
         try {
-          await this.runSchedule(name);
+          await this.runSchedule(schedule.name);
           this.schedules.complete(schedule);
         } catch (error) {
           this.failed(schedule, error);
@@ -276,9 +278,23 @@ export class RepoObject extends DurableObject<Env> {
         if (status !== "active") await this.setLifecycle({ ...identity, status });
         return;
       }
+      case "config": {
+        const outcome = await refreshConfig(
+          this.store,
+          this.client(`read the config of ${identity.fullName}`),
+          nowMs,
+        );
+        // New label names or queue mode: re-read the graph (label histories depend on the
+        // names) and let the producer act on the new rules.
+        if (outcome === "updated" || outcome === "removed")
+          this.schedules.at("reconcile-full", Date.now());
+        return;
+      }
       case "reconcile-full":
       case "reconcile": {
         const client = this.client(`reconcile ${identity.fullName}`);
+        // The config first (a free 304 when unchanged): its label names shape what is fetched.
+        if (name === "reconcile-full") await refreshConfig(this.store, client, nowMs);
         const reconcile = name === "reconcile-full" ? reconcileFull : reconcileIncremental;
         const outcome = await reconcile(this.store, client, Date.now);
         if (outcome === null) return; // the repository stopped being active meanwhile

@@ -106,6 +106,7 @@ export class RepoStore {
   deleteMeta(key: string): void {
     this.sql`DELETE FROM meta WHERE key = ${key}`;
     this.metaCache.set(key, undefined);
+    if (key === "config") this.parsedConfig = null;
   }
 
   /**
@@ -164,14 +165,21 @@ export class RepoStore {
     return this.getMeta("configStatus") ?? { error: null, at: null };
   }
 
-  /** An invalid file keeps the last good config; its error is shown until a good one arrives. */
-  setConfig(result: { ok: true; config: Config } | { ok: false; error: string }, at: string): void {
-    if (result.ok) {
-      this.setMeta("config", result.config);
-      this.setMeta("configStatus", { error: null, at });
-    } else {
+  /**
+   * A valid file replaces the config; an invalid one keeps the last good config and its error
+   * is shown until a good one arrives; `null` (no file) means the defaults.
+   */
+  setConfig(
+    result: { ok: true; config: Config | null } | { ok: false; error: string },
+    at: string,
+  ): void {
+    if (!result.ok) {
       this.setMeta("configStatus", { error: result.error, at });
+      return;
     }
+    if (result.config === null) this.deleteMeta("config");
+    else this.setMeta("config", result.config);
+    this.setMeta("configStatus", { error: null, at });
   }
 
   // --- deliveries and audit ---------------------------------------------------------------

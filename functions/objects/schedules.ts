@@ -6,7 +6,8 @@ export type ScheduleName =
   | "reconcile"
   | "reconcile-full"
   | "prune"
-  | "sync";
+  | "sync"
+  | "config";
 
 /** How long a taken schedule stays leased: longer than any alarm run can last. */
 const LEASE_MS = 10 * 60_000;

@@ -141,20 +141,29 @@ describe("end to end through the simulator", () => {
     expect(JSON.stringify(audit)).toContain("e2e-hidden/lib#3");
   });
 
-  it("the graph and watermarks survive eviction; alarms run twice change nothing", async () => {
-    const { stub } = await install({
+  it("the graph and watermarks survive eviction; an alarm delivered twice does its work once", async () => {
+    const { stub, repo } = await install({
       repo: "e2e-evict/app",
       issues: [issue(1), issue(2, { blockedBy: [1] })],
     });
     const before = await stub.graph();
     await evictDurableObject(stub);
     expect(await stub.graph(Date.parse(before.now))).toEqual(before);
-    await runDurableObjectAlarm(stub);
-    await runDurableObjectAlarm(stub);
-    const after = await stub.graph(Date.parse(before.now));
-    expect(after.blocked).toEqual(before.blocked);
-    expect(after.watermarks.producer).toEqual(before.watermarks.producer);
-    expect(after.watermarks.lastFullReconcileAt).toEqual(before.watermarks.lastFullReconcileAt);
+
+    // Real work due (a close to materialize), and the alarm delivered twice at once.
+    await sim(`/repos/${repo}/issues/1/close`, { body: {} });
+    await deliverAll();
+    await Promise.all([runDurableObjectAlarm(stub), runDurableObjectAlarm(stub)]);
+    await settle(stub);
+    await deliverAll();
+    await settle(stub);
+    expect(await labelsOf(repo, 2)).toContain("agent:ready");
+    const writes = (await stub.auditLog(50)).filter((a) => a.kind === "producer-write");
+    expect(writes).toHaveLength(1);
+    await evictDurableObject(stub);
+    const after = await stub.graph();
+    expect(after.watermarks.producer.seq).toBeGreaterThan(before.watermarks.producer.seq);
+    expect(after.blocked).toEqual([]);
   });
 });
 

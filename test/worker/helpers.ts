@@ -22,11 +22,26 @@ export async function sim<T = unknown>(
   return (text ? JSON.parse(text) : null) as T;
 }
 
-/** A fresh simulator with `snapshot` seeded and the App installed on it (webhooks queued). */
-export async function seed(snapshot: SnapshotInput, installationId?: number) {
+/** `snapshot` seeded on the simulator (and `files` on its default branch), the App installed on it (webhooks queued). */
+export async function seed(
+  snapshot: SnapshotInput,
+  installationId?: number,
+  files?: Record<string, string>,
+) {
   return sim<{ repo: string; repoId: number; installationId: number }>("/seed", {
-    body: { snapshot, install: true, ...(installationId ? { installationId } : {}) },
+    body: {
+      snapshot,
+      install: true,
+      ...(installationId ? { installationId } : {}),
+      ...(files ? { files } : {}),
+    },
   });
+}
+
+/** Delivers the queued installation webhooks and carries out the installation's transitions. */
+export async function runInstallation(installationId: number) {
+  await deliverAll();
+  await runDurableObjectAlarm(installationStub(installationId));
 }
 
 export interface Delivery {

@@ -451,6 +451,27 @@ describe("payload corpus", () => {
     await untouched(id);
   });
 
+  it("a streamed body over the limit, without Content-Length, is 413 too", async () => {
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 20) controller.close();
+        else {
+          sent += 1;
+          controller.enqueue(chunk);
+        }
+      },
+    });
+    const response = await postWebhook(
+      headers("issues", `sha256=${"0".repeat(64)}`),
+      stream as unknown as Uint8Array<ArrayBuffer>,
+    );
+    expect(response.status).toBe(413);
+    expect(sent).toBeLessThan(20);
+    await untouched(id);
+  });
+
   it("a body over the limit is 413 before anything is read", async () => {
     const big = JSON.stringify({ ...valid(), padding: "x".repeat(1024 * 1024) });
     const response = await postWebhook(headers("issues", await signBody(WEBHOOK_SECRET, big)), big);

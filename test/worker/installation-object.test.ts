@@ -84,11 +84,11 @@ describe("InstallationObject lifecycle", () => {
     expect((await inst.status()).status).toBe("deleted");
   });
 
-  it("the write budget grants 80 a minute and defers the rest", async () => {
+  it("the write budget grants 70 a minute (below GitHub's 80) and defers the rest", async () => {
     const inst = installationStub(13);
     expect(await inst.reserveWrites(50, NOW)).toEqual({ granted: 50, retryAtMs: null });
     expect(await inst.reserveWrites(50, NOW + 1000)).toEqual({
-      granted: 30,
+      granted: 20,
       retryAtMs: NOW + 60_001,
     });
     expect(await inst.reserveWrites(5, NOW + 60_001)).toEqual({ granted: 5, retryAtMs: null });

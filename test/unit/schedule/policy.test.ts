@@ -1,0 +1,26 @@
+import { describe, expect, it } from "vitest";
+import { reconcileKind, retryDelayMs } from "../../../shared/schedule/policy.ts";
+
+const NOW = Date.parse("2026-11-29T12:00:00Z");
+
+describe("reconcile kind", () => {
+  it("is full before the first full reconcile and once a day has passed", () => {
+    expect(reconcileKind(null, NOW)).toBe("reconcile-full");
+    expect(reconcileKind("2026-11-28T12:00:00Z", NOW)).toBe("reconcile-full");
+    expect(reconcileKind("2026-11-28T12:00:01Z", NOW)).toBe("reconcile");
+  });
+});
+
+describe("retry delay", () => {
+  const policy = { baseMs: 100, capMs: 1_000, missingSettingMs: 5_000 };
+  it("doubles per consecutive failure up to the cap", () => {
+    expect(
+      [1, 2, 3, 4, 5, 6].map((n) => retryDelayMs(n, { missingSetting: false }, policy)),
+    ).toEqual([100, 200, 400, 800, 1_000, 1_000]);
+  });
+
+  it("waits at least as long as GitHub asked, and long when a setting is missing", () => {
+    expect(retryDelayMs(1, { missingSetting: false, retryAfterMs: 3_000 }, policy)).toBe(3_000);
+    expect(retryDelayMs(1, { missingSetting: true }, policy)).toBe(5_000);
+  });
+});

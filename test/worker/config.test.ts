@@ -1,0 +1,71 @@
+// `.github/switchyard.yml`: read on install, re-read when a push touches it (spec 6.5).
+import { beforeAll, describe, expect, it } from "vitest";
+import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
+import { deliverAll, labelsOf, repoStub, runInstallation, seed, settle, sim } from "./helpers.ts";
+
+const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d{3}Z$/, "Z");
+type Issue = SnapshotInput["issues"][number];
+const issue = (number: number, extra: Partial<Issue> = {}): Issue => ({
+  number,
+  title: `Issue ${number}`,
+  state: "open",
+  stateReason: null,
+  createdAt: iso(86_400_000),
+  updatedAt: iso(86_400_000),
+  closedAt: null,
+  labels: [],
+  ...extra,
+});
+
+beforeAll(async () => {
+  await sim("/reset", { method: "POST" });
+});
+
+async function settleAll(stub: ReturnType<typeof repoStub>) {
+  for (let i = 0; i < 4; i++) {
+    await deliverAll();
+    await settle(stub);
+  }
+}
+
+describe("repository configuration", () => {
+  it("uses the config found at install, follows a pushed change, and keeps the last good one on a bad push", async () => {
+    const seeded = await seed(
+      { repo: "cfg/app", issues: [issue(1), issue(2, { blockedBy: [1] }), issue(3)] },
+      undefined,
+      { ".github/switchyard.yml": "labels:\n  ready: queue:go\n" },
+    );
+    await runInstallation(seeded.installationId);
+    const stub = repoStub(seeded.repoId);
+    await settleAll(stub);
+    expect((await stub.graph()).config.status.error).toBeNull();
+
+    // The configured label name is the one the producer writes.
+    await sim("/repos/cfg/app/issues/1/close", { body: {} });
+    await settleAll(stub);
+    expect(await labelsOf("cfg/app", 2)).toEqual(["queue:go"]);
+
+    // A push switching to mode all: every ready issue joins the queue.
+    await sim("/repos/cfg/app/contents/.github/switchyard.yml", {
+      method: "PUT",
+      body: { text: "labels:\n  ready: queue:go\nqueue:\n  mode: all\n" },
+    });
+    await settleAll(stub);
+    expect(await labelsOf("cfg/app", 3)).toEqual(["queue:go"]);
+
+    // A bad push: the last good config stays, and the error is shown.
+    await sim("/repos/cfg/app/contents/.github/switchyard.yml", {
+      method: "PUT",
+      body: { text: "queue:\n  mode: sometimes\n" },
+    });
+    await settleAll(stub);
+    const graph = await stub.graph();
+    expect(graph.config.status.error).toContain("queue.mode");
+    const audit = await stub.auditLog(40);
+    expect(
+      audit.some(
+        (a) => a.kind === "config" && (a.detail as { outcome: string }).outcome === "invalid",
+      ),
+    ).toBe(true);
+  });
+});
