@@ -151,7 +151,7 @@ export class RepoObject extends DurableObject<Env> {
         this.schedules.at("sync", delivery.receivedMs);
       }
       this.store.recordDelivery(delivery.id, delivery.receivedMs);
-      const changes = this.store.apply(events);
+      const { changes, graphChanged } = this.store.applyEvents(events);
       this.store.updateWatermarks({ lastEventAt: formatInstant(delivery.receivedMs) });
       if (events.some((e) => e.type === "config-changed"))
         this.schedules.at("config", delivery.receivedMs);
@@ -167,7 +167,7 @@ export class RepoObject extends DurableObject<Env> {
         { delivery: delivery.id, event: delivery.event, changes },
         delivery.receivedMs,
       );
-      this.schedules.at("producer", delivery.receivedMs + this.debounceMs());
+      if (graphChanged) this.schedules.at("producer", delivery.receivedMs + this.debounceMs());
       return "applied";
     });
     if (outcome === "applied" || outcome === "unchanged") await this.schedules.rearm();

@@ -68,6 +68,8 @@ export class RepoStore {
   private readonly metaCache = new Map<string, unknown>();
   private parsedConfig: Config | null = null;
   private auditInserts = 0;
+  /** Set by `upsertIssue` when a field the graph rules read changed. */
+  private graphTouched = false;
 
   constructor(storage: DurableObjectStorage) {
     this.storage = storage;
@@ -228,13 +230,32 @@ export class RepoStore {
    * overwrites it. Returns a description of each change that took effect (empty: no change).
    */
   apply(events: readonly GraphEvent[]): string[] {
+    return this.applyEvents(events).changes;
+  }
+
+  /**
+   * Like `apply`, and says whether anything the graph rules read changed (an issue's state or
+   * labels, an edge, a cross-repository state): a title edit or a comment does not wake the
+   * producer.
+   */
+  applyEvents(events: readonly GraphEvent[]): { changes: string[]; graphChanged: boolean } {
     const changes: string[] = [];
+    let graphChanged = false;
     const watched = this.watchedLabels();
     for (const event of events) {
+      const before = this.graphTouched;
+      this.graphTouched = false;
       const change = this.applyOne(event, watched);
-      if (change) changes.push(change);
+      if (change) {
+        changes.push(change);
+        graphChanged ||=
+          event.type === "issue"
+            ? this.graphTouched
+            : event.type !== "comment" && event.type !== "comment-removed";
+      }
+      this.graphTouched = before;
     }
-    return changes;
+    return { changes, graphChanged };
   }
 
   private watchedLabels(): Set<string> {
@@ -475,6 +496,12 @@ export class RepoStore {
       return false;
     }
     const closedSeq = this.closedSeqFor(issue.state, issue.closedAt, row);
+    this.graphTouched =
+      !row ||
+      row.state !== issue.state ||
+      row.state_reason !== issue.stateReason ||
+      row.closed_at !== issue.closedAt ||
+      row.labels !== labels;
     this
       .sql`INSERT INTO issues (number, id, title, state, state_reason, created_at, updated_at, updated_ms, closed_at, labels, body, closed_seq)
       VALUES (${issue.number}, ${issue.id}, ${issue.title}, ${issue.state}, ${issue.stateReason}, ${issue.createdAt},

@@ -16,7 +16,8 @@ import type { Snapshot } from "./snapshot.ts";
 export interface IssueFacts {
   number: number;
   openBlockers: readonly IssueRef[];
-  children: readonly number[];
+  /** How many children (own repository) the issue has, and how many are open. */
+  childCount: number;
   openChildren: number;
   held: boolean;
   epicManaged: boolean;
@@ -32,8 +33,10 @@ export type Diagnostic =
 export interface GraphAnalysis {
   graph: GraphIndex;
   options: ResolvedScanOptions;
-  /** Facts for every open issue, keyed by number. */
-  open: ReadonlyMap<number, IssueFacts>;
+  /** Facts for every open issue, ascending by number. */
+  open: readonly IssueFacts[];
+  /** The facts of open issue `n`, or undefined when it is closed or unknown. */
+  factsOf(n: number): IssueFacts | undefined;
   kicks: Kick[];
   diagnostics: Diagnostic[];
 }
@@ -46,12 +49,23 @@ export function analyzeGraph(snapshot: Snapshot, scanOptions: ScanOptions = {}):
   const ttlMs = options.config.locks.processingTtlMinutes * 60_000;
   const unresolved: Array<Extract<Diagnostic, { kind: "unresolved-ref" }>> = [];
 
-  const open = new Map<number, IssueFacts>();
-  for (const issue of graph.sorted) {
+  const open: IssueFacts[] = [];
+  const bySlot: Array<IssueFacts | undefined> = new Array(graph.sorted.length);
+  const factsOf = (n: number) => {
+    const slot = graph.slotOf(n);
+    return slot === -1 ? undefined : bySlot[slot];
+  };
+  // Only issues blocked by another open issue of this repository can sit on a cycle; the
+  // search runs over slots (dense ids), so it needs no map of its own.
+  const adjacency: Array<number[] | undefined> = new Array(graph.sorted.length);
+  const cycleRoots: number[] = [];
+  for (let slot = 0; slot < graph.sorted.length; slot++) {
+    const issue = graph.sorted[slot]!;
     if (issue.state !== "open") continue;
     let blockers: readonly IssueRef[] = graph.blockersOf(issue.number);
     if (blockers.length > 0) {
       const stillOpen: IssueRef[] = [];
+      let ownOpen: number[] | undefined;
       for (const ref of blockers) {
         const state = graph.stateOf(ref);
         if (state === undefined) {
@@ -60,13 +74,22 @@ export function analyzeGraph(snapshot: Snapshot, scanOptions: ScanOptions = {}):
           stillOpen.push(ref);
         } else if (state === "open") {
           stillOpen.push(ref);
+          // An open blocker of this repository: an edge a cycle could run along.
+          const blockerSlot = typeof ref === "number" ? graph.slotOf(ref) : -1;
+          if (blockerSlot !== -1) {
+            if (ownOpen === undefined) ownOpen = [];
+            ownOpen.push(blockerSlot);
+          }
         }
       }
       blockers = stillOpen;
+      if (ownOpen !== undefined) {
+        adjacency[slot] = ownOpen;
+        cycleRoots.push(slot);
+      }
     }
-    const children = graph.childrenOf(issue.number);
-    let openChildren = 0;
-    for (const child of children) if (graph.issue(child)?.state === "open") openChildren += 1;
+    const childCount = graph.childCount(issue.number);
+    const openChildren = childCount === 0 ? 0 : graph.openChildCount(issue.number);
     const held = isHeld(issue, labels);
     const epicManaged = isEpicManaged(issue, labels);
     const freshLock = hasFreshProcessingLock(issue, labels, options.nowMs, ttlMs);
@@ -78,40 +101,36 @@ export function analyzeGraph(snapshot: Snapshot, scanOptions: ScanOptions = {}):
       !epicManaged &&
       !freshLock &&
       stance !== "waiting";
-    open.set(issue.number, {
+    const facts: IssueFacts = {
       number: issue.number,
       openBlockers: blockers,
-      children,
+      childCount,
       openChildren,
       held,
       epicManaged,
       freshLock,
       stance,
       ready,
-    });
+    };
+    open.push(facts);
+    bySlot[slot] = facts;
   }
 
   const kicks = findKicks(
     graph,
-    (n) => open.get(n)?.openBlockers.length ?? 0,
+    (n) => factsOf(n)?.openBlockers.length ?? 0,
     options.windowFromMs,
     options.windowToMs,
     options.causes,
   );
 
-  // Only issues blocked by another open issue of this repository can sit on a cycle.
-  const edges = new Map<number, number[]>();
-  for (const facts of open.values()) {
-    const own = facts.openBlockers.filter(
-      (ref): ref is number => typeof ref === "number" && open.has(ref),
-    );
-    if (own.length > 0) edges.set(facts.number, own);
-  }
-  const roots = [...edges.keys()].sort((a, b) => a - b);
+  const cycles = findCycles(graph.sorted.length, adjacency, cycleRoots)
+    .map((slots) => slots.map((slot) => graph.sorted[slot]!.number).sort((a, b) => a - b))
+    .sort((a, b) => a[0]! - b[0]!);
   unresolved.sort((a, b) => a.issue - b.issue || compareRefs(a.ref, b.ref));
   const diagnostics: Diagnostic[] = [
-    ...findCycles(roots, edges).map((issues) => ({ kind: "cycle" as const, issues })),
+    ...cycles.map((issues) => ({ kind: "cycle" as const, issues })),
     ...unresolved,
   ];
-  return { graph, options, open, kicks, diagnostics };
+  return { graph, options, open, factsOf, kicks, diagnostics };
 }

@@ -1,64 +1,68 @@
 /**
- * Strongly connected components of a directed graph given as adjacency lists, with Tarjan's
- * algorithm made iterative so a 100k-issue chain cannot overflow the call stack.
- * Returns only the components that are cycles: two or more nodes, or one node with a self-loop.
- * Each component is sorted ascending; components are sorted by their first node.
+ * Strongly connected components of a directed graph over dense node ids `0..size-1`, with
+ * Tarjan's algorithm made iterative (a 100k-issue chain cannot overflow the call stack) and run
+ * over typed arrays (no per-node allocation, so 100k issues stay linear).
+ * Returns only the components that are cycles: two or more nodes, or one node with a self-loop,
+ * each as the list of its ids.
  */
 export function findCycles(
-  nodes: readonly number[],
-  edges: ReadonlyMap<number, readonly number[]>,
-) {
-  const index = new Map<number, number>();
-  const low = new Map<number, number>();
-  const onStack = new Set<number>();
-  const stack: number[] = [];
+  size: number,
+  adjacency: ReadonlyArray<readonly number[] | undefined>,
+  roots: readonly number[],
+): number[][] {
+  const index = new Int32Array(size).fill(-1);
+  const low = new Int32Array(size);
+  const onStack = new Uint8Array(size);
+  const stack = new Int32Array(size);
+  let stackTop = 0;
+  const frameNode = new Int32Array(size);
+  const frameNext = new Int32Array(size);
   const cycles: number[][] = [];
   let counter = 0;
 
-  for (const root of nodes) {
-    if (index.has(root)) continue;
-    // Each frame: the node and the position of the next neighbour to visit.
-    const frames: Array<[number, number]> = [[root, 0]];
-    index.set(root, counter);
-    low.set(root, counter);
-    counter += 1;
-    stack.push(root);
-    onStack.add(root);
+  for (const root of roots) {
+    if (index[root] !== -1) continue;
+    let depth = 0;
+    frameNode[0] = root;
+    frameNext[0] = 0;
+    index[root] = low[root] = counter++;
+    stack[stackTop++] = root;
+    onStack[root] = 1;
 
-    while (frames.length > 0) {
-      const frame = frames[frames.length - 1]!;
-      const [node, next] = frame;
-      const neighbours = edges.get(node) ?? [];
-      if (next < neighbours.length) {
-        frame[1] = next + 1;
+    while (depth >= 0) {
+      const node = frameNode[depth]!;
+      const neighbours = adjacency[node];
+      const next = frameNext[depth]!;
+      if (neighbours !== undefined && next < neighbours.length) {
+        frameNext[depth] = next + 1;
         const to = neighbours[next]!;
-        if (!index.has(to)) {
-          index.set(to, counter);
-          low.set(to, counter);
-          counter += 1;
-          stack.push(to);
-          onStack.add(to);
-          frames.push([to, 0]);
-        } else if (onStack.has(to)) {
-          low.set(node, Math.min(low.get(node)!, index.get(to)!));
+        if (index[to] === -1) {
+          index[to] = low[to] = counter++;
+          stack[stackTop++] = to;
+          onStack[to] = 1;
+          depth += 1;
+          frameNode[depth] = to;
+          frameNext[depth] = 0;
+        } else if (onStack[to] === 1 && index[to]! < low[node]!) {
+          low[node] = index[to]!;
         }
         continue;
       }
-      frames.pop();
-      const parent = frames[frames.length - 1];
-      if (parent) low.set(parent[0], Math.min(low.get(parent[0])!, low.get(node)!));
-      if (low.get(node) !== index.get(node)) continue;
+      depth -= 1;
+      if (depth >= 0) {
+        const parent = frameNode[depth]!;
+        if (low[node]! < low[parent]!) low[parent] = low[node]!;
+      }
+      if (low[node] !== index[node]) continue;
       const component: number[] = [];
       let member: number;
       do {
-        member = stack.pop()!;
-        onStack.delete(member);
+        member = stack[--stackTop]!;
+        onStack[member] = 0;
         component.push(member);
       } while (member !== node);
-      if (component.length > 1 || neighbours.includes(node)) {
-        cycles.push(component.sort((a, b) => a - b));
-      }
+      if (component.length > 1 || (neighbours?.includes(node) ?? false)) cycles.push(component);
     }
   }
-  return cycles.sort((a, b) => a[0]! - b[0]!);
+  return cycles;
 }

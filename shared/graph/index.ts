@@ -13,12 +13,17 @@ export interface GraphIndex {
   /** The snapshot's issues, ascending by number. */
   sorted: readonly SnapshotIssue[];
   issue(n: number): SnapshotIssue | undefined;
+  /** Position of issue `n` in `sorted`, or -1 when the snapshot lacks it. */
+  slotOf(n: number): number;
   /** Canonical blockers of an issue, deduplicated and sorted. */
   blockersOf(n: number): readonly IssueRef[];
   /** Canonical parent of an issue, if it has one. */
   parentOf(n: number): IssueRef | undefined;
   /** Own-repository children of a parent, ascending. */
   childrenOf(n: number): readonly number[];
+  /** How many own-repository children a parent has, and how many are open (no list allocated). */
+  childCount(n: number): number;
+  openChildCount(n: number): number;
   /** The own issues a reference blocks, ascending. */
   blockedBy(ref: IssueRef): readonly number[];
   /** `external` entries by refKey; own-repository entries only where `issues` lacks the number. */
@@ -58,19 +63,58 @@ class Rows {
   push(slot: number, value: number) {
     this.values[this.fill[slot]!++] = value;
   }
-  row(slot: number): readonly number[] {
+  count(slot: number): number {
+    return this.start[slot + 1]! - this.start[slot]!;
+  }
+
+  /** The row's values (slots) mapped through `toNumber`. */
+  row(slot: number, toNumber: (slot: number) => number): readonly number[] {
     const from = this.start[slot]!;
     const to = this.start[slot + 1]!;
-    return from === to ? NONE : Array.from(this.values.subarray(from, to));
+    if (from === to) return NONE;
+    const out = new Array<number>(to - from);
+    for (let k = from; k < to; k++) out[k - from] = toNumber(this.values[k]!);
+    return out;
   }
+
+  /** How many of the row's values satisfy `test` (no list allocated). */
+  countWhere(slot: number, test: (value: number) => boolean): number {
+    let count = 0;
+    for (let k = this.start[slot]!; k < this.start[slot + 1]!; k++)
+      if (test(this.values[k]!)) count += 1;
+    return count;
+  }
+}
+
+/**
+ * Issue number → slot. Issue numbers are dense in practice (1..N, shared with pull requests),
+ * so a flat array indexed by number is the common case: one memory access, no hashing, which
+ * keeps lookups linear at 100k issues. Sparse numbers fall back to a Map.
+ */
+function slotLookup(sorted: readonly SnapshotIssue[]): {
+  get(n: number): number | undefined;
+  has(n: number): boolean;
+} {
+  const max = sorted.length > 0 ? sorted[sorted.length - 1]!.number : 0;
+  if (max <= sorted.length * 4 + 1024) {
+    const slots = new Int32Array(max + 1).fill(-1);
+    for (let i = 0; i < sorted.length; i++) slots[sorted[i]!.number] = i;
+    const get = (num: number) => {
+      const slot = num >= 0 && num <= max ? slots[num]! : -1;
+      return slot === -1 ? undefined : slot;
+    };
+    return { get, has: (num) => get(num) !== undefined };
+  }
+  const map = new Map<number, number>();
+  for (let i = 0; i < sorted.length; i++) map.set(sorted[i]!.number, i);
+  return map;
 }
 
 export function indexGraph(snapshot: Snapshot): GraphIndex {
   const repo = snapshot.repo;
   const sorted = [...snapshot.issues].sort((a, b) => a.number - b.number);
   const n = sorted.length;
-  const slotOf = new Map<number, number>();
-  for (let i = 0; i < n; i++) slotOf.set(sorted[i]!.number, i);
+  const slotOf = slotLookup(sorted);
 
   const external = new Map<string, ExternalIssue>();
   for (const entry of snapshot.external ?? []) {
@@ -115,16 +159,20 @@ export function indexGraph(snapshot: Snapshot): GraphIndex {
   const children = new Rows(childCount);
   const blocks = new Rows(blockCount);
   for (let i = 0; i < n; i++) {
-    const number = sorted[i]!.number;
     const p = parents[i];
     const parentSlot = typeof p === "number" ? slotOf.get(p) : undefined;
-    if (parentSlot !== undefined) children.push(parentSlot, number);
+    if (parentSlot !== undefined) children.push(parentSlot, i);
     for (const ref of blockers[i]!) {
       const slot = typeof ref === "number" ? slotOf.get(ref) : undefined;
-      if (slot !== undefined) blocks.push(slot, number);
+      if (slot !== undefined) blocks.push(slot, i);
     }
   }
 
+  const numberAt = (slot: number) => sorted[slot]!.number;
+  // Edges point anywhere: reading states from one small array instead of 100k scattered issue
+  // objects keeps those random reads in cache.
+  const openAt = new Uint8Array(n);
+  for (let i = 0; i < n; i++) openAt[i] = sorted[i]!.state === "open" ? 1 : 0;
   const issue = (num: number) => {
     const slot = slotOf.get(num);
     return slot === undefined ? undefined : sorted[slot];
@@ -133,6 +181,7 @@ export function indexGraph(snapshot: Snapshot): GraphIndex {
     repo,
     sorted,
     issue,
+    slotOf: (num) => slotOf.get(num) ?? -1,
     external,
     edgeCount,
     blockersOf: (num) => {
@@ -143,19 +192,27 @@ export function indexGraph(snapshot: Snapshot): GraphIndex {
       const slot = slotOf.get(num);
       return slot === undefined ? undefined : parents[slot];
     },
+    childCount: (num) => {
+      const slot = slotOf.get(num);
+      return slot === undefined ? 0 : children.count(slot);
+    },
+    openChildCount: (num) => {
+      const slot = slotOf.get(num);
+      return slot === undefined ? 0 : children.countWhere(slot, (child) => openAt[child] === 1);
+    },
     childrenOf: (num) => {
       const slot = slotOf.get(num);
-      return slot === undefined ? NONE : children.row(slot);
+      return slot === undefined ? NONE : children.row(slot, numberAt);
     },
     blockedBy: (ref) => {
       const slot = typeof ref === "number" ? slotOf.get(ref) : undefined;
-      if (slot !== undefined) return blocks.row(slot);
+      if (slot !== undefined) return blocks.row(slot, numberAt);
       return blocksElsewhere.get(refKey(ref)) ?? NONE;
     },
     stateOf(ref) {
       if (typeof ref === "number") {
-        const own = issue(ref);
-        if (own) return own.state;
+        const slot = slotOf.get(ref);
+        if (slot !== undefined) return openAt[slot] === 1 ? "open" : "closed";
       }
       return external.get(refKey(ref))?.state;
     },

@@ -21,17 +21,18 @@ export interface ScanResult {
 
 export function renderScan(analysis: GraphAnalysis): ScanResult {
   const { graph, options, open } = analysis;
-  const numbers = [...open.keys()].sort((a, b) => a - b);
+
   const rollupCandidates: ScanResult["rollupCandidates"] = [];
   const blocked: ScanResult["blocked"] = [];
   const ready: number[] = [];
-  for (const n of numbers) {
-    const facts = open.get(n)!;
-    if (facts.children.length > 0 && facts.openChildren === 0) {
-      rollupCandidates.push({ number: n, children: [...facts.children] });
+  for (const facts of open) {
+    const n = facts.number;
+    if (facts.childCount > 0 && facts.openChildren === 0) {
+      rollupCandidates.push({ number: n, children: [...graph.childrenOf(n)] });
     }
     if (facts.openBlockers.length > 0)
-      blocked.push({ number: n, blockers: [...facts.openBlockers] });
+      // The analysis made this list for this scan alone: no copy needed.
+      blocked.push({ number: n, blockers: facts.openBlockers as IssueRef[] });
     if (facts.ready) ready.push(n);
   }
   return {
@@ -43,7 +44,7 @@ export function renderScan(analysis: GraphAnalysis): ScanResult {
     blocked,
     ready: rotateForMachine(ready, options.machine),
     diagnostics: analysis.diagnostics,
-    stats: { issues: graph.sorted.length, open: open.size, edges: graph.edgeCount },
+    stats: { issues: graph.sorted.length, open: open.length, edges: graph.edgeCount },
   };
 }
 

@@ -44,7 +44,7 @@ function removalReason(state: string, facts: IssueFacts | undefined): string | n
  * is the consumer's to unlabel. Planning again after applying a plan yields an empty plan.
  */
 export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions = {}): LabelPlan {
-  const { graph, open } = analysis;
+  const { graph, open, factsOf } = analysis;
   const { config } = analysis.options;
   const readyLabel = config.labels.ready;
   const mode = options.mode ?? config.queue.mode;
@@ -59,7 +59,8 @@ export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions =
   }
 
   const add: LabelChange[] = [];
-  for (const [number, facts] of open) {
+  for (const facts of open) {
+    const number = facts.number;
     if (!facts.ready || graph.issue(number)!.labels.includes(readyLabel)) continue;
     const kicks = kicksByTarget.get(number);
     if (kicks) {
@@ -75,7 +76,7 @@ export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions =
   const remove: LabelChange[] = [];
   for (const issue of graph.sorted) {
     if (!issue.labels.includes(readyLabel)) continue;
-    const reason = removalReason(issue.state, open.get(issue.number));
+    const reason = removalReason(issue.state, factsOf(issue.number));
     if (reason !== null) remove.push({ number: issue.number, label: readyLabel, reason });
   }
 

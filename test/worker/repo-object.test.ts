@@ -196,3 +196,51 @@ describe("RepoObject.ingest", () => {
     expect(comments.map((c) => c.id)).toEqual([2]);
   });
 });
+
+describe("what wakes the producer", () => {
+  it("a state, label or edge change schedules it; a title edit or a comment does not", async () => {
+    const { stub, repo } = await freshRepo();
+    const producerDue = async () =>
+      (await stub.status()).schedules.some((s) => s.name === "producer");
+    const clearProducer = () =>
+      runInDurableObject(
+        stub,
+        (o: RepoObject) => o.store.sql`DELETE FROM schedules WHERE name = 'producer'`,
+      );
+    await stub.ingest(delivery("p1"), repo, [{ type: "issue", issue: issue(1) }]);
+    expect(await producerDue()).toBe(true);
+    await clearProducer();
+    await stub.ingest(delivery("p2"), repo, [
+      { type: "issue", issue: issue(1, { title: "Renamed", updatedAt: "2026-11-28T01:00:00Z" }) },
+    ]);
+    expect(await producerDue()).toBe(false);
+    await stub.ingest(delivery("p3"), repo, [
+      {
+        type: "comment",
+        id: 5,
+        number: 1,
+        author: { login: "a", type: "User" },
+        body: "<!-- claimed-by: a c1 2026-11-29T10:00:00Z branch: issue/1-x supersedes: none -->",
+        createdAt: "2026-11-29T10:00:00Z",
+        updatedAt: "2026-11-29T10:00:00Z",
+      },
+    ]);
+    expect(await producerDue()).toBe(false);
+    await stub.ingest(delivery("p4"), repo, [
+      {
+        type: "issue",
+        issue: issue(1, {
+          title: "Renamed",
+          labels: ["agent:hold"],
+          updatedAt: "2026-11-28T02:00:00Z",
+        }),
+      },
+    ]);
+    expect(await producerDue()).toBe(true);
+    await clearProducer();
+    await stub.ingest(delivery("p5"), repo, [
+      { type: "blocked-by", issue: 1, blocker: 2, present: true, at: "2026-11-28T03:00:00Z" },
+    ]);
+    expect(await producerDue()).toBe(true);
+  });
+});
