@@ -107,5 +107,7 @@ export const scanBenchmark: Benchmark = {
 const sizeFlag = process.argv.indexOf("--size");
 const size = Number(process.argv[sizeFlag + 1]);
 if (sizeFlag !== -1) {
-  process.stdout.write(JSON.stringify(measure(size, size <= 1_000 ? 200 : size <= 10_000 ? 60 : 15)));
+  process.stdout.write(
+    JSON.stringify(measure(size, size <= 1_000 ? 200 : size <= 10_000 ? 60 : 15)),
+  );
 }
