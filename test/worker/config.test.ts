@@ -1,21 +1,15 @@
 // `.github/switchyard.yml`: read on install, re-read when a push touches it (spec 6.5).
 import { beforeAll, describe, expect, it } from "vitest";
-import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
-import { deliverAll, labelsOf, repoStub, runInstallation, seed, settle, sim } from "./helpers.ts";
-
-const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d{3}Z$/, "Z");
-type Issue = SnapshotInput["issues"][number];
-const issue = (number: number, extra: Partial<Issue> = {}): Issue => ({
-  number,
-  title: `Issue ${number}`,
-  state: "open",
-  stateReason: null,
-  createdAt: iso(86_400_000),
-  updatedAt: iso(86_400_000),
-  closedAt: null,
-  labels: [],
-  ...extra,
-});
+import {
+  deliverAll,
+  labelsOf,
+  repoStub,
+  runInstallation,
+  seed,
+  seedIssue,
+  settle,
+  sim,
+} from "./helpers.ts";
 
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
@@ -31,7 +25,7 @@ async function settleAll(stub: ReturnType<typeof repoStub>) {
 describe("repository configuration", () => {
   it("uses the config found at install, follows a pushed change, and keeps the last good one on a bad push", async () => {
     const seeded = await seed(
-      { repo: "cfg/app", issues: [issue(1), issue(2, { blockedBy: [1] }), issue(3)] },
+      { repo: "cfg/app", issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] }), seedIssue(3)] },
       undefined,
       { ".github/switchyard.yml": "labels:\n  ready: queue:go\n" },
     );

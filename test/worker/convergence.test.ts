@@ -4,51 +4,9 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
-import type { Snapshot, SnapshotInput } from "../../shared/graph/snapshot.ts";
-import { type Delivery, install, postWebhook, settle, sim } from "./helpers.ts";
-
-const T0 = new Date(Date.now() - 3 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-const issue = (number: number): SnapshotInput["issues"][number] => ({
-  number,
-  title: `Issue ${number}`,
-  state: "open",
-  stateReason: null,
-  createdAt: T0,
-  updatedAt: T0,
-  closedAt: null,
-  labels: [],
-});
-
-const N = 5;
-const num = fc.integer({ min: 1, max: N });
-type Op = { path: string; method?: string; body?: unknown };
-const op: fc.Arbitrary<Op> = fc.oneof<fc.Arbitrary<Op>[]>(
-  num.map((n) => ({ path: `issues/${n}/close`, body: {} })),
-  num.map((n) => ({ path: `issues/${n}/reopen`, body: {} })),
-  fc
-    .tuple(num, fc.constantFrom("agent:hold", "bug", "agent:ready"))
-    .map(([n, l]) => ({ path: `issues/${n}/labels`, body: { labels: [l] } })),
-  fc
-    .tuple(num, fc.constantFrom("agent:hold", "bug"))
-    .map(([n, l]) => ({ path: `issues/${n}/labels/${encodeURIComponent(l)}`, method: "DELETE" })),
-  fc.tuple(num, num).map(([p, c]) => ({ path: `issues/${p}/sub-issues`, body: { child: c } })),
-  fc.tuple(num, num).map(([p, c]) => ({ path: `issues/${p}/sub-issues/${c}`, method: "DELETE" })),
-  fc.tuple(num, num).map(([x, b]) => ({ path: `issues/${x}/blocked-by`, body: { blocker: b } })),
-  fc.tuple(num, num).map(([x, b]) => ({ path: `issues/${x}/blocked-by/${b}`, method: "DELETE" })),
-);
-
-/** The facts reconciliation promises to get right, per issue. */
-function facts(snapshot: Pick<Snapshot, "issues">) {
-  return [...snapshot.issues]
-    .sort((a, b) => a.number - b.number)
-    .map((i) => ({
-      number: i.number,
-      state: i.state,
-      labels: [...i.labels].sort(),
-      parent: i.parent ?? null,
-      blockedBy: [...(i.blockedBy ?? [])].map(String).sort(),
-    }));
-}
+import type { Snapshot } from "../../shared/graph/snapshot.ts";
+import { type Delivery, install, postWebhook, seedIssue, settle, sim } from "./helpers.ts";
+import { facts, N, op, perform } from "./random-ops.ts";
 
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
@@ -67,10 +25,10 @@ describe("convergence", () => {
           const repo = `conv${run}/app`;
           const { stub } = await install({
             repo,
-            issues: Array.from({ length: N }, (_, i) => issue(i + 1)),
+            issues: Array.from({ length: N }, (_, i) => seedIssue(i + 1)),
           });
           for (const o of ops) {
-            await fetchSim(`/repos/${repo}/${o.path}`, o.method ?? "POST", o.body);
+            await perform(repo, o);
           }
           const { deliveries } = await sim<{ deliveries: Delivery[] }>("/outbox/drain", {
             method: "POST",
@@ -102,12 +60,3 @@ describe("convergence", () => {
     );
   });
 });
-
-async function fetchSim(path: string, method: string, body?: unknown) {
-  // Invalid operations (a cycle, a missing edge) are refused by GitHub too; that is fine here.
-  try {
-    await sim(path, { method, ...(body !== undefined ? { body } : {}) });
-  } catch {
-    // refused
-  }
-}

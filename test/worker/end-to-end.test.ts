@@ -1,31 +1,9 @@
 // Simulator state change → signed webhook → RepoObject → producer → label on the simulator.
 import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
-import { deliverAll, install, labelsOf, settle, sim } from "./helpers.ts";
+import { deliverAll, install, labelsOf, seedClosed, seedIssue, settle, sim } from "./helpers.ts";
 
-const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d{3}Z$/, "Z");
 const HOUR = 3_600_000;
-type Issue = SnapshotInput["issues"][number];
-const issue = (number: number, extra: Partial<Issue> = {}): Issue => ({
-  number,
-  title: `Issue ${number}`,
-  state: "open",
-  stateReason: null,
-  createdAt: iso(48 * HOUR),
-  updatedAt: iso(24 * HOUR),
-  closedAt: null,
-  labels: [],
-  ...extra,
-});
-const closed = (number: number, msAgo: number, extra: Partial<Issue> = {}) =>
-  issue(number, {
-    state: "closed",
-    stateReason: "completed",
-    closedAt: iso(msAgo),
-    updatedAt: iso(msAgo),
-    ...extra,
-  });
 
 /** Applies a change on the simulator as a user would, then lets switchyard react fully. */
 async function change(
@@ -49,12 +27,12 @@ describe("end to end through the simulator", () => {
     const { stub, repo } = await install({
       repo: "e2e-install/app",
       issues: [
-        closed(1, HOUR / 2),
-        issue(2, { blockedBy: [1] }),
-        closed(3, 30 * HOUR),
-        issue(4, { blockedBy: [3] }),
-        issue(5, { blockedBy: [6] }),
-        issue(6),
+        seedClosed(1, HOUR / 2),
+        seedIssue(2, { blockedBy: [1] }),
+        seedClosed(3, 30 * HOUR),
+        seedIssue(4, { blockedBy: [3] }),
+        seedIssue(5, { blockedBy: [6] }),
+        seedIssue(6),
       ],
     });
     const graph = await stub.graph();
@@ -71,7 +49,11 @@ describe("end to end through the simulator", () => {
   it("a child close that completes its parent queues the parent", async () => {
     const { stub, repo } = await install({
       repo: "e2e-parent/app",
-      issues: [issue(10), closed(11, 10 * HOUR, { parent: 10 }), issue(12, { parent: 10 })],
+      issues: [
+        seedIssue(10),
+        seedClosed(11, 10 * HOUR, { parent: 10 }),
+        seedIssue(12, { parent: 10 }),
+      ],
     });
     expect(await labelsOf(repo, 10)).not.toContain("agent:ready");
     await change(stub, `/repos/${repo}/issues/12/close`, { stateReason: "completed" });
@@ -82,7 +64,12 @@ describe("end to end through the simulator", () => {
   it("an unblocking close queues the unblocked issue; another blocker still open holds it back", async () => {
     const { stub, repo } = await install({
       repo: "e2e-unblock/app",
-      issues: [issue(1), issue(2), issue(3, { blockedBy: [1] }), issue(4, { blockedBy: [1, 2] })],
+      issues: [
+        seedIssue(1),
+        seedIssue(2),
+        seedIssue(3, { blockedBy: [1] }),
+        seedIssue(4, { blockedBy: [1, 2] }),
+      ],
     });
     await change(stub, `/repos/${repo}/issues/1/close`);
     expect(await labelsOf(repo, 3)).toContain("agent:ready");
@@ -93,10 +80,10 @@ describe("end to end through the simulator", () => {
     const { stub, repo } = await install({
       repo: "e2e-reserved/app",
       issues: [
-        issue(1),
-        issue(2, { blockedBy: [1], labels: ["agent:hold"] }),
-        issue(3, { blockedBy: [1], labels: ["epic:payments"] }),
-        issue(4, { labels: ["agent:ready"] }),
+        seedIssue(1),
+        seedIssue(2, { blockedBy: [1], labels: ["agent:hold"] }),
+        seedIssue(3, { blockedBy: [1], labels: ["epic:payments"] }),
+        seedIssue(4, { labels: ["agent:ready"] }),
       ],
     });
     await change(stub, `/repos/${repo}/issues/1/close`);
@@ -108,10 +95,10 @@ describe("end to end through the simulator", () => {
 
   it("a cross-repository blocker closing is found by the next reconcile and kicks", async () => {
     // One installation covers both repositories (an organization-wide install).
-    await install({ repo: "e2e-cross/lib", issues: [issue(7)] });
+    await install({ repo: "e2e-cross/lib", issues: [seedIssue(7)] });
     const { stub, repo } = await install({
       repo: "e2e-cross/app",
-      issues: [issue(1, { blockedBy: ["e2e-cross/lib#7"] })],
+      issues: [seedIssue(1, { blockedBy: ["e2e-cross/lib#7"] })],
     });
     expect((await stub.graph()).blocked).toEqual([{ number: 1, blockers: ["e2e-cross/lib#7"] }]);
     await sim("/repos/e2e-cross/lib/issues/7/close", { method: "POST", body: {} });
@@ -126,11 +113,11 @@ describe("end to end through the simulator", () => {
 
   it("a blocker in a repository the App cannot read stays blocking (fail closed)", async () => {
     await sim("/seed", {
-      body: { snapshot: { repo: "e2e-hidden/lib", issues: [issue(3)] }, install: false },
+      body: { snapshot: { repo: "e2e-hidden/lib", issues: [seedIssue(3)] }, install: false },
     });
     const { stub, repo } = await install({
       repo: "e2e-hidden-app/app",
-      issues: [issue(1, { blockedBy: ["e2e-hidden/lib#3"] })],
+      issues: [seedIssue(1, { blockedBy: ["e2e-hidden/lib#3"] })],
     });
     await sim("/repos/e2e-hidden/lib/issues/3/close", { method: "POST", body: {} });
     await stub.armReconcile();
@@ -144,7 +131,7 @@ describe("end to end through the simulator", () => {
   it("the graph and watermarks survive eviction; an alarm delivered twice does its work once", async () => {
     const { stub, repo } = await install({
       repo: "e2e-evict/app",
-      issues: [issue(1), issue(2, { blockedBy: [1] })],
+      issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
     });
     const before = await stub.graph();
     await evictDurableObject(stub);
@@ -173,7 +160,7 @@ describe("GET /v1/repos/{owner}/{repo}/graph", () => {
     const { fnv1a32 } = await import("../../shared/graph/hash.ts");
     await install({
       repo: "e2e-api/app",
-      issues: [issue(1), issue(2), issue(3), issue(4, { blockedBy: [1] })],
+      issues: [seedIssue(1), seedIssue(2), seedIssue(3), seedIssue(4, { blockedBy: [1] })],
     });
     const plain = await exports.default.fetch("https://switchyard.test/v1/repos/E2E-API/app/graph");
     expect(plain.status).toBe(200);

@@ -2,21 +2,7 @@
 // and no kick is lost (spec 9, reliability).
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
-import { deliverAll, install, labelsOf, settle, sim } from "./helpers.ts";
-
-const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d{3}Z$/, "Z");
-const issue = (number: number, extra: Partial<SnapshotInput["issues"][number]> = {}) => ({
-  number,
-  title: `Issue ${number}`,
-  state: "open" as const,
-  stateReason: null,
-  createdAt: iso(86_400_000),
-  updatedAt: iso(86_400_000),
-  closedAt: null,
-  labels: [],
-  ...extra,
-});
+import { deliverAll, install, labelsOf, seedIssue, settle, sim } from "./helpers.ts";
 
 type LabelEvents = {
   issues: Array<{ number: number; labelEvents?: Array<{ label: string; action: string }> }>;
@@ -67,7 +53,7 @@ describe("GitHub faults", () => {
     });
     const { stub } = await install({
       repo: "fault-rec/app",
-      issues: [issue(1), issue(2, { blockedBy: [1] })],
+      issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
     });
     await drive(stub);
     expect((await stub.graph()).blocked).toEqual([{ number: 2, blockers: [1] }]);
@@ -77,7 +63,7 @@ describe("GitHub faults", () => {
   it("a label write whose response is lost is not duplicated", async () => {
     const { stub, repo } = await install({
       repo: "fault-lost/app",
-      issues: [issue(1), issue(2, { blockedBy: [1] })],
+      issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
     });
     await sim("/faults", {
       method: "PUT",
@@ -102,7 +88,7 @@ describe("GitHub faults", () => {
   it("writes failing for a while are retried by the alarm; the kick is not lost and the watermark waits", async () => {
     const { stub, repo } = await install({
       repo: "fault-down/app",
-      issues: [issue(1), issue(2, { blockedBy: [1] })],
+      issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
     });
     const before = (await stub.graph()).watermarks.producer;
     await sim("/faults", {
@@ -131,7 +117,7 @@ describe("GitHub faults", () => {
   it("a 429 on the incremental listing is waited out", async () => {
     const { stub, repo } = await install({
       repo: "fault-429/app",
-      issues: [issue(1), issue(2, { blockedBy: [1] })],
+      issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
     });
     await sim("/faults", {
       method: "PUT",

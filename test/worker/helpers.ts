@@ -8,6 +8,39 @@ import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
 
 const simUrl = inject("simUrl");
 
+type SeedIssue = SnapshotInput["issues"][number];
+const isoAgo = (ms: number) => new Date(Date.now() - ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/** An issue to seed, open and last updated a day ago unless `extra` says otherwise. */
+export function seedIssue(number: number, extra: Partial<SeedIssue> = {}): SeedIssue {
+  return {
+    number,
+    title: `Issue ${number}`,
+    state: "open",
+    stateReason: null,
+    createdAt: isoAgo(2 * 86_400_000),
+    updatedAt: isoAgo(86_400_000),
+    closedAt: null,
+    labels: [],
+    ...extra,
+  };
+}
+
+/** A closed issue to seed, closed (and updated) `msAgo` milliseconds ago. */
+export function seedClosed(
+  number: number,
+  msAgo: number,
+  extra: Partial<SeedIssue> = {},
+): SeedIssue {
+  return seedIssue(number, {
+    state: "closed",
+    stateReason: "completed",
+    closedAt: isoAgo(msAgo),
+    updatedAt: isoAgo(msAgo),
+    ...extra,
+  });
+}
+
 export async function sim<T = unknown>(
   path: string,
   init: { method?: string; body?: unknown } = {},

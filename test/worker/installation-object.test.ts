@@ -8,20 +8,9 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { directory } from "../../functions/objects/directory-object.ts";
 import worker from "../../functions/worker.ts";
-import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
-import { installationStub, repoStub, seed, settle, sim } from "./helpers.ts";
+import { installationStub, repoStub, seed, seedIssue, settle, sim } from "./helpers.ts";
 
 const NOW = Date.parse("2026-11-29T12:00:00Z");
-const issue = (number: number): SnapshotInput["issues"][number] => ({
-  number,
-  title: `Issue ${number}`,
-  state: "open",
-  stateReason: null,
-  createdAt: "2026-11-01T00:00:00Z",
-  updatedAt: "2026-11-01T00:00:00Z",
-  closedAt: null,
-  labels: [],
-});
 
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
@@ -32,7 +21,7 @@ async function onGitHub(account: string, names: string[]) {
   const repos = [];
   let installationId = 0;
   for (const name of names) {
-    const seeded = await seed({ repo: `${account}/${name}`, issues: [issue(1)] });
+    const seeded = await seed({ repo: `${account}/${name}`, issues: [seedIssue(1)] });
     installationId = seeded.installationId;
     repos.push({ id: seeded.repoId, fullName: seeded.repo });
   }

@@ -4,7 +4,6 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
-import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
 import {
   deliverAll,
@@ -12,23 +11,11 @@ import {
   installationStub,
   labelsOf,
   type repoStub,
+  seedIssue,
   settle,
   sim,
 } from "./helpers.ts";
 
-const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d{3}Z$/, "Z");
-type Issue = SnapshotInput["issues"][number];
-const issue = (number: number, extra: Partial<Issue> = {}): Issue => ({
-  number,
-  title: `Issue ${number}`,
-  state: "open",
-  stateReason: null,
-  createdAt: iso(86_400_000),
-  updatedAt: iso(86_400_000),
-  closedAt: null,
-  labels: [],
-  ...extra,
-});
 const record = (number: number, patch: Partial<IssueRecord> = {}): IssueRecord => ({
   number,
   id: number,
@@ -102,7 +89,7 @@ describe("kicks", () => {
   it("are not spent before the first full reconcile has read the graph", async () => {
     const { stub, repo } = await install({
       repo: "reg-first/app",
-      issues: [issue(1), issue(2, { blockedBy: [1] })],
+      issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
     });
     // Forget the full read, and make the next ones fail for a while.
     await runInDurableObject(stub, (o: RepoObject) =>
@@ -210,7 +197,7 @@ describe("lifecycle", () => {
   it("a reconcile in flight when the repository is removed does not bring its data back", async () => {
     const { stub, installationId } = await install({
       repo: "reg-removed/app",
-      issues: [issue(1), issue(2)],
+      issues: [seedIssue(1), seedIssue(2)],
     });
     await sim("/faults", {
       method: "PUT",
@@ -249,7 +236,7 @@ describe("lifecycle", () => {
   it("a repository first seen through a webhook is registered with its installation and the directory", async () => {
     const { stub, repo, repoId, installationId } = await install({
       repo: "reg-sync/app",
-      issues: [issue(1)],
+      issues: [seedIssue(1)],
     });
     // Make the object forget how it learned of itself, then let a webhook introduce it.
     await runInDurableObject(stub, (o: RepoObject) => o.store.wipe());
