@@ -21,6 +21,7 @@ export async function refreshConfig(
   const identity = store.identity();
   if (!identity) throw new Error("config refresh before the repository is known");
   const etag = store.getMeta<string>("configEtag") ?? null;
+  const generation = store.generation();
   const at = formatInstant(nowMs);
   let text: string | null;
   let nextEtag: string | null = null;
@@ -33,12 +34,15 @@ export async function refreshConfig(
     if (!(error instanceof GitHubContentError)) throw error;
     // A directory, a huge file, a symlink: not a config file; say so, keep the last good one.
     store.transaction(() => {
+      if (!store.stillActive(generation)) return;
       store.setConfig({ ok: false, error: `${CONFIG_PATH}: ${error.message}` }, at);
       store.audit("config", { outcome: "invalid", error: error.message }, nowMs);
     });
     return "invalid";
   }
-  return store.transaction(() => {
+  return store.transaction((): ConfigOutcome => {
+    // Suspended or removed while reading: nothing lands.
+    if (!store.stillActive(generation)) return "unchanged";
     store.setMeta("configEtag", nextEtag);
     if (text === null) {
       const had = store.getMeta("config") !== undefined;

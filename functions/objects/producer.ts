@@ -28,6 +28,8 @@ export interface FlushResult {
   left: number;
   /** Set when the budget ran out: when there is room again. */
   retryAtMs: number | null;
+  /** The repository stopped being active meanwhile: the run was abandoned. */
+  stopped: boolean;
 }
 
 /**
@@ -110,11 +112,16 @@ export class Producer {
   ): Promise<FlushResult> {
     const run = this.run();
     const identity = this.store.identity();
-    const result: FlushResult = { done: 0, failed: null, left: 0, retryAtMs: null };
+    const result: FlushResult = { done: 0, failed: null, left: 0, retryAtMs: null, stopped: false };
     if (run === null || !identity) return result;
+    const abandon = () => {
+      // Planned before a suspension or removal: its writes may be wrong now; plan anew later.
+      this.store.transaction(() => this.store.dropProducerQueue());
+      result.stopped = true;
+      return result;
+    };
     for (;;) {
-      // Suspended or uninstalled while writing: stop; the outbox went with the wipe.
-      if (!this.store.stillActive(run.generation)) return result;
+      if (!this.store.stillActive(run.generation)) return abandon();
       const row = this.store.sql<{ seq: number; fence: number; op: string }>`
         SELECT seq, fence, op FROM outbox ORDER BY seq LIMIT 1`[0];
       if (!row) break;
@@ -124,6 +131,7 @@ export class Producer {
         continue;
       }
       const budget = await reserve();
+      if (!this.store.stillActive(run.generation)) return abandon();
       if (budget.granted === 0) {
         result.retryAtMs = budget.retryAtMs;
         break;

@@ -91,13 +91,24 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /** Installation lifecycle reached this repository (from InstallationObject). */
-  async setLifecycle(identity: RepoIdentity): Promise<void> {
+  async setLifecycle(identity: RepoIdentity): Promise<"applied" | "ignored"> {
     const before = this.store.identity();
+    // A repository moved to another installation: the old one's suspension or removal is not
+    // about it any more (its activation by the new one is).
+    if (
+      before &&
+      identity.status !== "active" &&
+      before.installationId !== identity.installationId
+    ) {
+      return "ignored";
+    }
     const nowMs = Date.now();
     this.store.transaction(() => {
       if (identity.status !== "active") {
-        // Work in flight (a fetch, a write) must not land after this: see `stillActive`.
+        // Work in flight (a fetch, a write) must not land after this: see `stillActive`. Queued
+        // writes belong to a plan of a graph that may be stale when (if) it comes back.
         this.store.bumpGeneration();
+        this.store.dropProducerQueue();
         if (identity.status === "removed") this.store.wipe();
         this.schedules.clear();
       } else if (before?.status !== "active") {
@@ -107,6 +118,7 @@ export class RepoObject extends DurableObject<Env> {
       this.store.audit("lifecycle", { from: before?.status ?? null, to: identity.status }, nowMs);
     });
     await this.schedules.rearm();
+    return "applied";
   }
 
   /**
@@ -186,7 +198,7 @@ export class RepoObject extends DurableObject<Env> {
         applied: this.store.counter("deliveriesApplied"),
         duplicate: this.store.counter("deliveriesDuplicate"),
       },
-      config: { status: this.store.configStatus() },
+      config: { status: this.store.configStatus(), effective: config },
     };
   }
 
@@ -238,6 +250,8 @@ export class RepoObject extends DurableObject<Env> {
   /** A failed schedule is retried with backoff; the audit log names what failed and why. */
   private failed(schedule: DueSchedule, error: unknown): void {
     const nowMs = Date.now();
+    // Suspended or removed while the handler ran: nothing to retry.
+    if (this.store.identity()?.status !== "active") return;
     const attempts = schedule.attempts + 1;
     const base = Number(this.env.SCHEDULE_RETRY_BASE_MS);
     const delay = retryDelayMs(
@@ -270,11 +284,11 @@ export class RepoObject extends DurableObject<Env> {
       case "sync": {
         // The directory (name → id, for routes and the cron) and the installation (for
         // lifecycle) must know every repository this object serves.
-        await directory(this.env).upsert([identity], nowMs);
         const status = await this.installation().registerRepo({
           id: identity.repoId,
           fullName: identity.fullName,
         });
+        await directory(this.env).upsert([{ ...identity, status }], nowMs);
         if (status !== "active") await this.setLifecycle({ ...identity, status });
         return;
       }
@@ -294,7 +308,17 @@ export class RepoObject extends DurableObject<Env> {
       case "reconcile": {
         const client = this.client(`reconcile ${identity.fullName}`);
         // The config first (a free 304 when unchanged): its label names shape what is fetched.
-        if (name === "reconcile-full") await refreshConfig(this.store, client, nowMs);
+        if (name === "reconcile-full") {
+          try {
+            await refreshConfig(this.store, client, nowMs);
+          } catch (error) {
+            // Reading the config must not block learning the graph (a missing Contents
+            // permission, an outage): the last good config stands; the `config` schedule retries.
+            const message = error instanceof Error ? error.message : String(error);
+            this.store.audit("config", { outcome: "unreadable", error: message }, Date.now());
+            this.schedules.at("config", Date.now() + 15 * 60_000);
+          }
+        }
         const reconcile = name === "reconcile-full" ? reconcileFull : reconcileIncremental;
         const outcome = await reconcile(this.store, client, Date.now);
         if (outcome === null) return; // the repository stopped being active meanwhile
@@ -336,6 +360,7 @@ export class RepoObject extends DurableObject<Env> {
     const installation = this.installation();
     const result = await this.producer.flush(client, () => installation.reserveWrites(1), Date.now);
     if (result.failed) throw result.failed;
+    if (result.stopped) return;
     if (result.left > 0) {
       // Over budget (or stopped): the writes wait for room, they are not dropped.
       this.schedules.at("outbox", result.retryAtMs ?? Date.now() + 60_000);

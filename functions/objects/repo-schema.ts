@@ -1,4 +1,8 @@
-/** RepoObject schema, one entry per version; never edit a shipped step, append a new one. */
+/**
+ * RepoObject schema, one entry per version, run in order by `migrate` in the constructor.
+ * Append-only once released: never edit a released step, add a new one (step 1 is the schema
+ * of the first release, step 2 the first change after it).
+ */
 export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
   (sql) => {
     sql.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
@@ -52,5 +56,10 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       seq INTEGER PRIMARY KEY AUTOINCREMENT, fence INTEGER NOT NULL, op TEXT NOT NULL,
       attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT
     )`);
+  },
+  (sql) => {
+    // Schedules leased by a running handler remember what was asked of them meanwhile.
+    sql.exec(`ALTER TABLE schedules ADD COLUMN leased INTEGER NOT NULL DEFAULT 0`);
+    sql.exec(`ALTER TABLE schedules ADD COLUMN requested_ms INTEGER`);
   },
 ];

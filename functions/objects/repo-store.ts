@@ -128,6 +128,12 @@ export class RepoStore {
     return this.identity()?.status === "active" && this.generation() === generation;
   }
 
+  /** Drops queued producer writes and the run they belong to (the repository stopped being active). */
+  dropProducerQueue(): void {
+    this.sql`DELETE FROM outbox`;
+    this.deleteMeta("producerRun");
+  }
+
   /** Operational counters (deliveries applied, duplicates seen). */
   count(name: string): void {
     this.setMeta(`counter:${name}`, this.counter(name) + 1);
@@ -384,7 +390,11 @@ export class RepoStore {
           VALUES (${event.ref}, ${event.state}, ${event.closedAt}, ${at}, ${closedSeq})
           ON CONFLICT (ref) DO UPDATE SET state = excluded.state, closed_at = excluded.closed_at,
             at_ms = excluded.at_ms, closed_seq = excluded.closed_seq`;
-        return row?.state === event.state ? null : `${event.ref} is ${event.state}`;
+        if (row?.state !== event.state) return `${event.ref} is ${event.state}`;
+        // Closed again (a reopen in between went unseen): a new close, a new kick.
+        return closedSeq !== null && closedSeq !== row.closed_seq
+          ? `${event.ref} closed again`
+          : null;
       }
       case "label-event": {
         if (!watched.has(event.label)) return null;

@@ -36,36 +36,53 @@ export class Schedules {
     this.storage = storage;
   }
 
-  /** Schedules `name` at `dueMs`, or earlier if it is already due sooner (coalescing bursts). */
+  /**
+   * Schedules `name` at `dueMs`, or earlier if it is already due sooner (coalescing bursts).
+   * While its handler runs (the row is leased), the request is kept apart and applied when the
+   * handler completes, so a handler can reschedule itself at any distance.
+   */
   at(name: ScheduleName, dueMs: number): void {
     this.sql`INSERT INTO schedules (name, due_ms) VALUES (${name}, ${dueMs})
-      ON CONFLICT (name) DO UPDATE SET due_ms = MIN(due_ms, excluded.due_ms)`;
+      ON CONFLICT (name) DO UPDATE SET
+        due_ms = CASE WHEN leased = 1 THEN due_ms ELSE MIN(due_ms, excluded.due_ms) END,
+        requested_ms = CASE WHEN leased = 1 THEN MIN(COALESCE(requested_ms, excluded.due_ms), excluded.due_ms)
+                            ELSE requested_ms END`;
   }
 
-  /** Schedules `name` at `dueMs` unless it is scheduled already. */
+  /** Schedules `name` at `dueMs` unless it is scheduled already (or asked for while running). */
   ensure(name: ScheduleName, dueMs: number): void {
-    this.sql`INSERT OR IGNORE INTO schedules (name, due_ms) VALUES (${name}, ${dueMs})`;
+    this.sql`INSERT INTO schedules (name, due_ms) VALUES (${name}, ${dueMs})
+      ON CONFLICT (name) DO UPDATE SET
+        requested_ms = CASE WHEN leased = 1 THEN COALESCE(requested_ms, excluded.due_ms) ELSE requested_ms END`;
   }
 
   /** Leases every schedule due at `nowMs`; each must then be completed or retried. */
   takeDue(nowMs: number): DueSchedule[] {
     const leaseMs = nowMs + LEASE_MS;
     return this.sql<{ name: string; attempts: number }>`
-      UPDATE schedules SET due_ms = ${leaseMs} WHERE due_ms <= ${nowMs} RETURNING name, attempts`.map(
-      (r) => ({ name: r.name as ScheduleName, attempts: r.attempts, leaseMs }),
-    );
+      UPDATE schedules SET due_ms = ${leaseMs}, leased = 1, requested_ms = NULL
+      WHERE due_ms <= ${nowMs} RETURNING name, attempts`.map((r) => ({
+      name: r.name as ScheduleName,
+      attempts: r.attempts,
+      leaseMs,
+    }));
   }
 
-  /** The handler succeeded: drop the row, unless it was rescheduled while the handler ran. */
+  /** The handler succeeded: drop the row, or move it to what was asked for while it ran. */
   complete(due: DueSchedule): void {
-    this.sql`DELETE FROM schedules WHERE name = ${due.name} AND due_ms = ${due.leaseMs}`;
+    this
+      .sql`DELETE FROM schedules WHERE name = ${due.name} AND leased = 1 AND requested_ms IS NULL`;
+    this
+      .sql`UPDATE schedules SET due_ms = requested_ms, requested_ms = NULL, leased = 0, attempts = 0
+      WHERE name = ${due.name} AND leased = 1`;
   }
 
   /** The handler failed: run again at `dueMs`, counting the failure. */
   retry(due: DueSchedule, dueMs: number): void {
     this
       .sql`INSERT INTO schedules (name, due_ms, attempts) VALUES (${due.name}, ${dueMs}, ${due.attempts + 1})
-      ON CONFLICT (name) DO UPDATE SET due_ms = excluded.due_ms, attempts = excluded.attempts`;
+      ON CONFLICT (name) DO UPDATE SET due_ms = excluded.due_ms, attempts = excluded.attempts,
+        leased = 0, requested_ms = NULL`;
   }
 
   clear(): void {

@@ -1,5 +1,7 @@
 // `.github/switchyard.yml`: read on install, re-read when a push touches it (spec 6.5).
+import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import {
   deliverAll,
   labelsOf,
@@ -47,19 +49,36 @@ describe("repository configuration", () => {
     await settleAll(stub);
     expect(await labelsOf("cfg/app", 3)).toEqual(["queue:go"]);
 
-    // A bad push: the last good config stays, and the error is shown.
+    // A bad push: the last good config stays in force, and the error is shown.
     await sim("/repos/cfg/app/contents/.github/switchyard.yml", {
       method: "PUT",
       body: { text: "queue:\n  mode: sometimes\n" },
     });
     await settleAll(stub);
-    const graph = await stub.graph();
+    let graph = await stub.graph();
     expect(graph.config.status.error).toContain("queue.mode");
+    expect(graph.config.effective.queue.mode).toBe("all");
+    expect(graph.config.effective.labels.ready).toBe("queue:go");
     const audit = await stub.auditLog(40);
     expect(
       audit.some(
         (a) => a.kind === "config" && (a.detail as { outcome: string }).outcome === "invalid",
       ),
     ).toBe(true);
+
+    // An unchanged file costs a free 304 and changes nothing.
+    const before = (await stub.auditLog(100)).filter((a) => a.kind === "config").length;
+    await stub.armReconcile();
+    await runInDurableObject(stub, (o: RepoObject) => o.schedules.at("reconcile-full", Date.now()));
+    await settleAll(stub);
+    expect((await stub.auditLog(100)).filter((a) => a.kind === "config").length).toBe(before);
+
+    // The file removed: back to the defaults.
+    await sim("/repos/cfg/app/contents/.github/switchyard.yml", { method: "DELETE", body: {} });
+    await settleAll(stub);
+    graph = await stub.graph();
+    expect(graph.config.status.error).toBeNull();
+    expect(graph.config.effective.queue.mode).toBe("events");
+    expect(graph.config.effective.labels.ready).toBe("agent:ready");
   });
 });

@@ -50,6 +50,9 @@ describe("order-insensitive ingestion", () => {
             await response.arrayBuffer();
           }
           await settle(stub);
+          // Nothing but the install's own full read: the webhooks alone got it right.
+          const reconciles = (await stub.auditLog(200)).filter((a) => a.kind === "reconcile");
+          expect(reconciles.map((a) => (a.detail as { kind: string }).kind)).toEqual(["full"]);
           const stored = await runInDurableObject(stub, (o: RepoObject) => o.store.snapshot());
           const truth = await sim<Snapshot>(`/repos/${repo}/snapshot`);
           expect(facts(stored)).toEqual(facts(truth));

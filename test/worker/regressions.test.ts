@@ -3,6 +3,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { directory } from "../../functions/objects/directory-object.ts";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
 import {
@@ -10,7 +11,8 @@ import {
   install,
   installationStub,
   labelsOf,
-  type repoStub,
+  repoStub,
+  seed,
   seedIssue,
   settle,
   sim,
@@ -62,8 +64,28 @@ describe("schedules", () => {
       expect(r.attempts).toBe(i + 1);
       expect(r.retryInMs).toBe(20 * 2 ** i);
     });
-    const row = (await stub.status()).schedules.find((s) => s.name === "reconcile-full")!;
-    expect(row.attempts).toBe(retries.length);
+    // Stop the retries so they do not run on through the rest of this file.
+    await stub.setLifecycle({
+      repoId: 880001,
+      fullName: "nobody/nothing",
+      installationId: 1,
+      status: "suspended",
+    });
+    const total = (await stub.auditLog(100)).filter((a) => a.kind === "error").length;
+    expect(total).toBeGreaterThanOrEqual(retries.length);
+  });
+
+  it("a handler rescheduling itself beyond its lease keeps its row", async () => {
+    const stub = env.REPO.get(env.REPO.idFromName("880008"));
+    const later = Date.now() + 2 * 3_600_000;
+    const rows = await runInDurableObject(stub, (o: RepoObject) => {
+      o.schedules.at("outbox", Date.now());
+      const [due] = o.schedules.takeDue(Date.now());
+      o.schedules.at("outbox", later); // the budget is spent for an hour or two
+      o.schedules.complete(due!);
+      return o.schedules.list();
+    });
+    expect(rows).toEqual([{ name: "outbox", dueMs: later, attempts: 0 }]);
   });
 
   it("a run cut short leaves its schedule leased, not lost", async () => {
@@ -87,30 +109,65 @@ describe("schedules", () => {
 
 describe("kicks", () => {
   it("are not spent before the first full reconcile has read the graph", async () => {
-    const { stub, repo } = await install({
+    // GitHub knows #2 blocked by #1; switchyard is installed but never saw the installation
+    // event, so it first hears of the repository from #1's close: a partial graph.
+    const seeded = await seed({
       repo: "reg-first/app",
       issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
     });
-    // Forget the full read, and make the next ones fail for a while.
-    await runInDurableObject(stub, (o: RepoObject) =>
-      o.store.updateWatermarks({ lastFullReconcileAt: null }),
-    );
+    await sim("/outbox/drain", { method: "POST" });
     await sim("/faults", {
       method: "PUT",
-      body: { requests: [{ method: "POST", path: "/graphql", status: 502, times: 4 }] },
+      body: { requests: [{ method: "POST", path: "/graphql", status: 502, times: 1000 }] },
     });
-    await sim(`/repos/${repo}/issues/1/close`, { body: {} });
+    await sim("/repos/reg-first/app/issues/1/close", { body: {} });
     await deliverAll();
-    const seqBefore = (await stub.graph()).watermarks.producer.seq;
-    await runInDurableObject(stub, (o: RepoObject) => o.producer.plan(Date.now()));
-    expect((await stub.graph()).watermarks.producer.seq).toBe(seqBefore);
-    await runInDurableObject(stub, (o: RepoObject) => o.schedules.at("reconcile-full", Date.now()));
+    const stub = repoStub(seeded.repoId);
+    await new Promise((r) => setTimeout(r, 200));
+    const before = await runInDurableObject(stub, (o: RepoObject) => ({
+      planned: o.producer.plan(Date.now()),
+      pending: o.producer.pending().length,
+      watermark: o.store.watermarks().producer.seq,
+      known: o.store.snapshot().issues.map((i) => i.number),
+    }));
+    expect(before).toEqual({ planned: 0, pending: 0, watermark: 0, known: [1] });
+    await sim("/faults", { method: "DELETE" });
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      o.schedules.at("reconcile-full", Date.now());
+      await o.schedules.rearm();
+    });
     for (let i = 0; i < 5; i++) {
-      await new Promise((r) => setTimeout(r, 100));
       await settle(stub);
       await deliverAll();
     }
-    expect(await labelsOf(repo, 2)).toContain("agent:ready");
+    expect(await labelsOf("reg-first/app", 2)).toContain("agent:ready");
+  });
+
+  it("a cross-repository blocker closing again (its reopen unseen) kicks again", async () => {
+    const stub = env.REPO.get(env.REPO.idFromName("880006"));
+    const external = (closedAt: string): GraphEvent => ({
+      type: "external",
+      ref: "far/lib#1",
+      state: "closed",
+      closedAt,
+      at: closedAt,
+    });
+    const first = await runInDurableObject(stub, (o: RepoObject) => {
+      o.store.setIdentity({
+        repoId: 880006,
+        fullName: "nobody/far",
+        installationId: 1,
+        status: "active",
+      });
+      o.store.applyEvents([external("2026-11-29T10:00:00Z")]);
+      return o.store.pendingCloses(0);
+    });
+    const second = await runInDurableObject(stub, (o: RepoObject) => ({
+      applied: o.store.applyEvents([external("2026-11-29T11:00:00Z")]),
+      pending: o.store.pendingCloses(first.maxSeq),
+    }));
+    expect(second.applied.graphChanged).toBe(true);
+    expect(second.pending.causes).toEqual(["far/lib#1"]);
   });
 
   it("a second close of the same issue kicks again even when the reopen is lost", async () => {
@@ -234,17 +291,69 @@ describe("lifecycle", () => {
   });
 
   it("a repository first seen through a webhook is registered with its installation and the directory", async () => {
-    const { stub, repo, repoId, installationId } = await install({
-      repo: "reg-sync/app",
-      issues: [seedIssue(1)],
-    });
-    // Make the object forget how it learned of itself, then let a webhook introduce it.
-    await runInDurableObject(stub, (o: RepoObject) => o.store.wipe());
-    await runInDurableObject(stub, (o: RepoObject) => o.store.sql`DELETE FROM meta`);
-    await sim(`/repos/${repo}/issues/1/labels`, { body: { labels: ["bug"] } });
+    const seeded = await seed({ repo: "reg-sync/app", issues: [seedIssue(1)] });
+    // The installation event is lost: switchyard hears of the repository from an issue event.
+    await sim("/outbox/drain", { method: "POST" });
+    expect(await directory(env).get(seeded.repoId)).toBeNull();
+    await sim("/repos/reg-sync/app/issues/1/labels", { body: { labels: ["bug"] } });
     await deliverAll();
-    await settle(stub);
-    const inst = await installationStub(installationId).status();
-    expect(inst.repos.map((r) => r.id)).toContain(repoId);
+    await settle(repoStub(seeded.repoId));
+    const inst = await installationStub(seeded.installationId).status();
+    expect(inst.repos).toEqual([{ id: seeded.repoId, fullName: "reg-sync/app", status: "active" }]);
+    expect(await directory(env).lookup("reg-sync/app")).toEqual({
+      repoId: seeded.repoId,
+      fullName: "reg-sync/app",
+      installationId: seeded.installationId,
+      status: "active",
+    });
+  });
+
+  it("suspending with writes queued, then unsuspending, neither wedges the producer nor loses the kick", async () => {
+    const { stub, repo, installationId } = await install({
+      repo: "reg-suspend/app",
+      issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
+    });
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          { method: "POST", path: `/repos/${repo}/issues/2/labels`, status: 502, times: 1000 },
+        ],
+      },
+    });
+    await sim(`/repos/${repo}/issues/1/close`, { body: {} });
+    await deliverAll();
+    await new Promise((r) => setTimeout(r, 150));
+    expect((await stub.status()).pendingWrites).toBe(1);
+    const identity = (await stub.identity())!;
+    await stub.setLifecycle({ ...identity, status: "suspended" });
+    expect((await stub.status()).pendingWrites).toBe(0);
+    await sim("/faults", { method: "DELETE" });
+    await stub.setLifecycle({ ...identity, status: "active" });
+    for (let i = 0; i < 4; i++) {
+      await settle(stub);
+      await deliverAll();
+    }
+    expect(await labelsOf(repo, 2)).toContain("agent:ready");
+    expect(installationId).toBeGreaterThan(0);
+  });
+
+  it("a suspension from an installation the repository left is not about it", async () => {
+    const stub = env.REPO.get(env.REPO.idFromName("880007"));
+    await stub.setLifecycle({
+      repoId: 880007,
+      fullName: "moved/app",
+      installationId: 2,
+      status: "active",
+    });
+    expect(
+      await stub.setLifecycle({
+        repoId: 880007,
+        fullName: "moved/app",
+        installationId: 1,
+        status: "removed",
+      }),
+    ).toBe("ignored");
+    expect((await stub.status()).status).toBe("active");
   });
 });

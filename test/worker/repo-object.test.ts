@@ -198,49 +198,99 @@ describe("RepoObject.ingest", () => {
 });
 
 describe("what wakes the producer", () => {
-  it("a state, label or edge change schedules it; a title edit or a comment does not", async () => {
+  it("a state, label, label-event or edge change is graph-relevant; a title edit or a comment is not", async () => {
+    const { stub } = await freshRepo();
+    const touched = (events: GraphEvent[]) =>
+      runInDurableObject(stub, (o: RepoObject) => o.store.applyEvents(events).graphChanged);
+    expect(await touched([{ type: "issue", issue: issue(1) }])).toBe(true);
+    expect(
+      await touched([
+        { type: "issue", issue: issue(1, { title: "Renamed", updatedAt: "2026-11-28T01:00:00Z" }) },
+      ]),
+    ).toBe(false);
+    expect(
+      await touched([
+        {
+          type: "comment",
+          id: 5,
+          number: 1,
+          author: { login: "a", type: "User" },
+          body: "<!-- claimed-by: a c1 2026-11-29T10:00:00Z branch: issue/1-x supersedes: none -->",
+          createdAt: "2026-11-29T10:00:00Z",
+          updatedAt: "2026-11-29T10:00:00Z",
+        },
+      ]),
+    ).toBe(false);
+    expect(
+      await touched([
+        {
+          type: "issue",
+          issue: issue(1, {
+            title: "Renamed",
+            labels: ["agent:hold"],
+            updatedAt: "2026-11-28T02:00:00Z",
+          }),
+        },
+      ]),
+    ).toBe(true);
+    expect(
+      await touched([
+        {
+          type: "issue",
+          issue: issue(1, {
+            title: "Renamed",
+            labels: ["agent:hold"],
+            state: "closed",
+            stateReason: "completed",
+            closedAt: "2026-11-28T03:00:00Z",
+            updatedAt: "2026-11-28T03:00:00Z",
+          }),
+        },
+      ]),
+    ).toBe(true);
+    expect(
+      await touched([
+        {
+          type: "label-event",
+          number: 1,
+          label: "agent:processing",
+          action: "labeled",
+          actor: "a",
+          at: "2026-11-28T04:00:00Z",
+        },
+      ]),
+    ).toBe(true);
+    expect(
+      await touched([
+        { type: "blocked-by", issue: 1, blocker: 2, present: true, at: "2026-11-28T05:00:00Z" },
+      ]),
+    ).toBe(true);
+  });
+
+  it("ingest schedules the producer for a graph-relevant change only", async () => {
     const { stub, repo } = await freshRepo();
-    const producerDue = async () =>
-      (await stub.status()).schedules.some((s) => s.name === "producer");
-    const clearProducer = () =>
-      runInDurableObject(
-        stub,
-        (o: RepoObject) => o.store.sql`DELETE FROM schedules WHERE name = 'producer'`,
-      );
-    await stub.ingest(delivery("p1"), repo, [{ type: "issue", issue: issue(1) }]);
-    expect(await producerDue()).toBe(true);
-    await clearProducer();
-    await stub.ingest(delivery("p2"), repo, [
-      { type: "issue", issue: issue(1, { title: "Renamed", updatedAt: "2026-11-28T01:00:00Z" }) },
-    ]);
-    expect(await producerDue()).toBe(false);
-    await stub.ingest(delivery("p3"), repo, [
-      {
-        type: "comment",
-        id: 5,
-        number: 1,
-        author: { login: "a", type: "User" },
-        body: "<!-- claimed-by: a c1 2026-11-29T10:00:00Z branch: issue/1-x supersedes: none -->",
-        createdAt: "2026-11-29T10:00:00Z",
-        updatedAt: "2026-11-29T10:00:00Z",
-      },
-    ]);
-    expect(await producerDue()).toBe(false);
-    await stub.ingest(delivery("p4"), repo, [
+    // Due far ahead (no alarm can run it away before it is looked at): only whether it is there matters.
+    await runInDurableObject(stub, (o: RepoObject) =>
+      o.store.setMeta("watchingSince", "2026-11-01T00:00:00Z"),
+    );
+    await stub.ingest(delivery("q1", Date.parse("2100-01-01T00:00:00Z")), repo, [
       {
         type: "issue",
-        issue: issue(1, {
-          title: "Renamed",
-          labels: ["agent:hold"],
-          updatedAt: "2026-11-28T02:00:00Z",
-        }),
+        issue: issue(3, { title: "Only a title", updatedAt: "2026-11-28T00:00:00Z" }),
       },
     ]);
-    expect(await producerDue()).toBe(true);
-    await clearProducer();
-    await stub.ingest(delivery("p5"), repo, [
-      { type: "blocked-by", issue: 1, blocker: 2, present: true, at: "2026-11-28T03:00:00Z" },
+    const first = (await stub.status()).schedules.map((s) => s.name);
+    expect(first).toContain("producer");
+    await runInDurableObject(
+      stub,
+      (o: RepoObject) => o.store.sql`DELETE FROM schedules WHERE name = 'producer'`,
+    );
+    await stub.ingest(delivery("q2", Date.parse("2100-01-01T00:00:00Z")), repo, [
+      {
+        type: "issue",
+        issue: issue(3, { title: "Another title", updatedAt: "2026-11-28T01:00:00Z" }),
+      },
     ]);
-    expect(await producerDue()).toBe(true);
+    expect((await stub.status()).schedules.map((s) => s.name)).not.toContain("producer");
   });
 });
