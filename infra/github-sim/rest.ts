@@ -310,24 +310,22 @@ export function registerRestRoutes(sim: GitHubSimulator): void {
   );
 
   // --- sub-issues ----------------------------------------------------------------------------
-  sim.api(
-    "GET",
-    "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues",
-    "token",
-    "core",
-    (req) => {
+  /** A paginated list of the issues related to the addressed one (sub-issues, blockers, …). */
+  const listRelated = (template: string, idsOf: (issue: SimIssue) => number[]) =>
+    sim.api("GET", template, "token", "core", (req) => {
       const { issue } = issueFor(req);
-      const subs = issue.subIssueIds
+      const related = idsOf(issue)
         .map((id) => state.issuesById.get(id))
         .filter((i) => i !== undefined);
-      const { page, headers } = paginate(req, subs);
+      const { page, headers } = paginate(req, related);
       return ok(
         page.map((i) => renderIssue(req.ctx, i)),
         200,
         headers,
       );
-    },
-  );
+    });
+
+  listRelated("/repos/{owner}/{repo}/issues/{issue_number}/sub_issues", (i) => i.subIssueIds);
   sim.api(
     "POST",
     "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues",
@@ -356,41 +354,12 @@ export function registerRestRoutes(sim: GitHubSimulator): void {
   );
 
   // --- dependencies --------------------------------------------------------------------------
-  sim.api(
-    "GET",
-    "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by",
-    "token",
-    "core",
-    (req) => {
-      const { issue } = issueFor(req);
-      const blockers = issue.blockedBy
-        .map((b) => state.issuesById.get(b.issueId))
-        .filter((i) => i !== undefined);
-      const { page, headers } = paginate(req, blockers);
-      return ok(
-        page.map((i) => renderIssue(req.ctx, i)),
-        200,
-        headers,
-      );
-    },
+  listRelated("/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by", (i) =>
+    i.blockedBy.map((b) => b.issueId),
   );
-  sim.api(
-    "GET",
+  listRelated(
     "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocking",
-    "token",
-    "core",
-    (req) => {
-      const { issue } = issueFor(req);
-      const blocked = issue.blockingIds
-        .map((id) => state.issuesById.get(id))
-        .filter((i) => i !== undefined);
-      const { page, headers } = paginate(req, blocked);
-      return ok(
-        page.map((i) => renderIssue(req.ctx, i)),
-        200,
-        headers,
-      );
-    },
+    (i) => i.blockingIds,
   );
   sim.api(
     "POST",
