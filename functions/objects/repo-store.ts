@@ -535,12 +535,6 @@ export class RepoStore {
     this.sql`UPDATE issues SET labels = ${JSON.stringify(labels)} WHERE number = ${number}`;
   }
 
-  issueId(number: number): number | null {
-    return (
-      this.sql<{ id: number | null }>`SELECT id FROM issues WHERE number = ${number}`[0]?.id ?? null
-    );
-  }
-
   /** When switchyard began watching: closes before it are history, not kicks. */
   watchingSince(): string | null {
     return this.getMeta<string>("watchingSince") ?? null;

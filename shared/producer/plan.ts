@@ -61,13 +61,15 @@ export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions =
   const add: LabelChange[] = [];
   for (const facts of open) {
     const number = facts.number;
-    if (!facts.ready || graph.issue(number)!.labels.includes(readyLabel)) continue;
+    if (!facts.ready) continue;
+    const { labels } = graph.issue(number)!;
+    if (labels.includes(readyLabel)) continue;
     const kicks = kicksByTarget.get(number);
     if (kicks) {
       add.push({ number, label: readyLabel, reason: kickReason(kicks) });
     } else if (mode === "all") {
       if (approval === null) add.push({ number, label: readyLabel, reason: "mode all: ready" });
-      else if (graph.issue(number)!.labels.includes(approval)) {
+      else if (labels.includes(approval)) {
         add.push({ number, label: readyLabel, reason: `mode all: ready and labeled ${approval}` });
       }
     }
