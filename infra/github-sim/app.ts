@@ -8,6 +8,7 @@ import { registerControlRoutes } from "./control.ts";
 import { FaultPlan, type RequestFault } from "./faults.ts";
 import { executeGraphql, operationNameOf } from "./graphql.ts";
 import type { SimRepo } from "./model.ts";
+import { OidcIssuer, registerOidcRoutes } from "./oidc.ts";
 import { RateLimits, RequestCounter, type Resource } from "./rate-limit.ts";
 import type { RenderContext } from "./render.ts";
 import { registerRestRoutes } from "./rest.ts";
@@ -24,7 +25,10 @@ export interface SimulatorOptions {
   webhookUrl?: string | null;
   /** Requests per hour per identity and resource (GitHub: 5,000 for an installation). */
   rateLimit?: number;
-  /** Accepted plain tokens; absent: any token that is not an installation token is accepted. */
+  /**
+   * Accepted plain tokens; absent: any token that is not an installation token is accepted.
+   * Tokens of users registered through `POST /_sim/users` are always accepted.
+   */
   userTokens?: string[] | null;
   /** The origin written into payload URLs when no request is in flight (webhooks). */
   publicUrl?: string;
@@ -80,6 +84,8 @@ export class GitHubSimulator {
   readonly counter = new RequestCounter();
   readonly tokens = new TokenRegistry();
   readonly webhooks: WebhookEmitter;
+  /** The GitHub Actions OIDC issuer served under `/oidc` (keys made on first use). */
+  readonly oidc = new OidcIssuer();
   readonly appId: number;
   readonly appSlug: string;
   userTokens: string[] | null;
@@ -118,6 +124,7 @@ export class GitHubSimulator {
     registerControlRoutes(this);
     registerRestRoutes(this);
     registerContentRoutes(this);
+    registerOidcRoutes(this);
     this.api("POST", "/graphql", "token", "graphql", async (req) => {
       const body = (req.json() ?? {}) as Record<string, unknown>;
       const result = await executeGraphql(
@@ -159,18 +166,24 @@ export class GitHubSimulator {
       issueById: (id) => this.state.issuesById.get(id),
       appId: this.appId,
       appSlug: this.appSlug,
+      roleOf: (login, repo) => this.state.roleOf(login, repo),
     };
   }
 
   canRead(identity: Identity, repo: SimRepo): boolean {
-    if (identity.kind === "user") return true;
+    // A registered user sees only the repositories it has a role on (they are private).
+    if (identity.kind === "user")
+      return !identity.registered || this.state.roleOf(identity.login, repo) !== undefined;
     if (identity.kind === "app") return false;
     const inst = this.state.installations.get(identity.installationId);
     if (!inst) return false;
     return this.state.installationFor(repo)?.id === inst.id;
   }
 
-  /** Resets state, counters, faults, tokens and the outbox; keeps configuration. */
+  /**
+   * Resets state (users included), counters, faults, tokens, OIDC request tokens and the outbox;
+   * keeps configuration and the OIDC signing keys.
+   */
   reset(): void {
     this.state.reset();
     this.faults.clear();
@@ -178,6 +191,7 @@ export class GitHubSimulator {
     this.counter.reset();
     this.tokens.reset();
     this.webhooks.reset();
+    this.oidc.reset();
     this.fixedNow = null;
     this.offsetMs = 0;
   }
@@ -211,10 +225,12 @@ export class GitHubSimulator {
       if (inst.suspendedAt) throw new SimHttpError(403, "This installation has been suspended");
       return { kind: "installation", installationId: issued.installationId, token: credential };
     }
+    const user = this.state.userByToken(credential);
+    if (user) return { kind: "user", login: user.login, token: credential, registered: true };
     if (credential.startsWith("ghs_")) throw new SimHttpError(401, "Bad credentials");
     if (this.userTokens && !this.userTokens.includes(credential))
       throw new SimHttpError(401, "Bad credentials");
-    return { kind: "user", login: "octocat", token: credential };
+    return { kind: "user", login: "octocat", token: credential, registered: false };
   }
 
   private async identityKey(identity: Identity): Promise<string> {

@@ -1,11 +1,13 @@
 // Who is calling: a GitHub App (RS256 JWT verified against the configured public key), an
-// installation (tokens the simulator minted), or a user token.
+// installation (tokens the simulator minted), or a user token (registered through
+// `POST /_sim/users`, or any other token, which stands for the unrestricted user `octocat`).
 import { SimHttpError } from "./state.ts";
 
 export type Identity =
   | { kind: "app" }
   | { kind: "installation"; installationId: number; token: string }
-  | { kind: "user"; login: string; token: string };
+  /** `registered`: a user of `POST /_sim/users`, limited to the repositories it has a role on. */
+  | { kind: "user"; login: string; token: string; registered: boolean };
 
 function base64UrlDecode(text: string): Uint8Array<ArrayBuffer> {
   const b64 = text

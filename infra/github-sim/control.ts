@@ -7,11 +7,13 @@ import { describeZodError } from "../../shared/validation.ts";
 import type { GitHubSimulator } from "./app.ts";
 import { conflict, type FileChanges, isFilePath, pushFiles, seedFiles } from "./contents.ts";
 import { FaultPlanSchema } from "./faults.ts";
-import type { SimCommit } from "./model.ts";
+import { REPO_ROLES, type SimCommit } from "./model.ts";
 import { exportSnapshot, seedSnapshot } from "./seed.ts";
 import { SimHttpError } from "./state.ts";
 
 const Actor = z.string().min(1).default("octocat");
+/** `owner/name`. */
+export const RepoName = z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected "owner/name"');
 const Ref = z.union([z.number().int().positive(), z.string().min(1)]);
 const FilePath = z
   .string()
@@ -21,7 +23,8 @@ const SeedFiles = z.record(FilePath, z.string()).superRefine((files, ctx) => {
   if (clash) ctx.addIssue({ code: "custom", message: clash });
 });
 
-async function input<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+/** Parses a control API body with `schema`; bad input answers 400 naming the field. */
+export async function input<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
   const text = await c.req.text();
   let raw: unknown = {};
   if (text.trim() !== "") {
@@ -58,6 +61,19 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
   app.post("/_sim/reset", (c) => {
     sim.reset();
     return c.json({ ok: true });
+  });
+
+  app.post("/_sim/users", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        login: z.string().regex(/^[^/\s]+$/, "expected a login"),
+        token: z.string().min(1),
+        repos: z.record(RepoName, z.enum(REPO_ROLES)).default({}),
+      }),
+    );
+    const user = state.registerUser(body.login, body.token, body.repos);
+    return c.json({ login: user.login }, 201);
   });
 
   app.post("/_sim/seed", async (c) => {
@@ -240,6 +256,14 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
     if (!state.removeLabel(i, c.req.param("name"), body.actor))
       throw new SimHttpError(404, "Label does not exist");
     return c.json(view(c, i));
+  });
+
+  // What a test reads back: the issue's comments, oldest first.
+  app.get("/_sim/repos/:owner/:repo/issues/:number/comments", (c) => {
+    const { issue: i } = issue(c);
+    return c.json(
+      i.comments.map((m) => ({ id: m.id, user: m.user, body: m.body, created_at: m.createdAt })),
+    );
   });
 
   app.post("/_sim/repos/:owner/:repo/issues/:number/comments", async (c) => {

@@ -103,6 +103,19 @@ export interface SimRepo {
   head: string | null;
 }
 
+/** A collaborator role on one repository, weakest first (each includes the ones before it). */
+export const REPO_ROLES = ["read", "triage", "write", "maintain", "admin"] as const;
+export type RepoRole = (typeof REPO_ROLES)[number];
+
+/** A user registered through the control API: a personal token and a role per repository. */
+export interface SimUser {
+  login: string;
+  token: string;
+  /** Roles by lower-cased `owner/name`. */
+  repos: Map<string, RepoRole>;
+  createdAt: string;
+}
+
 export interface SimInstallation {
   id: number;
   account: string;

@@ -5,6 +5,8 @@ import {
   DEFAULT_BRANCH,
   fullName,
   nodeId,
+  REPO_ROLES,
+  type RepoRole,
   type SimComment,
   type SimCommit,
   type SimFile,
@@ -22,6 +24,35 @@ export interface RenderContext {
   issueById(id: number): SimIssue | undefined;
   appId: number;
   appSlug: string;
+  /** A login's role on a repository (registered users; the owner's login is `admin`). */
+  roleOf(login: string, repo: SimRepo): RepoRole | undefined;
+}
+
+/** GitHub's `permissions` of a repository for a role: each role includes the weaker ones. */
+export function renderRepoPermissions(role: RepoRole) {
+  const rank = REPO_ROLES.indexOf(role);
+  return {
+    admin: rank >= 4,
+    maintain: rank >= 3,
+    push: rank >= 2,
+    triage: rank >= 1,
+    pull: rank >= 0,
+  };
+}
+
+/**
+ * `author_association` of a comment: `OWNER` for the repository owner's login, `COLLABORATOR`
+ * for a registered user with write, maintain or admin on the repository, `NONE` otherwise
+ * (App bots included).
+ */
+export function authorAssociation(
+  ctx: RenderContext,
+  repo: SimRepo,
+  login: string,
+): "OWNER" | "COLLABORATOR" | "NONE" {
+  if (login.toLowerCase() === repo.owner.toLowerCase()) return "OWNER";
+  const role = ctx.roleOf(login, repo);
+  return role === "write" || role === "maintain" || role === "admin" ? "COLLABORATOR" : "NONE";
 }
 
 export function renderUser(
@@ -396,7 +427,7 @@ export function renderComment(ctx: RenderContext, issue: SimIssue, comment: SimC
     user: renderUser(base, comment.user, comment.user.endsWith("[bot]") ? "Bot" : "User"),
     created_at: comment.createdAt,
     updated_at: comment.updatedAt,
-    author_association: "MEMBER",
+    author_association: authorAssociation(ctx, repo, comment.user),
     performed_via_github_app: null,
     reactions: {
       url: `${base}/repos/${fullName(repo)}/issues/comments/${comment.id}/reactions`,
@@ -469,6 +500,62 @@ export function renderInstallation(ctx: RenderContext, installation: SimInstalla
     single_file_paths: [],
     suspended_by: installation.suspendedAt ? renderUser(base, installation.account) : null,
     suspended_at: installation.suspendedAt,
+  };
+}
+
+/** `GET /user` with a user token: the authenticated user as GitHub's `private-user`. */
+export function renderAuthenticatedUser(base: string, login: string, createdAt: string) {
+  return {
+    ...renderUser(base, login, "User"),
+    name: null,
+    company: null,
+    blog: "",
+    location: null,
+    email: null,
+    notification_email: null,
+    hireable: null,
+    bio: null,
+    twitter_username: null,
+    public_repos: 0,
+    public_gists: 0,
+    followers: 0,
+    following: 0,
+    created_at: createdAt,
+    updated_at: createdAt,
+    private_gists: 0,
+    total_private_repos: 0,
+    owned_private_repos: 0,
+    disk_usage: 0,
+    collaborators: 0,
+    two_factor_authentication: true,
+    plan: { name: "free", space: 976562499, collaborators: 0, private_repos: 10000 },
+  };
+}
+
+/**
+ * `GET .../collaborators/{username}/permission`: `permission` is the legacy level (maintain
+ * counts as write, triage as read), `role_name` the role itself.
+ */
+export function renderCollaboratorPermission(base: string, login: string, role: RepoRole | null) {
+  const permission =
+    role === null
+      ? "none"
+      : role === "admin"
+        ? "admin"
+        : role === "maintain" || role === "write"
+          ? "write"
+          : "read";
+  const roleName = role ?? "none";
+  return {
+    permission,
+    role_name: roleName,
+    user: {
+      ...renderUser(base, login, login.endsWith("[bot]") ? "Bot" : "User"),
+      permissions: role
+        ? renderRepoPermissions(role)
+        : { admin: false, maintain: false, push: false, triage: false, pull: false },
+      role_name: roleName,
+    },
   };
 }
 

@@ -3,12 +3,15 @@ import type { ApiRequest, ApiResult, GitHubSimulator } from "./app.ts";
 import type { SimIssue, SimRepo } from "./model.ts";
 import {
   renderApp,
+  renderAuthenticatedUser,
+  renderCollaboratorPermission,
   renderComment,
   renderInstallation,
   renderIssue,
   renderLabel,
   renderLabelEvent,
   renderRepo,
+  renderRepoPermissions,
 } from "./render.ts";
 import { SimHttpError } from "./state.ts";
 
@@ -132,9 +135,51 @@ export function registerRestRoutes(sim: GitHubSimulator): void {
     });
   });
 
+  // --- users -------------------------------------------------------------------------------
+  sim.api("GET", "/user", "token", "core", (req) => {
+    if (req.identity.kind !== "user")
+      throw new SimHttpError(403, "Resource not accessible by integration");
+    const user = req.identity.registered ? state.user(req.identity.login) : undefined;
+    return ok(
+      renderAuthenticatedUser(
+        req.base,
+        req.identity.login,
+        user?.createdAt ?? "2011-01-25T18:44:36Z",
+      ),
+    );
+  });
+
   // --- repositories and issues --------------------------------------------------------------
-  sim.api("GET", "/repos/{owner}/{repo}", "token", "core", (req) =>
-    ok(renderRepo(req.base, repoFor(req))),
+  sim.api("GET", "/repos/{owner}/{repo}", "token", "core", (req) => {
+    const repo = repoFor(req);
+    // GitHub adds the caller's `permissions` for a user token; the simulator for registered users.
+    const role =
+      req.identity.kind === "user" && req.identity.registered
+        ? state.roleOf(req.identity.login, repo)
+        : undefined;
+    const body = renderRepo(req.base, repo);
+    return ok(role ? { ...body, permissions: renderRepoPermissions(role) } : body);
+  });
+
+  sim.api(
+    "GET",
+    "/repos/{owner}/{repo}/collaborators/{username}/permission",
+    "token",
+    "core",
+    (req) => {
+      const repo = repoFor(req);
+      const login = req.params.username!;
+      const known =
+        state.user(login) !== undefined ||
+        login.toLowerCase() === repo.owner.toLowerCase() ||
+        login.endsWith("[bot]");
+      if (!known) throw new SimHttpError(404, `${login} is not a user`);
+      const role = state.roleOf(login, repo) ?? null;
+      const canonical =
+        state.user(login)?.login ??
+        (login.toLowerCase() === repo.owner.toLowerCase() ? repo.owner : login);
+      return ok(renderCollaboratorPermission(req.base, canonical, role));
+    },
   );
 
   sim.api("GET", "/repos/{owner}/{repo}/issues", "token", "core", (req) => {

@@ -7,6 +7,7 @@ import {
   type IssueState,
   isoSeconds,
   nodeId,
+  type RepoRole,
   type SimComment,
   type SimCommit,
   type SimFile,
@@ -14,6 +15,7 @@ import {
   type SimIssue,
   type SimLabel,
   type SimRepo,
+  type SimUser,
   type StateReason,
 } from "./model.ts";
 
@@ -49,6 +51,8 @@ export class SimState {
   issuesById = new Map<number, SimIssue>();
   installations = new Map<number, SimInstallation>();
   deletedIssues = new Set<string>();
+  /** Registered users by lower-cased login. */
+  users = new Map<string, SimUser>();
   private nextId = 1000;
   clock: () => Date;
   onEvent: (event: SimEvent) => void = () => {};
@@ -71,6 +75,7 @@ export class SimState {
     this.issuesById.clear();
     this.installations.clear();
     this.deletedIssues.clear();
+    this.users.clear();
     this.nextId = 1000;
   }
 
@@ -128,6 +133,45 @@ export class SimState {
           (inst.repositoryIds === null || inst.repositoryIds.includes(r.id)),
       )
       .sort((a, b) => a.id - b.id);
+  }
+
+  // --- users -------------------------------------------------------------------------------
+
+  /**
+   * Registers `login` with a personal token and a role per repository (`owner/name`), replacing
+   * an earlier registration of the same login. A token already held by another login is refused.
+   */
+  registerUser(login: string, token: string, repos: Record<string, RepoRole>): SimUser {
+    const holder = this.userByToken(token);
+    if (holder && holder.login.toLowerCase() !== login.toLowerCase())
+      throw new SimHttpError(409, `token already belongs to the user ${holder.login}`);
+    const user: SimUser = {
+      login,
+      token,
+      repos: new Map(Object.entries(repos).map(([name, role]) => [name.toLowerCase(), role])),
+      createdAt: this.now(),
+    };
+    this.users.set(login.toLowerCase(), user);
+    return user;
+  }
+
+  user(login: string): SimUser | undefined {
+    return this.users.get(login.toLowerCase());
+  }
+
+  userByToken(token: string): SimUser | undefined {
+    for (const user of this.users.values()) if (user.token === token) return user;
+    return undefined;
+  }
+
+  /**
+   * The role `login` has on `repo`: a registered user's entry for it, else `admin` for the
+   * repository owner's own login, else none.
+   */
+  roleOf(login: string, repo: SimRepo): RepoRole | undefined {
+    const role = this.user(login)?.repos.get(fullName(repo).toLowerCase());
+    if (role) return role;
+    return login.toLowerCase() === repo.owner.toLowerCase() ? "admin" : undefined;
   }
 
   // --- repositories and labels ---------------------------------------------------------------

@@ -21,6 +21,10 @@ export async function emitEveryWebhook() {
   const comment = st.addComment(one, "claimed-by: agent-1", "switchyard-sim[bot]");
   st.editComment(comment.id, "claimed-by: agent-2", "alice");
   st.deleteComment(comment.id, "alice");
+  // author_association COLLABORATOR (a registered writer) and OWNER (the owner's own login).
+  st.registerUser("alice", "alice-token", { "acme/app": "write" });
+  st.addComment(one, "claimed-by: alice", "alice");
+  st.addComment(one, "looks good", "acme");
   st.addSubIssue(one, two, false, "alice");
   st.removeSubIssue(one, two, "alice");
   st.addBlockedBy(one, other, "alice");

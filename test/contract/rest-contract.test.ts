@@ -151,6 +151,18 @@ describe("REST responses match GitHub's OpenAPI description", () => {
       sub_issue_id: sim.state.repo("acme", "app")!.issues.get(2)!.id,
     }); // 422
 
+    // A registered user: `permissions` on the repository, comments as a collaborator; the
+    // collaborator permission of each kind of login the simulator knows, and of an unknown one.
+    sim.state.registerUser("alice", "alice-token", { "acme/app": "maintain" });
+    sim.state.registerUser("bob", "bob-token", { "acme/app": "triage" });
+    await raw("GET", "/repos/acme/app", "alice-token");
+    await raw("GET", "/repos/acme/lib", "alice-token"); // 404: no role on it
+    await raw("POST", "/repos/acme/app/issues/1/comments", "alice-token", { body: "on it" });
+    await raw("POST", "/repos/acme/app/issues/1/comments", "bob-token", { body: "me too" });
+    await raw("GET", "/repos/acme/app/issues/1/comments", "alice-token");
+    for (const login of ["alice", "bob", "acme", "switchyard-sim[bot]", "nobody-here"])
+      await raw("GET", `/repos/acme/app/collaborators/${login}/permission`, minted.data.token);
+
     const problems = exchanges.filter((e) => e.problem !== null).map((e) => e.problem);
     expect(problems).toEqual([]);
     const covered = new Set(
@@ -164,5 +176,16 @@ describe("REST responses match GitHub's OpenAPI description", () => {
     expect(exchanges.some((e) => e.status === 404)).toBe(true);
     expect(exchanges.some((e) => e.status === 422)).toBe(true);
     expect(exchanges.some((e) => e.status === 304)).toBe(true);
+    const permissionLevels = exchanges.filter((e) => e.template.endsWith("/permission"));
+    expect(permissionLevels.map((e) => e.status)).toEqual([200, 200, 200, 200, 404]);
+    const repoAsAlice = exchanges.find(
+      (e) =>
+        e.template === "/repos/{owner}/{repo}" &&
+        e.status === 200 &&
+        "permissions" in (e.body as object),
+    );
+    expect(repoAsAlice?.body).toMatchObject({
+      permissions: { admin: false, maintain: true, push: true, triage: true, pull: true },
+    });
   });
 });

@@ -6,6 +6,7 @@ export const CONTRACT_OPERATIONS = [
   { method: "GET", path: "/installation/repositories" },
   { method: "GET", path: "/rate_limit" },
   { method: "GET", path: "/repos/{owner}/{repo}" },
+  { method: "GET", path: "/repos/{owner}/{repo}/collaborators/{username}/permission" },
   { method: "GET", path: "/repos/{owner}/{repo}/contents/{path}" },
   { method: "GET", path: "/repos/{owner}/{repo}/installation" },
   { method: "GET", path: "/repos/{owner}/{repo}/issues" },
