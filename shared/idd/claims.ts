@@ -3,13 +3,16 @@ import { DEFAULT_CONFIG } from "../config/schema.ts";
 import { ValidationError } from "../validation.ts";
 import type { CommentMarkerToken } from "./comment-envelope.ts";
 import {
+  type ClaimedByMarker,
   type CommentMarker,
   type LegacyClaimedByMarker,
   type LegacyUnclaimedByMarker,
   parseCommentMarker,
+  type UnclaimedByMarker,
 } from "./comment-markers.ts";
 import { type IssueComment, parseCommentList } from "./comments.ts";
 import { positiveInt } from "./fields.ts";
+import { linkedPrNumber } from "./forced-handoff.ts";
 import { epochSecond, formatSecond } from "./timestamp.ts";
 import { compareCodeUnits, sameLogin } from "./tokens.ts";
 
@@ -22,7 +25,10 @@ import { compareCodeUnits, sameLogin } from "./tokens.ts";
  * a fresh claim needs no active claim and `supersedes: none`; the same agent, claim-id and
  * branch is a heartbeat; a takeover needs `supersedes` = the active claim-id and that claim stale
  * at the new comment's time; a release needs both ids; legacy markers count only when no
- * new-format claim exists; only trusted authors count.
+ * new-format claim exists; only trusted authors count. A caller naming its own claim learns
+ * whether it owns it; an owner whose claim a later, unreleased trusted claim competes with, or
+ * who cannot tell which of two or more activation nonces is its own, is `contested` and stops,
+ * as IDD's claim verification (steps 4 and 5) and resume routing say.
  */
 
 const instant = z.iso.datetime({ offset: true, message: "expected an ISO-8601 timestamp" });
@@ -36,7 +42,10 @@ export const ClaimOptionsSchema = z.object({
   trusted: z.array(z.string().min(1)).nullable().default(null),
   /** The caller's own claim-id, to answer `ownership`. */
   claimId: z.string().min(1).nullable().default(null),
-  /** The caller's own activation nonce for `claimId`, to detect a lost nonce tie-break. */
+  /**
+   * The caller's own activation nonce for `claimId`: another winning nonce is `nonce-lost`;
+   * giving none while two or more trusted nonces exist is `contested`.
+   */
   nonce: z.string().min(1).nullable().default(null),
   forcedHandoff: z
     .object({
@@ -55,7 +64,13 @@ export type ClaimOptions = z.output<typeof ClaimOptionsSchema>;
 
 export type ClaimState = "unclaimed" | "active" | "stale";
 export type FreshClaimVerdict = "claimable" | "stale-reclaimable" | "already-claimed";
-export type Ownership = "owned" | "not-owned" | "nonce-lost";
+/**
+ * `owned`: the claim is the caller's. `contested`: the claim-id is the caller's, but a later
+ * trusted competing claim stands, or no nonce was given while two or more trusted nonces exist:
+ * stop. `nonce-lost`: the claim-id is the caller's, but another session's nonce won it.
+ * `not-owned`: the active claim (if any) has another claim-id.
+ */
+export type Ownership = "owned" | "contested" | "nonce-lost" | "not-owned";
 
 export type IgnoreReason =
   | "untrusted-author"
@@ -131,6 +146,15 @@ export interface NonceEntry {
   index: number;
 }
 
+/** A trusted claimed-by that competes with the active claim (IDD's "later competing claim"). */
+export interface CompetingClaim {
+  agentId: string;
+  claimId: string;
+  /** The competing comment's position in the input list, and its second. */
+  index: number;
+  at: string;
+}
+
 export interface ActiveClaim {
   agentId: string;
   /** null for a legacy claim (no claim-id). */
@@ -151,6 +175,12 @@ export interface ActiveClaim {
   /** Trusted activation nonces for this claim-id, earliest nonce first; the first one wins. */
   nonces: NonceEntry[];
   nonceWinner: string | null;
+  /**
+   * The earliest trusted `claimed-by` with another claim-id in a later second than this claim's
+   * first `claimed-by` (or its activation), not released by its own agent and claim-id in a
+   * later trusted `unclaimed-by`; null for none and for a legacy claim. Its owner is contested.
+   */
+  competingClaim: CompetingClaim | null;
 }
 
 export interface ReleasedClaim {
@@ -247,10 +277,44 @@ const MESSAGES: Record<WarningKind, string> = {
   "comment-after-now": "marker comment created after `now`; counted, with its age taken as zero",
 };
 
-function prNumber(value: string): number | null {
-  if (/^\d+$/.test(value)) return Number(value);
-  const match = /\/pull\/(\d+)(?:[/?#].*)?$/.exec(value);
-  return match ? Number(match[1]) : null;
+/**
+ * IDD's later competing claim for `holder` (resume routing's `findLaterCompetingClaim`): among
+ * trusted, well-formed claims with another claim-id, the earliest in a strictly later second
+ * than the holder's first claimed-by, skipping a claim its own agent released later.
+ */
+function competingClaim(events: MarkerEvent[], holder: Holder): CompetingClaim | null {
+  if (holder.claimId === null) return null;
+  const claims: Array<{ event: MarkerEvent; marker: ClaimedByMarker }> = [];
+  const releases: Array<{ event: MarkerEvent; marker: UnclaimedByMarker }> = [];
+  for (const event of events) {
+    if (!event.trusted) continue;
+    if (event.marker.kind === "claimed-by") claims.push({ event, marker: event.marker });
+    if (event.marker.kind === "unclaimed-by") releases.push({ event, marker: event.marker });
+  }
+  const own = claims.filter((c) => c.marker.claimId === holder.claimId).map((c) => c.event.second);
+  const baseline = own.length > 0 ? Math.min(...own) : holder.claimedAt;
+  const released = (c: { event: MarkerEvent; marker: ClaimedByMarker }) =>
+    releases.some(
+      (r) =>
+        r.marker.agentId === c.marker.agentId &&
+        r.marker.claimId === c.marker.claimId &&
+        Date.parse(r.event.comment.createdAt) > Date.parse(c.event.comment.createdAt),
+    );
+  const first = claims
+    .filter((c) => c.marker.claimId !== holder.claimId && c.event.second > baseline)
+    .filter((c) => !released(c))
+    .sort(
+      (a, b) =>
+        Date.parse(a.event.comment.createdAt) - Date.parse(b.event.comment.createdAt) ||
+        a.event.index - b.event.index,
+    )[0];
+  if (!first) return null;
+  return {
+    agentId: first.marker.agentId,
+    claimId: first.marker.claimId,
+    index: first.event.index,
+    at: formatSecond(first.event.second),
+  };
 }
 
 /**
@@ -428,25 +492,27 @@ export function resolveClaims(comments: unknown, options: ClaimOptionsInput): Cl
         const p = marker.payload;
         const active: Holder | null = holder;
         const openPr = opts.forcedHandoff.openPullRequest;
-        if (opts.forcedHandoff.mode !== "human-gated") ignore(event, "handoff-disabled");
-        else if (!authorized.includes(author.toLowerCase())) ignore(event, "handoff-unauthorized");
-        else if (!sameLogin(author, p.forcedBy)) ignore(event, "handoff-forced-by-mismatch");
-        else if (!active) ignore(event, "handoff-no-active-claim");
+        // IDD's order (applyClaimEvent rule 7): the displaced claim, the mode and PR gate, the
+        // author/forcedBy bind, the authorization; then switchyard's retired-id rule.
+        if (!active) ignore(event, "handoff-no-active-claim");
         else if (
           p.oldAgentId !== active.agentId ||
           p.oldClaimId !== active.claimId ||
           p.branch !== active.branch
         ) {
           ignore(event, "handoff-claim-mismatch");
-        } else if (retired.has(p.newClaimId)) ignore(event, "claim-id-retired");
+        } else if (opts.forcedHandoff.mode !== "human-gated") ignore(event, "handoff-disabled");
         else if (
           openPr !== null &&
           (p.contextScope !== "issue-plus-pr" ||
             p.linkedPr === null ||
-            prNumber(p.linkedPr) !== openPr)
+            linkedPrNumber(p.linkedPr) !== openPr)
         ) {
           ignore(event, "handoff-pr-mismatch");
-        } else {
+        } else if (!sameLogin(author, p.forcedBy)) ignore(event, "handoff-forced-by-mismatch");
+        else if (!authorized.includes(author.toLowerCase())) ignore(event, "handoff-unauthorized");
+        else if (retired.has(p.newClaimId)) ignore(event, "claim-id-retired");
+        else {
           retired.add(p.oldClaimId);
           holder = {
             agentId: p.newAgentId,
@@ -531,6 +597,7 @@ export function resolveClaims(comments: unknown, options: ClaimOptionsInput): Cl
       ageSeconds: Math.max(0, nowSecond - final.lastValidAt),
       nonces: claimNonces,
       nonceWinner: claimNonces[0]?.nonce ?? null,
+      competingClaim: competingClaim(events, final),
     };
   }
 
@@ -542,7 +609,13 @@ export function resolveClaims(comments: unknown, options: ClaimOptionsInput): Cl
       active.nonceWinner !== null &&
       active.nonceWinner !== opts.nonce
     ) {
+      // Checked first: a session whose nonce lost is not the owner, and must not release.
       ownership = "nonce-lost";
+    } else if (
+      active.competingClaim !== null ||
+      (opts.nonce === null && active.nonces.length >= 2)
+    ) {
+      ownership = "contested";
     } else ownership = "owned";
   }
 

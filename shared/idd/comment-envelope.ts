@@ -1,11 +1,17 @@
 import { decodeEntitiesDeep } from "./html-entities.ts";
-import { maskCode } from "./markdown-code.ts";
 
 /**
- * The envelope every IDD comment marker shares: the comment's very first bytes are
- * `<!-- token:` (token case-insensitive), the HTML comment closes at the first `-->`, and at
- * most one italic note line mentioning IDD may follow on a later line. Anything else after the
- * token makes the whole comment malformed: reported, never live.
+ * The envelope every IDD comment marker shares. For `claimed-by`, `unclaimed-by` and
+ * `activation-nonce` the comment's very first bytes are `<!-- token:` (token case-insensitive),
+ * the HTML comment closes at the first `-->`, and at most one italic note line mentioning IDD
+ * may follow on a later line; anything else after the token makes the whole comment malformed:
+ * reported, never live. A body that only starts with the marker after some whitespace is not a
+ * marker at all, as IDD's parsers read it.
+ *
+ * `forced-handoff` is read as IDD's own parser reads it: surrounding whitespace is ignored, the
+ * marker ends at the first `-->`, and the text after it (IDD's helper writes several lines of
+ * consent prose) must contain visible text once HTML comments are removed; a bare marker is
+ * not a handoff.
  */
 export const COMMENT_MARKER_TOKENS = [
   "claimed-by",
@@ -19,7 +25,10 @@ export interface Envelope {
   token: CommentMarkerToken;
   /** The text between `token:` and `-->`, untrimmed. */
   inner: string;
-  /** The italic note line, trimmed, or null when nothing follows the marker. */
+  /**
+   * What follows the marker, trimmed: the italic note line (null when nothing follows), or for
+   * `forced-handoff` the consent text (never null).
+   */
   note: string | null;
 }
 
@@ -30,35 +39,62 @@ export type EnvelopeRead =
 
 const TOKEN_ALTERNATION = COMMENT_MARKER_TOKENS.join("|");
 const AT_START = new RegExp(`^<!--\\s*(${TOKEN_ALTERNATION}):`, "i");
-const AFTER_WHITESPACE = new RegExp(`^\\s+<!--\\s*(${TOKEN_ALTERNATION}):`, "i");
+const HANDOFF_START = /^<!--\s*forced-handoff:/i;
 
 /** The visible note line the IDD grammar allows after a marker: `_..._` on one line, naming IDD. */
 export function isIddNote(line: string): boolean {
   return /^_[^\r\n]*_$/.test(line) && /\bIDD\b/i.test(line);
 }
 
+/** Text with HTML comments (closed, or left open to the end) removed, trimmed. */
+export function visibleText(text: string): string {
+  return text
+    .replace(/<!--[\s\S]*?-->/g, " ")
+    .replace(/<!--[\s\S]*$/, " ")
+    .trim();
+}
+
+/** Consent text after a forced-handoff marker: trimmed, with some text outside HTML comments. */
+export function isConsentText(text: string): boolean {
+  return text === text.trim() && visibleText(text) !== "";
+}
+
 function tokenOf(text: string): CommentMarkerToken {
   return text.toLowerCase() as CommentMarkerToken;
 }
 
+function readHandoffEnvelope(trimmed: string, tokenEnd: number): EnvelopeRead {
+  const token = "forced-handoff";
+  const close = trimmed.indexOf("-->", tokenEnd);
+  if (close < 0) return { status: "malformed", token, reason: "the HTML comment is never closed" };
+  const note = trimmed.slice(close + 3).trim();
+  if (visibleText(note) === "") {
+    return {
+      status: "malformed",
+      token,
+      reason: "no visible consent text follows the marker (a bare forced-handoff is not a handoff)",
+    };
+  }
+  return { status: "ok", envelope: { token, inner: trimmed.slice(tokenEnd, close), note } };
+}
+
 export function readEnvelope(body: string): EnvelopeRead {
+  const trimmed = body.trim();
+  const handoff = HANDOFF_START.exec(trimmed);
+  if (handoff) return readHandoffEnvelope(trimmed, handoff[0].length);
   const start = AT_START.exec(body);
   if (!start) {
-    const indented = AFTER_WHITESPACE.exec(body);
-    // Four spaces of indent make an indented code block: quoted text, not a misplaced marker.
-    if (indented && AFTER_WHITESPACE.test(maskCode(body))) {
-      return {
-        status: "malformed",
-        token: tokenOf(indented[1]!),
-        reason: "the marker must be the comment's first bytes, but whitespace precedes it",
-      };
-    }
     const decoded = decodeEntitiesDeep(body);
-    const escaped = decoded !== body ? AT_START.exec(decoded.trimStart()) : null;
+    const escaped =
+      decoded === body
+        ? null
+        : HANDOFF_START.test(decoded.trim())
+          ? "forced-handoff"
+          : AT_START.exec(decoded)?.[1];
     if (escaped) {
       return {
         status: "malformed",
-        token: tokenOf(escaped[1]!),
+        token: tokenOf(escaped),
         reason: "the marker is HTML-escaped; an escaped marker is never live",
       };
     }

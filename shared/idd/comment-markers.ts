@@ -1,7 +1,14 @@
 import { z } from "zod";
 import { describeZodError, ValidationError } from "../validation.ts";
 import { type CommentMarkerToken, readEnvelope, renderEnvelope } from "./comment-envelope.ts";
-import { branchToken, claimIdToken, iddNote, markerTimestamp, markerToken } from "./fields.ts";
+import {
+  branchToken,
+  claimIdToken,
+  consentNote,
+  iddNote,
+  markerTimestamp,
+  markerToken,
+} from "./fields.ts";
 import {
   ForcedHandoffPayloadSchema,
   readForcedHandoffPayload,
@@ -18,7 +25,10 @@ import {
  *   <!-- activation-nonce: {agent} {claim} {nonce} {ts} -->
  *   <!-- forced-handoff: {json} -->
  *
+ *   {consent text}                                                            (forced-handoff)
+ *
  * Keywords are case-insensitive; fields are separated by whitespace; values keep their bytes.
+ * A forced handoff is read as IDD's parser reads it, consent prose included (comment-envelope.ts).
  */
 
 export const ClaimedByMarkerSchema = z.object({
@@ -67,7 +77,8 @@ export const ActivationNonceMarkerSchema = z.object({
 export const ForcedHandoffMarkerSchema = z.object({
   kind: z.literal("forced-handoff"),
   payload: ForcedHandoffPayloadSchema,
-  note: iddNote,
+  /** The visible text after the marker (IDD's helper writes consent prose); never absent. */
+  note: consentNote,
 });
 
 export const CommentMarkerSchema = z.discriminatedUnion("kind", [
@@ -145,7 +156,8 @@ function fieldsToCandidate(token: CommentMarkerToken, f: string[], note: string 
 /**
  * Reads the comment marker a comment body starts with. `none` when the body does not start with
  * a claim-protocol token; `malformed` (with the reason) when it starts with one but is not
- * exactly a marker plus at most one IDD note line.
+ * exactly a marker plus at most one IDD note line (for `forced-handoff`: a marker, after
+ * optional whitespace, followed by visible consent text).
  */
 export function parseCommentMarker(body: string): CommentMarkerRead {
   const read = readEnvelope(body);
@@ -155,7 +167,7 @@ export function parseCommentMarker(body: string): CommentMarkerRead {
   if (token === "forced-handoff") {
     let json: unknown;
     try {
-      json = JSON.parse(inner);
+      json = JSON.parse(inner.trim());
     } catch {
       return { status: "malformed", token, reason: "the payload is not valid JSON" };
     }
@@ -178,7 +190,7 @@ export function parseCommentMarker(body: string): CommentMarkerRead {
 }
 
 /** Fields of a marker as the render functions take them: no `kind`, `note` optional. */
-type RenderInput<T> = Omit<T, "kind" | "note"> & { note?: string | null };
+type RenderInput<T extends { note: unknown }> = Omit<T, "kind" | "note"> & { note?: T["note"] };
 
 function validated<T>(schema: z.ZodType<T>, what: string, value: unknown): T {
   const result = schema.safeParse(value);
@@ -250,6 +262,10 @@ export function renderActivationNonce(input: RenderInput<ActivationNonceMarker>)
   );
 }
 
+/**
+ * Renders `forced-handoff`: the marker, a blank line and the consent text (`note`, which defaults
+ * to the IDD automation note). A handoff is never rendered bare: IDD does not read a bare one.
+ */
 export function renderForcedHandoff(input: RenderInput<ForcedHandoffMarker>): string {
   const m = validated(ForcedHandoffMarkerSchema, "forced-handoff marker", {
     ...input,

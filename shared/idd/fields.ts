@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isIddNote } from "./comment-envelope.ts";
+import { isConsentText, isIddNote } from "./comment-envelope.ts";
 import { isMarkerTimestamp } from "./timestamp.ts";
 import { isBranchToken, isMarkerToken } from "./tokens.ts";
 
@@ -23,6 +23,11 @@ export const iddNote = z
   .string()
   .refine(isIddNote, "must be one italic line (`_..._`) that mentions IDD")
   .nullable();
+
+/** The consent text after a forced-handoff marker: trimmed, some of it outside HTML comments. */
+export const consentNote = z
+  .string()
+  .refine(isConsentText, "must be trimmed text with something visible outside HTML comments");
 
 /** A positive issue or pull-request number. */
 export const positiveInt = z

@@ -43,6 +43,7 @@ export type {
   ClaimResolution,
   ClaimState,
   ClaimWarning,
+  CompetingClaim,
   EvidenceOutcome,
   FreshClaimVerdict,
   IgnoreReason,

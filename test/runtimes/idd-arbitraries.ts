@@ -36,6 +36,14 @@ export const note = fc.option(
   fc.tuple(proseText(12), proseText(12)).map(([a, b]) => `_${a} IDD ${b}_`),
   { nil: null },
 );
+/** What follows a forced-handoff marker: an IDD note line, or lines of consent prose. */
+export const consent = fc.oneof(
+  fc.tuple(token, proseText(12)).map(([by, a]) => `_${by}: forced claim handoff ${a} IDD_`),
+  fc
+    .array(proseText(30), { minLength: 1, maxLength: 5 })
+    .map((lines) => lines.join("\n").trim())
+    .filter((text) => text !== ""),
+);
 const word = (max: number) => chars(WORD, 1, max);
 const prefix = fc
   .tuple(word(6), fc.option(word(6), { nil: null }))
@@ -109,7 +117,7 @@ export const markerArbitraries: Record<Marker["kind"], fc.Arbitrary<Marker>> = {
   "forced-handoff": record({
     kind: fc.constant("forced-handoff" as const),
     payload: handoffPayload,
-    note,
+    note: consent,
   }),
   "live-status": record({
     kind: fc.constant("live-status" as const),

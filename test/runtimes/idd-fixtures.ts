@@ -23,13 +23,18 @@ export interface IddFixture {
   area: IddArea;
   name: string;
   description: string;
+  /** Where a transcribed vector comes from (`idd-skill@v0.7.0 tests/<file> › <case>`), if anywhere. */
+  source: string | null;
   input: Record<string, unknown>;
   expected: unknown;
 }
 
 const ROOT = fileURLToPath(new URL("../fixtures/idd/", import.meta.url));
 
-/** Every fixture, by area then file name. A fixture without `description` or `expected` is an error. */
+/**
+ * Every fixture, by area then file name. A fixture without `description` or `expected`, or
+ * with a `source` that is not a string, is an error.
+ */
 export async function loadIddFixtures(): Promise<IddFixture[]> {
   const fixtures: IddFixture[] = [];
   for (const area of IDD_AREAS) {
@@ -39,11 +44,21 @@ export async function loadIddFixtures(): Promise<IddFixture[]> {
         string,
         unknown
       >;
-      const { description, expected, ...input } = data;
+      const { description, expected, source = null, ...input } = data;
       if (typeof description !== "string" || description === "" || expected === undefined) {
         throw new Error(`${area}/${file}: a fixture needs a description and an expected value`);
       }
-      fixtures.push({ area, name: file.replace(/\.json$/, ""), description, input, expected });
+      if (source !== null && (typeof source !== "string" || source === "")) {
+        throw new Error(`${area}/${file}: a fixture's source must be a non-empty string`);
+      }
+      fixtures.push({
+        area,
+        name: file.replace(/\.json$/, ""),
+        description,
+        source,
+        input,
+        expected,
+      });
     }
   }
   return fixtures;

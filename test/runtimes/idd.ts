@@ -69,8 +69,8 @@ const calls: Record<string, () => void> = {
     ),
   renderForcedHandoff: () =>
     assert.match(
-      idd.renderForcedHandoff({ payload: handoff, note: null }),
-      /^<!-- forced-handoff: \{"old-agent-id":"a",/,
+      idd.renderForcedHandoff({ payload: handoff, note: "Approved by m." }),
+      /^<!-- forced-handoff: \{"old-agent-id":"a",.*\} -->\n\nApproved by m\.$/,
     ),
   renderCommentMarker: () =>
     assert.equal(

@@ -145,6 +145,83 @@ describe("switchyard claim-state", () => {
     expect(JSON.parse(listed.stdout).state).toBe("active");
   });
 
+  it("prints contested for an owner whose claim a later trusted claim competes with", async () => {
+    const race = JSON.stringify([
+      ...JSON.parse(claimComments),
+      {
+        createdAt: "2026-11-01T00:05:00Z",
+        author: { login: "idd-bot", type: "Bot" },
+        body: renderClaimedBy({
+          agentId: "agent-b",
+          claimId: "c2",
+          supersedes: null,
+          timestamp: "2026-11-01T00:05:00Z",
+          branch: "issue/7-fix",
+        }),
+      },
+    ]);
+    const r = await cli(
+      [
+        "claim-state",
+        "--comments",
+        "race.json",
+        "--now",
+        "2026-11-01T01:00:00Z",
+        "--claim-id",
+        "c1",
+      ],
+      { "race.json": race },
+    );
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      state: "active",
+      ownership: "contested",
+      active: { claimId: "c1", competingClaim: { agentId: "agent-b", claimId: "c2", index: 1 } },
+    });
+  });
+
+  it("applies a forced handoff written with IDD's consent prose", async () => {
+    const handoff = JSON.stringify([
+      ...JSON.parse(claimComments),
+      {
+        createdAt: "2026-11-01T02:00:00Z",
+        author: { login: "maint", type: "User" },
+        body: `<!-- forced-handoff: ${JSON.stringify({
+          "old-agent-id": "agent-a",
+          "old-claim-id": "c1",
+          "new-agent-id": "agent-b",
+          "new-claim-id": "c2",
+          branch: "issue/7-fix",
+          "forced-by": "maint",
+          reason: "agent-a crashed",
+          timestamp: "2026-11-01T02:00:00Z",
+          "context-scope": "issue-only",
+        })} -->\n\nForced handoff approved by maint. I verified that the current\nowning session or agent is unavailable.`,
+      },
+    ]);
+    const r = await cli(
+      [
+        "claim-state",
+        "--comments",
+        "handoff.json",
+        "--now",
+        "2026-11-01T03:00:00Z",
+        "--claim-id",
+        "c2",
+        "--handoff-mode",
+        "human-gated",
+        "--handoff-authorized",
+        "maint",
+      ],
+      { "handoff.json": handoff },
+    );
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      ownership: "owned",
+      active: { agentId: "agent-b", claimId: "c2", via: "forced-handoff" },
+      diagnostics: [],
+    });
+  });
+
   it.each([
     [["--now", "2026-11-01T00:00:00Z"], "claim-state: --comments is required"],
     [["--comments", "missing.json"], "claim-state: cannot read missing.json"],
