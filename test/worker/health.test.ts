@@ -8,11 +8,15 @@ describe("GET /healthz", () => {
     const body = (await response.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ status: "ok", storage: "ok", version: "0.1.0" });
     expect(body.missingSettings).toEqual([]);
-  });
+    // The first request of the file loads the whole Worker bundle into workerd (seconds).
+  }, 30_000);
 
   it("answers unknown routes with a JSON 404", async () => {
     const response = await exports.default.fetch("https://switchyard.test/nope");
     expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ error: "no route for GET /nope" });
+    expect(await response.json()).toEqual({
+      error: "not-found",
+      message: "no route for GET /nope",
+    });
   });
 });

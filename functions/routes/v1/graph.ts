@@ -1,22 +1,46 @@
-import { Hono } from "hono";
-import type { Env } from "../../env.ts";
-import { directory } from "../../objects/directory-object.ts";
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiErrorSchema } from "../../../shared/auth/schemas.ts";
+import { repoObject, v1Router } from "./context.ts";
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  content: { "application/json": { schema } },
+  description,
+});
+
+const graph = createRoute({
+  method: "get",
+  path: "/v1/repos/{owner}/{repo}/graph",
+  tags: ["Graph"],
+  summary: "The scan of the stored graph plus watermarks, delivery counters and the config",
+  security: [{ bearer: [] }],
+  request: {
+    params: z.object({ owner: z.string().min(1), repo: z.string().min(1) }),
+    query: z.object({
+      // Rotates `ready` the way `switchyard scan --machine` does (spec 3.2).
+      machine: z
+        .string()
+        .min(1, "machine must be 1 to 200 characters")
+        .max(200, "machine must be 1 to 200 characters")
+        .optional(),
+    }),
+  },
+  responses: {
+    200: json(
+      z.looseObject({}).meta({
+        description:
+          "The output of `switchyard scan` (docs/graph.md) plus `watermarks`, `deliveries` and `config`",
+      }),
+      "The graph",
+    ),
+    400: json(ApiErrorSchema, "A query parameter fails its schema"),
+    401: json(ApiErrorSchema, "No token, a malformed header, or a bad, expired or revoked token"),
+    403: json(ApiErrorSchema, "The token has no access to this repository"),
+    404: json(ApiErrorSchema, "The repository is not installed (answered only after auth)"),
+  },
+});
 
 /** `GET /v1/repos/{owner}/{repo}/graph[?machine=]`: the scan of the stored graph plus its watermarks. */
-export const graphRoutes = new Hono<{ Bindings: Env }>().get(
-  "/v1/repos/:owner/:repo/graph",
-  async (c) => {
-    const fullName = `${c.req.param("owner")}/${c.req.param("repo")}`;
-    const entry = await directory(c.env).lookup(fullName);
-    if (!entry || entry.status === "removed") {
-      return c.json({ error: `repository ${fullName} is not installed` }, 404);
-    }
-    const repo = c.env.REPO.get(c.env.REPO.idFromName(String(entry.repoId)));
-    // `?machine=` rotates `ready` the way `switchyard scan --machine` does (spec 3.2).
-    const machine = c.req.query("machine");
-    if (machine !== undefined && (machine === "" || machine.length > 200)) {
-      return c.json({ error: "machine must be 1 to 200 characters" }, 400);
-    }
-    return c.json(await repo.graph(Date.now(), machine));
-  },
-);
+export const graphRoutes = v1Router().openapi(graph, async (c) => {
+  const { machine } = c.req.valid("query");
+  return c.json(await repoObject(c.env, c.var.repo.repoId).graph(Date.now(), machine), 200);
+});

@@ -1,0 +1,211 @@
+// Authentication of every `/v1/repos/{owner}/{repo}/...` route (spec 6.4). The decisions are in
+// shared/auth/; this file does the I/O they need: the directory, the RepoObject's keys, GitHub's
+// permission answer for a user token, the OIDC issuer's key set. A raw token is never stored,
+// logged or repeated in a message: only its SHA-256 is kept (as a cache key or a key's hash).
+import type { MiddlewareHandler } from "hono";
+import { createRemoteJWKSet, type JWTVerifyGetKey } from "jose";
+import {
+  type AuthFailure,
+  isCacheable,
+  type Resolution,
+  resolveBound,
+  resolveForUser,
+  type UserAccess,
+  unauthorized,
+  userAccess,
+  userAccessCacheKey,
+  userAccessTtlMs,
+} from "../../../shared/auth/access.ts";
+import { sha256Hex } from "../../../shared/auth/hash.ts";
+import { parseKey } from "../../../shared/auth/keys.ts";
+import { DEFAULT_OIDC_ISSUER, jwksUrl, verifyActionsToken } from "../../../shared/auth/oidc.ts";
+import { parseAuthorization, tokenKind } from "../../../shared/auth/tokens.ts";
+import { TtlCache } from "../../../shared/auth/ttl-cache.ts";
+import { GitHubClient } from "../../../shared/github/client.ts";
+import { GitHubApiError } from "../../../shared/github/errors.ts";
+import type { Env } from "../../env.ts";
+import { directory } from "../../objects/directory-object.ts";
+import { apiError, type Caller, repoObject, type V1 } from "./context.ts";
+
+/** GitHub's permission answers per (token SHA-256, repository), in this isolate's memory only. */
+const userChecks = new TtlCache<{ access: UserAccess; login: string }>(10_000);
+/** One remote key set per issuer: jose caches the keys (10 minutes) and refetches on a new kid. */
+const issuerKeySets = new Map<string, JWTVerifyGetKey>();
+
+function positive(value: string | undefined): number | undefined {
+  const n = Number(value);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+function issuerKeys(env: Env, issuer: string): JWTVerifyGetKey {
+  let keys = issuerKeySets.get(issuer);
+  if (!keys) {
+    const timeout = positive(env.GITHUB_TIMEOUT_MS);
+    keys = createRemoteJWKSet(new URL(jwksUrl(issuer)), {
+      ...(timeout ? { timeoutDuration: Math.round(timeout) } : {}),
+    });
+    issuerKeySets.set(issuer, keys);
+  }
+  return keys;
+}
+
+/** A client acting as the caller: the same timeouts as the App's, no waiting on rate limits. */
+function userClient(env: Env, token: string): GitHubClient {
+  const timeout = positive(env.GITHUB_TIMEOUT_MS);
+  const base = positive(env.GITHUB_RETRY_BASE_MS);
+  return new GitHubClient({
+    auth: { kind: "token", token },
+    baseUrl: env.GITHUB_API_URL || "https://api.github.com",
+    ...(timeout ? { timeoutMs: timeout } : {}),
+    retry: {
+      maxRetries: 1,
+      maxRateLimitRetries: 0,
+      maxRateLimitWaitMs: 0,
+      ...(base ? { baseDelayMs: base, maxDelayMs: base * 4 } : {}),
+    },
+  });
+}
+
+/** `GET /repos/{owner}/{repo}` with the caller's token decides; `GET /user` names the caller. */
+async function askGitHub(
+  env: Env,
+  token: string,
+  owner: string,
+  repo: string,
+): Promise<{ access: UserAccess; login: string }> {
+  const fullName = `${owner}/${repo}`;
+  const client = userClient(env, token);
+  let access: UserAccess;
+  try {
+    const res = await client.send<unknown>({
+      operation: `check the caller's permission on ${fullName}`,
+      route: "GET /repos/{owner}/{repo}",
+      params: { owner, repo },
+      idempotent: true,
+    });
+    access = userAccess(fullName, { kind: "ok", body: res.data });
+  } catch (error) {
+    if (!(error instanceof GitHubApiError)) throw error;
+    access = userAccess(fullName, {
+      kind: "error",
+      errorKind: error.kind,
+      status: error.status,
+      ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
+    });
+  }
+  let login = "unknown";
+  if (access.ok) {
+    try {
+      const me = await client.send<{ login?: unknown }>({
+        operation: "read the caller's login",
+        route: "GET /user",
+        idempotent: true,
+      });
+      if (typeof me.data?.login === "string") login = me.data.login;
+    } catch {
+      // The login only labels the caller (e.g. who created a key); access is already decided.
+    }
+  }
+  return { access, login };
+}
+
+async function checkUser(
+  env: Env,
+  token: string,
+  owner: string,
+  repo: string,
+): Promise<{ access: UserAccess; login: string }> {
+  const key = userAccessCacheKey(await sha256Hex(token), `${owner}/${repo}`);
+  const cached = userChecks.get(key);
+  if (cached) return cached;
+  const checked = await askGitHub(env, token, owner, repo);
+  if (isCacheable(checked.access)) userChecks.set(key, checked, userAccessTtlMs(checked.access));
+  return checked;
+}
+
+type Proven = { ok: true; caller: Caller; resolution: Resolution } | AuthFailure;
+
+async function prove(env: Env, token: string, owner: string, repo: string): Promise<Proven> {
+  const fullName = `${owner}/${repo}`;
+  const lookup = () => directory(env).lookup(fullName);
+  switch (tokenKind(token)) {
+    case "key": {
+      const key = parseKey(token);
+      if (!key) return unauthorized("unknown fleet key");
+      const resolution = resolveBound(fullName, { repoId: key.repoId }, await lookup(), "the key");
+      // A key of another repository is refused without looking it up.
+      if (!resolution.ok && resolution.status === 403) return resolution;
+      const verdict = await repoObject(env, key.repoId).verifyKey(
+        await sha256Hex(token),
+        Date.now(),
+      );
+      if (!verdict.ok) {
+        const why = { unknown: "unknown", revoked: "revoked", expired: "expired" }[verdict.reason];
+        return unauthorized(`${why} fleet key`);
+      }
+      return { ok: true, caller: { kind: "key", keyId: verdict.id, access: "write" }, resolution };
+    }
+    case "oidc": {
+      const audience = env.PUBLIC_URL?.trim();
+      if (!audience) {
+        return unauthorized(
+          "OIDC tokens are not accepted: the Worker's PUBLIC_URL setting (the audience they must name) is not set",
+        );
+      }
+      const issuer = env.OIDC_ISSUER?.trim() || DEFAULT_OIDC_ISSUER;
+      const verdict = await verifyActionsToken(token, {
+        issuer,
+        audience,
+        keys: issuerKeys(env, issuer),
+      });
+      if (!verdict.ok) {
+        return verdict.status === 503
+          ? { ok: false, status: 503, error: "unavailable", message: verdict.message }
+          : unauthorized(verdict.message);
+      }
+      const bound = {
+        repoId: verdict.repoId,
+        ...(verdict.repository ? { fullName: verdict.repository } : {}),
+      };
+      return {
+        ok: true,
+        caller: { kind: "oidc", subject: verdict.subject, access: "write" },
+        resolution: resolveBound(fullName, bound, await lookup(), "the OIDC token"),
+      };
+    }
+    case "user": {
+      const [checked, entry] = await Promise.all([checkUser(env, token, owner, repo), lookup()]);
+      if (!checked.access.ok) return checked.access;
+      return {
+        ok: true,
+        caller: { kind: "user", login: checked.login, access: checked.access.access },
+        resolution: resolveForUser(fullName, checked.access.repoId, entry),
+      };
+    }
+  }
+}
+
+function refuse(c: Parameters<MiddlewareHandler<V1>>[0], failure: AuthFailure) {
+  const headers: Record<string, string> = {};
+  if (failure.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="switchyard"';
+  if (failure.retryAfterSeconds !== undefined)
+    headers["Retry-After"] = String(failure.retryAfterSeconds);
+  return apiError(c, failure.status, failure.error, failure.message, {}, headers);
+}
+
+/**
+ * Proves the caller's access to `/v1/repos/{owner}/{repo}` (spec 6.4): `Authorization: Bearer`
+ * with a fleet key, a GitHub Actions OIDC token or a GitHub user token with push or admin. No
+ * or a bad token: 401; no access: 403; an unknown or uninstalled repository: 404, and only to a
+ * caller with access to it. Sets `c.var.caller` and `c.var.repo`.
+ */
+export const repoAuth: MiddlewareHandler<V1> = async (c, next) => {
+  const bearer = parseAuthorization(c.req.header("authorization"));
+  if (!bearer.ok) return refuse(c, unauthorized(bearer.message));
+  const proven = await prove(c.env, bearer.token, c.req.param("owner")!, c.req.param("repo")!);
+  if (!proven.ok) return refuse(c, proven);
+  if (!proven.resolution.ok) return refuse(c, proven.resolution);
+  c.set("caller", proven.caller);
+  c.set("repo", proven.resolution.repo);
+  await next();
+};

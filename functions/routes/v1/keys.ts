@@ -1,0 +1,118 @@
+// Fleet keys (spec 6.4): minted by a repository admin, shown once, stored only as a hash (by
+// the repository's RepoObject), revocable, optionally expiring, valid for their repository only.
+import { createRoute, z } from "@hono/zod-openapi";
+import { keyExpiresMs, mintKey } from "../../../shared/auth/keys.ts";
+import {
+  ApiErrorSchema,
+  CreatedKeySchema,
+  CreateKeyRequestSchema,
+  KeyIdSchema,
+  KeyListSchema,
+} from "../../../shared/auth/schemas.ts";
+import { repoObject, v1Router } from "./context.ts";
+
+const RepoParams = z.object({
+  owner: z.string().min(1).meta({ example: "acme" }),
+  repo: z.string().min(1).meta({ example: "rocket" }),
+});
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  content: { "application/json": { schema } },
+  description,
+});
+
+const errors = {
+  401: json(ApiErrorSchema, "No token, a malformed header, or a bad, expired or revoked token"),
+  403: json(ApiErrorSchema, "The caller may not do this on this repository"),
+  404: json(ApiErrorSchema, "The repository is not installed (answered only after auth)"),
+};
+
+const createKey = createRoute({
+  method: "post",
+  path: "/v1/repos/{owner}/{repo}/keys",
+  tags: ["Keys"],
+  summary: "Mint a fleet key (repository admins, with a GitHub user token)",
+  security: [{ bearer: [] }],
+  request: {
+    params: RepoParams,
+    body: { content: { "application/json": { schema: CreateKeyRequestSchema } }, required: true },
+  },
+  responses: {
+    201: json(CreatedKeySchema, "The new key; `key` is shown this once"),
+    400: json(ApiErrorSchema, "The body fails its schema"),
+    ...errors,
+  },
+});
+
+const listKeys = createRoute({
+  method: "get",
+  path: "/v1/repos/{owner}/{repo}/keys",
+  tags: ["Keys"],
+  summary: "List the repository's fleet keys (never their secrets)",
+  security: [{ bearer: [] }],
+  request: { params: RepoParams },
+  responses: {
+    200: json(KeyListSchema, "Every key, revoked and expired ones included"),
+    ...errors,
+  },
+});
+
+const revokeKey = createRoute({
+  method: "delete",
+  path: "/v1/repos/{owner}/{repo}/keys/{id}",
+  tags: ["Keys"],
+  summary: "Revoke a fleet key (repository admins, with a GitHub user token)",
+  security: [{ bearer: [] }],
+  request: { params: RepoParams.extend({ id: KeyIdSchema }) },
+  responses: {
+    204: { description: "Revoked (revoking again changes nothing)" },
+    ...errors,
+    404: json(ApiErrorSchema, "No key with this id, or the repository is not installed"),
+  },
+});
+
+const ADMIN_ONLY =
+  "this needs a GitHub user token with admin permission on the repository (fleet keys and OIDC tokens cannot manage keys)";
+
+export const keyRoutes = v1Router()
+  .openapi(createKey, async (c) => {
+    const caller = c.var.caller;
+    if (caller.kind !== "user" || caller.access !== "admin") {
+      return c.json({ error: "forbidden", message: ADMIN_ONLY }, 403);
+    }
+    const body = c.req.valid("json");
+    const { repoId } = c.var.repo;
+    const { key, hash } = await mintKey(repoId);
+    const createdMs = Date.now();
+    const created = await repoObject(c.env, repoId).createKey({
+      id: crypto.randomUUID(),
+      name: body.name,
+      hash,
+      createdBy: caller.login,
+      createdMs,
+      expiresMs: keyExpiresMs(createdMs, body.expiresInDays),
+    });
+    return c.json(
+      {
+        id: created.id,
+        name: created.name,
+        key,
+        createdAt: created.createdAt,
+        expiresAt: created.expiresAt,
+      },
+      201,
+    );
+  })
+  .openapi(listKeys, async (c) => {
+    return c.json({ keys: await repoObject(c.env, c.var.repo.repoId).listKeys() }, 200);
+  })
+  .openapi(revokeKey, async (c) => {
+    const caller = c.var.caller;
+    if (caller.kind !== "user" || caller.access !== "admin") {
+      return c.json({ error: "forbidden", message: ADMIN_ONLY }, 403);
+    }
+    const { id } = c.req.valid("param");
+    const revoked = await repoObject(c.env, c.var.repo.repoId).revokeKey(id, Date.now());
+    if (!revoked) return c.json({ error: "not-found", message: "no key with this id" }, 404);
+    return c.body(null, 204);
+  });

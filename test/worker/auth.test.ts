@@ -1,0 +1,586 @@
+// Authentication of the fleet API (spec 6.4) end to end: the Worker in workerd, GitHub = the
+// simulator (user tokens with a role per repository, an Actions OIDC issuer). The auth matrix
+// on the graph and keys routes, unknown vs uninstalled repositories, and raw tokens never
+// stored or logged.
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
+import { app } from "../../functions/app.ts";
+import { directory } from "../../functions/objects/directory-object.ts";
+import { sha256Hex } from "../../shared/auth/hash.ts";
+import { mintKey } from "../../shared/auth/keys.ts";
+import {
+  install,
+  installationStub,
+  repoStub,
+  runInstallation,
+  seedIssue,
+  settle,
+  sim,
+} from "./helpers.ts";
+
+const PUBLIC_URL = "https://switchyard.test";
+const DAY = 86_400_000;
+
+/** Every raw credential a test sent: none may show up in storage, logs or answers. */
+const secrets = new Set<string>();
+const logged: string[] = [];
+const spies: MockInstance[] = [];
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown> | null;
+  text: string;
+  headers: Headers;
+}
+
+async function call(
+  method: string,
+  path: string,
+  opts: { token?: string; authorization?: string; body?: unknown; host?: string } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.authorization !== undefined) headers.authorization = opts.authorization;
+  if (opts.body !== undefined) headers["content-type"] = "application/json";
+  const response = await exports.default.fetch(`${opts.host ?? PUBLIC_URL}${path}`, {
+    method,
+    headers,
+    ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+  });
+  const text = await response.text();
+  // No answer ever repeats a credential (a key is shown once: by the route that mints it).
+  if (!path.endsWith("/keys") || method !== "POST") {
+    for (const s of secrets) expect(text.includes(s), `answer of ${method} ${path}`).toBe(false);
+  }
+  return {
+    status: response.status,
+    body:
+      text && response.headers.get("content-type")?.includes("json")
+        ? (JSON.parse(text) as Record<string, unknown>)
+        : null,
+    text,
+    headers: response.headers,
+  };
+}
+
+const keysIn = (answer: Answer) => (answer.body?.keys ?? []) as Array<Record<string, unknown>>;
+
+const graph = (fullName: string, token?: string) =>
+  call("GET", `/v1/repos/${fullName}/graph`, token === undefined ? {} : { token });
+
+async function expectError(answer: Answer | Promise<Answer>, status: number, error: string) {
+  const a = await answer;
+  expect({ status: a.status, error: a.body?.error }).toEqual({ status, error });
+  expect(typeof a.body?.message).toBe("string");
+  expect(Object.keys(a.body ?? {}).sort()).toEqual(["error", "message"]);
+  return a;
+}
+
+/** A simulator user whose token has `repos` roles; the token is remembered as a secret. */
+async function user(login: string, repos: Record<string, string>): Promise<string> {
+  const token = `ghp_${login.replace(/[^A-Za-z0-9]/g, "")}${crypto.randomUUID().replace(/-/g, "")}`;
+  secrets.add(token);
+  await sim("/users", { body: { login, token, repos } });
+  return token;
+}
+
+async function oidcToken(
+  repository: string,
+  extra: { aud?: string; expiresInSeconds?: number; signWith?: "issuer" | "foreign" } = {},
+): Promise<string> {
+  const { token } = await sim<{ token: string }>("/oidc/token", {
+    body: { repository, aud: extra.aud ?? PUBLIC_URL, ...extra },
+  });
+  secrets.add(token);
+  return token;
+}
+
+async function createKey(fullName: string, token?: string, body: unknown = { name: "ci" }) {
+  const answer = await call("POST", `/v1/repos/${fullName}/keys`, { token, body });
+  if (answer.status === 201) secrets.add(String(answer.body?.key));
+  return answer;
+}
+
+async function uninstall(installationId: number) {
+  await sim(`/installations/${installationId}`, { method: "DELETE", body: {} });
+  await runInstallation(installationId);
+}
+
+let A: Awaited<ReturnType<typeof install>>;
+let B: Awaited<ReturnType<typeof install>>;
+let GONE: Awaited<ReturnType<typeof install>>;
+const tokens: Record<string, string> = {};
+
+beforeAll(async () => {
+  for (const method of ["log", "info", "warn", "error", "debug"] as const) {
+    spies.push(
+      vi.spyOn(console, method).mockImplementation((...args: unknown[]) => {
+        logged.push(
+          args
+            .map((a) =>
+              a instanceof Error ? `${a.message} ${a.stack ?? ""}` : (JSON.stringify(a) ?? ""),
+            )
+            .join(" "),
+        );
+      }),
+    );
+  }
+  await sim("/reset", { method: "POST" });
+  A = await install({ repo: "auth-a/app", issues: [seedIssue(1), seedIssue(2)] });
+  B = await install({ repo: "auth-b/other", issues: [seedIssue(1)] });
+  GONE = await install({ repo: "auth-gone/app", issues: [seedIssue(1)] });
+  await uninstall(GONE.installationId);
+  expect((await directory(env).lookup("auth-gone/app"))?.status).toBe("removed");
+  // On GitHub, never installed.
+  await sim("/repos", { body: { owner: "auth-bare", name: "app" } });
+
+  const everywhere = (role: string) => ({
+    "auth-a/app": role,
+    "auth-gone/app": role,
+    "auth-bare/app": role,
+  });
+  tokens.read = await user("reader", everywhere("read"));
+  tokens.triage = await user("triager", everywhere("triage"));
+  tokens.write = await user("writer", everywhere("write"));
+  tokens.maintain = await user("maintainer", everywhere("maintain"));
+  tokens.admin = await user("admin", everywhere("admin"));
+  tokens.other = await user("other", { "auth-b/other": "admin" });
+}, 60_000);
+
+afterAll(() => {
+  for (const spy of spies) spy.mockRestore();
+});
+
+describe("the Authorization header", () => {
+  it("no header, another scheme, a bare or malformed bearer: 401 with WWW-Authenticate", async () => {
+    const none = await expectError(graph("auth-a/app"), 401, "unauthorized");
+    expect(none.headers.get("www-authenticate")).toMatch(/^Bearer/);
+    for (const authorization of [
+      "",
+      `Basic ${btoa("user:pass")}`,
+      "Bearer",
+      "Bearer ",
+      `Bearer ${tokens.write} extra`,
+      "Bearer tok<en>",
+      `Token ${tokens.write}`,
+      `Bearer ${"x".repeat(9000)}`,
+    ]) {
+      const answer = await call("GET", "/v1/repos/auth-a/app/graph", { authorization });
+      await expectError(answer, 401, "unauthorized");
+    }
+  });
+
+  it("the scheme is case-insensitive", async () => {
+    for (const scheme of ["bearer", "BEARER", "Bearer"]) {
+      const answer = await call("GET", "/v1/repos/auth-a/app/graph", {
+        authorization: `${scheme} ${tokens.write}`,
+      });
+      expect(answer.status).toBe(200);
+    }
+  });
+
+  it("unauthenticated requests to unknown /v1 repository routes are 401 too", async () => {
+    await expectError(call("GET", "/v1/repos/auth-a/app/nothing-here"), 401, "unauthorized");
+  });
+});
+
+describe("GitHub user tokens", () => {
+  it("read and triage: 403; write, maintain and admin: the graph", async () => {
+    await expectError(graph("auth-a/app", tokens.read), 403, "forbidden");
+    await expectError(graph("auth-a/app", tokens.triage), 403, "forbidden");
+    for (const role of ["write", "maintain", "admin"]) {
+      const answer = await graph("auth-a/app", tokens[role]);
+      expect(answer.status, role).toBe(200);
+      expect(answer.body?.ready).toEqual([1, 2]);
+    }
+  });
+
+  it("a token of another repository: 403; a token GitHub refuses: 401", async () => {
+    await expectError(graph("auth-a/app", tokens.other), 403, "forbidden");
+    expect((await graph("auth-b/other", tokens.other)).status).toBe(200);
+    const bogus = `ghs_${crypto.randomUUID().replace(/-/g, "")}`;
+    secrets.add(bogus);
+    await expectError(graph("auth-a/app", bogus), 401, "unauthorized");
+  });
+
+  it("GitHub's answer is cached by the token's hash: a second request asks GitHub nothing", async () => {
+    const token = await user("cached", { "auth-a/app": "write" });
+    const asked = async () =>
+      (await sim<{ byEndpoint: Record<string, { total: number }> }>("/counters")).byEndpoint[
+        "GET /repos/{owner}/{repo}"
+      ]?.total ?? 0;
+    const before = await asked();
+    expect((await graph("auth-a/app", token)).status).toBe(200);
+    const afterFirst = await asked();
+    expect(afterFirst).toBe(before + 1);
+    expect((await graph("auth-a/app", token)).status).toBe(200);
+    expect((await graph("AUTH-A/App", token)).status).toBe(200);
+    expect(await asked()).toBe(afterFirst);
+  });
+});
+
+describe("unknown and uninstalled repositories", () => {
+  it("answer the same 404 to a caller with access, after auth", async () => {
+    const bare = await expectError(graph("auth-bare/app", tokens.write), 404, "not-found");
+    const gone = await expectError(graph("auth-gone/app", tokens.admin), 404, "not-found");
+    expect(bare.body?.message).toBe("repository auth-bare/app is not installed");
+    expect(gone.body?.message).toBe("repository auth-gone/app is not installed");
+    await expectError(graph("auth-bare/app"), 401, "unauthorized");
+    await expectError(graph("auth-gone/app"), 401, "unauthorized");
+  });
+
+  it("a caller without access gets 403 whether the repository is installed or not", async () => {
+    for (const name of ["auth-a/app", "auth-gone/app", "auth-bare/app"]) {
+      await expectError(graph(name, tokens.read), 403, "forbidden");
+      await expectError(graph(name, tokens.other), 403, "forbidden");
+    }
+    // A repository that does not exist on GitHub at all: GitHub says 404, we say 403.
+    await expectError(graph("auth-nowhere/none", tokens.other), 403, "forbidden");
+    await expectError(graph("auth-b/other", tokens.read), 403, "forbidden");
+  });
+});
+
+describe("fleet keys", () => {
+  let key = "";
+
+  it("an admin with a user token mints a key, shown once, bound to the repository", async () => {
+    const created = await createKey("auth-a/app", tokens.admin, { name: "ci runner" });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: "ci runner", expiresAt: null });
+    expect(Object.keys(created.body ?? {}).sort()).toEqual([
+      "createdAt",
+      "expiresAt",
+      "id",
+      "key",
+      "name",
+    ]);
+    key = String(created.body?.key);
+    expect(key).toMatch(new RegExp(`^syk_${A.repoId}_[A-Za-z0-9_-]{43}$`));
+    const expiring = await createKey("auth-a/app", tokens.admin, {
+      name: "nightly",
+      expiresInDays: 30,
+    });
+    expect(expiring.status).toBe(201);
+    const { createdAt, expiresAt } = expiring.body as { createdAt: string; expiresAt: string };
+    expect(Date.parse(expiresAt) - Date.parse(createdAt)).toBe(30 * DAY);
+  });
+
+  it("only a user token with admin may mint or revoke keys", async () => {
+    await expectError(createKey("auth-a/app", tokens.write), 403, "forbidden");
+    await expectError(createKey("auth-a/app", tokens.maintain), 403, "forbidden");
+    await expectError(createKey("auth-a/app", key), 403, "forbidden");
+    await expectError(createKey("auth-a/app", await oidcToken("auth-a/app")), 403, "forbidden");
+    await expectError(createKey("auth-a/app", tokens.read), 403, "forbidden");
+    await expectError(createKey("auth-a/app"), 401, "unauthorized");
+    await expectError(createKey("auth-gone/app", tokens.admin), 404, "not-found");
+    const listed = await call("GET", "/v1/repos/auth-a/app/keys", { token: tokens.admin });
+    const id = keysIn(listed)[0]!.id;
+    await expectError(
+      call("DELETE", `/v1/repos/auth-a/app/keys/${id}`, { token: tokens.write }),
+      403,
+      "forbidden",
+    );
+    await expectError(
+      call("DELETE", `/v1/repos/auth-a/app/keys/${id}`, { token: key }),
+      403,
+      "forbidden",
+    );
+  });
+
+  it("the request body is checked: 400 naming the field", async () => {
+    for (const body of [
+      {},
+      { name: "" },
+      { name: "x".repeat(101) },
+      { name: "   " },
+      { name: "ok", expiresInDays: 0 },
+      { name: "ok", expiresInDays: 3651 },
+      { name: "ok", expiresInDays: 1.5 },
+      { name: "ok", extra: true },
+    ]) {
+      const answer = await expectError(
+        createKey("auth-a/app", tokens.admin, body),
+        400,
+        "bad-request",
+      );
+      expect(answer.body?.message, JSON.stringify(body)).toMatch(/name|expiresInDays|extra|key/);
+    }
+    expect((await createKey("auth-a/app", tokens.admin, { name: "x".repeat(100) })).status).toBe(
+      201,
+    );
+    expect(
+      (await createKey("auth-a/app", tokens.admin, { name: "y", expiresInDays: 3650 })).status,
+    ).toBe(201);
+  });
+
+  it("a valid key reads its own repository; a key of another repository is 403", async () => {
+    expect((await graph("auth-a/app", key)).status).toBe(200);
+    expect((await call("GET", "/v1/repos/auth-a/app/keys", { token: key })).status).toBe(200);
+    await expectError(graph("auth-b/other", key), 403, "forbidden");
+    await expectError(graph("auth-nowhere/none", key), 403, "forbidden");
+    await expectError(graph("auth-bare/app", key), 403, "forbidden");
+    const ofB = await createKey("auth-b/other", tokens.other);
+    expect(ofB.status).toBe(201);
+    await expectError(graph("auth-a/app", String(ofB.body?.key)), 403, "forbidden");
+  });
+
+  it("an unknown or malformed key is 401", async () => {
+    const { key: forged } = await mintKey(A.repoId);
+    secrets.add(forged);
+    await expectError(graph("auth-a/app", forged), 401, "unauthorized");
+    await expectError(graph("auth-a/app", `syk_${A.repoId}_short`), 401, "unauthorized");
+    await expectError(graph("auth-a/app", "syk_"), 401, "unauthorized");
+  });
+
+  it("a revoked key is 401; revoking is idempotent; an unknown id is 404", async () => {
+    const created = await createKey("auth-a/app", tokens.admin, { name: "to revoke" });
+    const revokedKey = String(created.body?.key);
+    const id = String(created.body?.id);
+    expect((await graph("auth-a/app", revokedKey)).status).toBe(200);
+    const del = await call("DELETE", `/v1/repos/auth-a/app/keys/${id}`, { token: tokens.admin });
+    expect(del.status).toBe(204);
+    const revoked = await expectError(graph("auth-a/app", revokedKey), 401, "unauthorized");
+    expect(revoked.body?.message).toMatch(/revoked/);
+    expect(
+      (await call("DELETE", `/v1/repos/auth-a/app/keys/${id}`, { token: tokens.admin })).status,
+    ).toBe(204);
+    await expectError(
+      call("DELETE", `/v1/repos/auth-a/app/keys/${crypto.randomUUID()}`, { token: tokens.admin }),
+      404,
+      "not-found",
+    );
+    // A key id of another repository is unknown here.
+    const ofB = await call("GET", "/v1/repos/auth-b/other/keys", { token: tokens.other });
+    const idOfB = keysIn(ofB)[0]!.id;
+    await expectError(
+      call("DELETE", `/v1/repos/auth-a/app/keys/${idOfB}`, { token: tokens.admin }),
+      404,
+      "not-found",
+    );
+  });
+
+  it("an expired key is 401", async () => {
+    const { key: expired, hash } = await mintKey(A.repoId);
+    secrets.add(expired);
+    const now = Date.now();
+    await A.stub.createKey({
+      id: crypto.randomUUID(),
+      name: "expired",
+      hash,
+      createdBy: "admin",
+      createdMs: now - 3 * DAY,
+      expiresMs: now - DAY,
+    });
+    const answer = await expectError(graph("auth-a/app", expired), 401, "unauthorized");
+    expect(answer.body?.message).toMatch(/expired/);
+  });
+
+  it("the listing shows every key without secrets, and when each was last used (coalesced)", async () => {
+    const listed = await call("GET", "/v1/repos/auth-a/app/keys", { token: tokens.write });
+    expect(listed.status).toBe(200);
+    const keys = keysIn(listed);
+    for (const k of keys) {
+      expect(Object.keys(k).sort()).toEqual([
+        "createdAt",
+        "expiresAt",
+        "id",
+        "lastUsedAt",
+        "name",
+        "revokedAt",
+      ]);
+    }
+    expect(listed.text).not.toMatch(/syk_/);
+    expect(listed.text).not.toContain(await sha256Hex(key));
+    const used = keys.find((k) => k.name === "ci runner")!;
+    expect(used.lastUsedAt).not.toBeNull();
+    expect(keys.find((k) => k.name === "to revoke")!.revokedAt).not.toBeNull();
+    expect(keys.find((k) => k.name === "nightly")!.lastUsedAt).toBeNull();
+    // Used again within the minute: last_used is not written again.
+    expect((await graph("auth-a/app", key)).status).toBe(200);
+    const again = await call("GET", "/v1/repos/auth-a/app/keys", { token: key });
+    const after = keysIn(again).find((k) => k.name === "ci runner")!;
+    expect(after.lastUsedAt).toBe(used.lastUsedAt);
+    await expectError(
+      call("GET", "/v1/repos/auth-a/app/keys", { token: tokens.read }),
+      403,
+      "forbidden",
+    );
+  });
+
+  it("uninstalling forgets the repository's keys", async () => {
+    const late = await install({ repo: "auth-late/app", issues: [seedIssue(1)] });
+    const admin = await user("late-admin", { "auth-late/app": "admin" });
+    const created = await createKey("auth-late/app", admin);
+    const lateKey = String(created.body?.key);
+    expect((await graph("auth-late/app", lateKey)).status).toBe(200);
+    await uninstall(late.installationId);
+    await settle(late.stub);
+    await expectError(graph("auth-late/app", lateKey), 401, "unauthorized");
+    await expectError(graph("auth-late/app", admin), 404, "not-found");
+  });
+});
+
+describe("GitHub Actions OIDC tokens", () => {
+  it("a token of the repository's workflow for PUBLIC_URL reads the graph and lists keys", async () => {
+    const token = await oidcToken("auth-a/app");
+    expect((await graph("auth-a/app", token)).status).toBe(200);
+    expect((await call("GET", "/v1/repos/auth-a/app/keys", { token })).status).toBe(200);
+    // The audience may carry a trailing slash.
+    expect(
+      (await graph("auth-a/app", await oidcToken("auth-a/app", { aud: `${PUBLIC_URL}/` }))).status,
+    ).toBe(200);
+  });
+
+  it("wrong audience, expired, signed by another key: 401", async () => {
+    const wrongAud = await expectError(
+      graph("auth-a/app", await oidcToken("auth-a/app", { aud: "https://elsewhere.test" })),
+      401,
+      "unauthorized",
+    );
+    expect(wrongAud.body?.message).toMatch(/audience/);
+    const expired = await expectError(
+      graph("auth-a/app", await oidcToken("auth-a/app", { expiresInSeconds: -60 })),
+      401,
+      "unauthorized",
+    );
+    expect(expired.body?.message).toMatch(/expired/);
+    const foreign = await expectError(
+      graph("auth-a/app", await oidcToken("auth-a/app", { signWith: "foreign" })),
+      401,
+      "unauthorized",
+    );
+    expect(foreign.body?.message).toMatch(/signed/);
+    // A tampered payload breaks the signature.
+    const [h, p, s] = (await oidcToken("auth-a/app")).split(".");
+    const claims = JSON.parse(atob(p!.replace(/-/g, "+").replace(/_/g, "/")));
+    claims.repository_id = String(B.repoId);
+    const forged = `${h}.${btoa(JSON.stringify(claims)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")}.${s}`;
+    secrets.add(forged);
+    await expectError(graph("auth-b/other", forged), 401, "unauthorized");
+  });
+
+  it("the audience is PUBLIC_URL, never the request's Host", async () => {
+    const token = await oidcToken("auth-a/app", { aud: "https://evil.test" });
+    await expectError(
+      call("GET", "/v1/repos/auth-a/app/graph", { token, host: "https://evil.test" }),
+      401,
+      "unauthorized",
+    );
+  });
+
+  it("a token of another repository: 403; of the repository itself when not installed: 404", async () => {
+    await expectError(graph("auth-a/app", await oidcToken("auth-b/other")), 403, "forbidden");
+    await expectError(graph("auth-a/app", await oidcToken("auth-bare/app")), 403, "forbidden");
+    await expectError(graph("auth-nowhere/none", await oidcToken("auth-a/app")), 403, "forbidden");
+    await expectError(graph("auth-bare/app", await oidcToken("auth-bare/app")), 404, "not-found");
+    await expectError(graph("auth-gone/app", await oidcToken("auth-gone/app")), 404, "not-found");
+    await expectError(graph("auth-gone/app", await oidcToken("auth-a/app")), 403, "forbidden");
+  });
+
+  it("without PUBLIC_URL, OIDC tokens are refused naming the setting", async () => {
+    const token = await oidcToken("auth-a/app");
+    const response = await app.request(
+      `${PUBLIC_URL}/v1/repos/auth-a/app/graph`,
+      { headers: { authorization: `Bearer ${token}` } },
+      { ...env, PUBLIC_URL: undefined },
+    );
+    expect(response.status).toBe(401);
+    const body = (await response.json()) as { error: string; message: string };
+    expect(body.error).toBe("unauthorized");
+    expect(body.message).toMatch(/PUBLIC_URL/);
+    // Keys and user tokens do not need it.
+    const viaUser = await app.request(
+      `${PUBLIC_URL}/v1/repos/auth-a/app/graph`,
+      { headers: { authorization: `Bearer ${tokens.write}` } },
+      { ...env, PUBLIC_URL: undefined },
+    );
+    expect(viaUser.status).toBe(200);
+  });
+});
+
+describe("the OpenAPI description and the reference page", () => {
+  it("are public; every /v1 route declares bearer security", async () => {
+    const spec = await call("GET", "/openapi.json");
+    expect(spec.status).toBe(200);
+    const doc = spec.body as {
+      openapi: string;
+      components: { securitySchemes: Record<string, unknown> };
+      paths: Record<string, Record<string, { security?: unknown }>>;
+    };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    for (const path of ["/v1/repos/{owner}/{repo}/graph", "/v1/repos/{owner}/{repo}/keys"]) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      if (!path.startsWith("/v1/")) continue;
+      for (const [method, op] of Object.entries(ops)) {
+        expect(op.security, `${method} ${path}`).toEqual([{ bearer: [] }]);
+      }
+    }
+    const docs = await call("GET", "/docs");
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get("content-type")).toMatch(/text\/html/);
+  });
+});
+
+describe("raw tokens are never stored or logged", () => {
+  async function dump(stub: DurableObjectStub): Promise<string> {
+    return runInDurableObject(stub, async (_instance: unknown, state: DurableObjectState) => {
+      const sql = state.storage.sql;
+      const tables = sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .toArray()
+        .map((t) => t.name)
+        .filter((name) => !name.startsWith("_cf_") && name !== "sqlite_sequence");
+      const rows: Record<string, unknown[]> = {};
+      for (const table of tables) rows[table] = sql.exec(`SELECT * FROM "${table}"`).toArray();
+      const kv = Object.fromEntries(await state.storage.list());
+      return JSON.stringify({ tables, rows, kv });
+    });
+  }
+
+  it("not in any table of the RepoObjects, the InstallationObjects or the directory, nor in the log", async () => {
+    // One more of each kind, so the scan sees every path (the previous tests added most).
+    await graph("auth-a/app", tokens.admin);
+    await graph("auth-a/app", await oidcToken("auth-a/app"));
+    expect(secrets.size).toBeGreaterThan(20);
+    const late = await directory(env).lookup("auth-late/app");
+    const stubs: Array<[string, DurableObjectStub]> = [
+      ["directory", directory(env)],
+      ...[A, B, GONE].map((r): [string, DurableObjectStub] => [r.repo, repoStub(r.repoId)]),
+      ["auth-late/app", repoStub(late!.repoId)],
+      ...[A, B, GONE].map((r): [string, DurableObjectStub] => [
+        `installation of ${r.repo}`,
+        installationStub(r.installationId),
+      ]),
+    ];
+    const hashes = await Promise.all(
+      [...secrets].filter((s) => s.startsWith("syk_")).map((s) => sha256Hex(s)),
+    );
+    let sawTables = 0;
+    let allDumps = "";
+    for (const [name, stub] of stubs) {
+      const dumped = await dump(stub);
+      allDumps += dumped;
+      sawTables += (JSON.parse(dumped) as { tables: string[] }).tables.length;
+      for (const secret of secrets) {
+        expect(dumped.includes(secret), `a raw token in ${name}`).toBe(false);
+        // Nor the secret part of a key on its own.
+        const tail = secret.startsWith("syk_") ? secret.slice(secret.lastIndexOf("_") + 1) : null;
+        if (tail) expect(dumped.includes(tail), `a key secret in ${name}`).toBe(false);
+      }
+    }
+    expect(sawTables).toBeGreaterThan(10);
+    // The console spy sees what code inside a Durable Object logs, too.
+    await runInDurableObject(repoStub(A.repoId), () => console.warn("probe from the object"));
+    expect(logged.some((line) => line.includes("probe from the object"))).toBe(true);
+    // The scan does see the keys: as their hashes.
+    expect(hashes.some((h) => allDumps.includes(h))).toBe(true);
+    for (const line of logged) {
+      for (const secret of secrets)
+        expect(line.includes(secret), "a raw token in the log").toBe(false);
+    }
+  });
+});
