@@ -1,3 +1,5 @@
+import type { ProcessIo } from "./processes.ts";
+
 /** What a CLI command may touch. Injected so tests run commands in-process. */
 export interface CliIo {
   stdout(text: string): void;
@@ -6,6 +8,8 @@ export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
   now(): Date;
   fetch: typeof fetch;
+  /** Child processes and signals, for `work` (default: this process, see processes.ts). */
+  processes?: ProcessIo;
 }
 
 /** Bad usage or bad input: exit code 2. */
@@ -20,4 +24,14 @@ export class OperationError extends Error {
 
 export function writeJson(io: CliIo, value: unknown): void {
   io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** A command that ends with its own exit code (`work` interrupted: 130), after its message. */
+export class ExitCode extends Error {
+  override name = "ExitCode";
+  readonly code: number;
+  constructor(code: number, message = "") {
+    super(message);
+    this.code = code;
+  }
 }

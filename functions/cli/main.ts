@@ -1,12 +1,18 @@
 import type { CliCommand } from "./command.ts";
 import { branchNameCommand } from "./commands/branch-name.ts";
+import { claimCommand } from "./commands/claim.ts";
 import { claimStateCommand } from "./commands/claim-state.ts";
 import { classifyCommand } from "./commands/classify.ts";
+import { commentCommand } from "./commands/comment.ts";
 import { fetchSnapshotCommand } from "./commands/fetch-snapshot.ts";
+import { heartbeatCommand } from "./commands/heartbeat.ts";
 import { linkCommand } from "./commands/link.ts";
 import { produceCommand } from "./commands/produce.ts";
+import { queueCommand } from "./commands/queue.ts";
+import { releaseCommand } from "./commands/release.ts";
 import { scanCommand } from "./commands/scan.ts";
-import { type CliIo, OperationError, UsageError } from "./io.ts";
+import { workCommand } from "./commands/work.ts";
+import { type CliIo, ExitCode, OperationError, UsageError } from "./io.ts";
 
 const commands: CliCommand[] = [
   scanCommand,
@@ -16,6 +22,12 @@ const commands: CliCommand[] = [
   branchNameCommand,
   claimStateCommand,
   classifyCommand,
+  queueCommand,
+  claimCommand,
+  heartbeatCommand,
+  releaseCommand,
+  commentCommand,
+  workCommand,
 ];
 
 function help(): string {
@@ -23,7 +35,10 @@ function help(): string {
   return `usage: switchyard <command> [flags]\n\ncommands:\n${lines.join("\n")}\n`;
 }
 
-/** Runs one CLI invocation and returns its exit code: 0 ok, 1 failed operation, 2 bad usage/input. */
+/**
+ * Runs one CLI invocation and returns its exit code: 0 ok, 1 failed operation, 2 bad usage/input
+ * (and 130 for an interrupted `work`).
+ */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
@@ -39,6 +54,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     await command.run(rest, io);
     return 0;
   } catch (error) {
+    if (error instanceof ExitCode) {
+      if (error.message !== "") io.stderr(`switchyard ${error.message}\n`);
+      return error.code;
+    }
     if (error instanceof UsageError) {
       io.stderr(`switchyard ${error.message}\n`);
       return 2;

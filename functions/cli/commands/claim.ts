@@ -1,0 +1,67 @@
+import { ClaimNextRequestSchema, ClaimRequestSchema } from "../../../shared/fleet/schemas.ts";
+import { parseFlags, requireFlag } from "../args.ts";
+import type { CliCommand } from "../command.ts";
+import {
+  CONNECTION_FLAGS,
+  checkFlags,
+  defined,
+  fleetCall,
+  fleetConnection,
+  integerFlag,
+  issueFlag,
+  listFlag,
+} from "../fleet.ts";
+import { UsageError, writeJson } from "../io.ts";
+
+const NAME = "claim";
+
+/**
+ * `claim --issue N` claims that issue; without `--issue` it claims the queue's first issue
+ * (claim-next) and prints `null` when there is no work (still exit 0).
+ */
+export const claimCommand: CliCommand = {
+  name: NAME,
+  usage:
+    "claim --server URL --repo OWNER/NAME --agent-id ID [--issue N] [--ttl-seconds N] [--machine M] [--capabilities a,b]   (no --issue: the queue's next issue, null when empty)",
+  async run(argv, io) {
+    const flags = parseFlags(NAME, argv, {
+      ...CONNECTION_FLAGS,
+      issue: { type: "string" },
+      "agent-id": { type: "string" },
+      "ttl-seconds": { type: "string" },
+      machine: { type: "string" },
+      capabilities: { type: "string" },
+    });
+    const { client } = fleetConnection(io, NAME, flags);
+    const agentId = requireFlag(NAME, "agent-id", flags["agent-id"]);
+    const ttlSeconds = integerFlag(NAME, "ttl-seconds", flags["ttl-seconds"]);
+    if (flags.issue !== undefined) {
+      if (flags.capabilities !== undefined) {
+        throw new UsageError(
+          `${NAME}: --capabilities goes with claim-next (no --issue): it picks which issue`,
+        );
+      }
+      const issue = issueFlag(NAME, flags.issue);
+      const body = checkFlags(
+        NAME,
+        ClaimRequestSchema,
+        defined({ agentId, ttlSeconds, machine: flags.machine }),
+      );
+      writeJson(io, await fleetCall(NAME, () => client.claim(issue, body)));
+      return;
+    }
+    const body = checkFlags(
+      NAME,
+      ClaimNextRequestSchema,
+      defined({
+        agentId,
+        ttlSeconds,
+        machine: flags.machine,
+        capabilities: listFlag(flags.capabilities),
+      }),
+    );
+    const grant = await fleetCall(NAME, () => client.claimNext(body));
+    if (grant === null) io.stderr(`${NAME}: the queue is empty: nothing to claim\n`);
+    writeJson(io, grant);
+  },
+};

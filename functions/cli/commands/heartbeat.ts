@@ -1,0 +1,34 @@
+import { HeartbeatRequestSchema } from "../../../shared/fleet/schemas.ts";
+import { parseFlags, requireFlag } from "../args.ts";
+import type { CliCommand } from "../command.ts";
+import {
+  CONNECTION_FLAGS,
+  checkFlags,
+  fleetCall,
+  fleetConnection,
+  integerFlag,
+  issueFlag,
+} from "../fleet.ts";
+import { writeJson } from "../io.ts";
+
+const NAME = "heartbeat";
+
+export const heartbeatCommand: CliCommand = {
+  name: NAME,
+  usage: "heartbeat --server URL --repo OWNER/NAME --issue N --claim-id ID --fence N",
+  async run(argv, io) {
+    const flags = parseFlags(NAME, argv, {
+      ...CONNECTION_FLAGS,
+      issue: { type: "string" },
+      "claim-id": { type: "string" },
+      fence: { type: "string" },
+    });
+    const { client } = fleetConnection(io, NAME, flags);
+    const issue = issueFlag(NAME, flags.issue);
+    const body = checkFlags(NAME, HeartbeatRequestSchema, {
+      claimId: requireFlag(NAME, "claim-id", flags["claim-id"]),
+      fence: integerFlag(NAME, "fence", requireFlag(NAME, "fence", flags.fence)),
+    });
+    writeJson(io, await fleetCall(NAME, () => client.heartbeat(issue, body)));
+  },
+};
