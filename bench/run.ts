@@ -3,11 +3,12 @@
 import os from "node:os";
 import process from "node:process";
 import type { Benchmark } from "./benchmark.ts";
+import { claimsBenchmark } from "./claims.ts";
 import { githubEconomy } from "./github-economy.ts";
 import { scanBenchmark } from "./scan.ts";
 import { webhookAck } from "./webhook-ack.ts";
 
-const benchmarks: Benchmark[] = [scanBenchmark, githubEconomy, webhookAck];
+const benchmarks: Benchmark[] = [scanBenchmark, githubEconomy, webhookAck, claimsBenchmark];
 
 const only = process.argv.slice(2);
 const cpu = os.cpus()[0]?.model ?? "unknown cpu";

@@ -76,6 +76,19 @@ export const webhookAck: Benchmark = {
         repos.push({ id: repo.id, fullName: `bench/r${i}` });
       }
       stack.sim.sim.webhooks.pushUrl = `${stack.workerUrl}/webhooks/github`;
+      // The graph API needs a token: a simulator user with admin on every bench repository.
+      const token = `ghp_bench${crypto.randomUUID().replace(/-/g, "")}`;
+      const registered = await fetch(`${stack.sim.url}/_sim/users`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          login: "bench-admin",
+          token,
+          repos: Object.fromEntries(repos.map((r) => [r.fullName, "admin"])),
+        }),
+      });
+      if (!registered.ok) throw new Error(`registering the bench user: ${registered.status}`);
+      const auth = { authorization: `Bearer ${token}` };
       const installation = stack.sim.sim.state.install(
         "bench",
         repos.map((r) => r.fullName.split("/")[1]!),
@@ -85,7 +98,9 @@ export const webhookAck: Benchmark = {
         await waitFor(
           `${repo.fullName} reconciled`,
           async () => {
-            const res = await fetch(`${stack.workerUrl}/v1/repos/${repo.fullName}/graph`);
+            const res = await fetch(`${stack.workerUrl}/v1/repos/${repo.fullName}/graph`, {
+              headers: auth,
+            });
             if (!res.ok) return undefined;
             const g = (await res.json()) as { watermarks: { lastFullReconcileAt: string | null } };
             return g.watermarks.lastFullReconcileAt ? true : undefined;
@@ -132,7 +147,7 @@ export const webhookAck: Benchmark = {
           await res.arrayBuffer();
           coldStart.push(performance.now() - started);
         }
-        const appliedBefore = await appliedCount(stack.workerUrl, targets);
+        const appliedBefore = await appliedCount(stack.workerUrl, targets, auth);
         const outboundBefore = stack.sim.sim.counter.snapshot().total;
         let next = 0;
         const result = await autocannon({
@@ -151,7 +166,7 @@ export const webhookAck: Benchmark = {
           ],
         });
         const outbound = stack.sim.sim.counter.snapshot().total - outboundBefore;
-        const applied = (await appliedCount(stack.workerUrl, targets)) - appliedBefore;
+        const applied = (await appliedCount(stack.workerUrl, targets, auth)) - appliedBefore;
         return {
           repos: count,
           requests: result.requests.total,
@@ -216,10 +231,11 @@ export const webhookAck: Benchmark = {
 async function appliedCount(
   workerUrl: string,
   repos: Array<{ fullName: string }>,
+  headers: Record<string, string>,
 ): Promise<number> {
   let total = 0;
   for (const repo of repos) {
-    const res = await fetch(`${workerUrl}/v1/repos/${repo.fullName}/graph`);
+    const res = await fetch(`${workerUrl}/v1/repos/${repo.fullName}/graph`, { headers });
     const g = (await res.json()) as { deliveries: { applied: number } };
     total += g.deliveries.applied;
   }

@@ -1,18 +1,57 @@
-import { Hono } from "hono";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
 import type { Env } from "./env.ts";
 import { health } from "./routes/health.ts";
+import { repoAuth } from "./routes/v1/auth.ts";
+import { claimRoutes } from "./routes/v1/claims.ts";
 import { graphRoutes } from "./routes/v1/graph.ts";
+import { keyRoutes } from "./routes/v1/keys.ts";
+import { queueRoutes } from "./routes/v1/queue.ts";
+import { writeRoutes } from "./routes/v1/writes.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import { VERSION } from "./version.ts";
 
 /** The Worker's HTTP surface; each route module owns one concern. */
-export const app = new Hono<{ Bindings: Env }>()
-  .route("/", health)
-  .route("/", webhookRoutes)
+export const app = new OpenAPIHono<{ Bindings: Env }>();
+
+app.route("/", health).route("/", webhookRoutes);
+// Every repository route proves the caller first (spec 6.4); routes read `c.var.caller/repo`.
+app.use("/v1/repos/:owner/:repo/*", repoAuth);
+app
   .route("/", graphRoutes)
-  .notFound((c) =>
-    c.json({ error: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404),
-  )
-  .onError((error, c) => {
-    console.error("unhandled error", error);
-    return c.json({ error: "internal error" }, 500);
-  });
+  .route("/", queueRoutes)
+  .route("/", claimRoutes)
+  .route("/", writeRoutes)
+  .route("/", keyRoutes);
+
+// The fleet API's description (spec 6.4), generated from the route schemas; both are public.
+app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+  type: "http",
+  scheme: "bearer",
+  description:
+    "A GitHub user token (push or admin on the repository), a fleet key (`syk_...`), or a GitHub Actions OIDC token whose audience is the Worker's PUBLIC_URL",
+});
+app.doc31("/openapi.json", {
+  openapi: "3.1.0",
+  info: {
+    title: "switchyard fleet API",
+    version: VERSION,
+    description:
+      "Claimable work for agent fleets from a repository's issue graph. See docs/api.md.",
+  },
+});
+app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "switchyard fleet API" }));
+
+app.notFound((c) =>
+  c.json(
+    {
+      error: "not-found",
+      message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}`,
+    },
+    404,
+  ),
+);
+app.onError((error, c) => {
+  console.error("unhandled error", error);
+  return c.json({ error: "internal", message: "internal error" }, 500);
+});

@@ -17,12 +17,21 @@ export interface Env {
   WEBHOOK_MAX_BYTES?: string;
   /** Producer debounce after a change, in milliseconds (default 2000). */
   PRODUCER_DEBOUNCE_MS?: string;
+  /** Delay before fleet writes (IDD mirror markers, processing labels) go out, in ms (default 2000): claims granted and released within it post nothing. */
+  FLEET_WRITE_DELAY_MS?: string;
   /** First retry delay of a failed schedule (reconcile, producer writes), in ms (default 5000). */
   SCHEDULE_RETRY_BASE_MS?: string;
   /** Per-attempt timeout of a GitHub request, in milliseconds (default 15000). */
   GITHUB_TIMEOUT_MS?: string;
   /** Base of the jittered backoff between GitHub retries, in milliseconds (default 500). */
   GITHUB_RETRY_BASE_MS?: string;
+  /**
+   * The Worker's public URL, e.g. `https://switchyard.example.workers.dev`: the audience a
+   * GitHub Actions OIDC token must name. Unset: OIDC tokens are refused (never the Host header).
+   */
+  PUBLIC_URL?: string;
+  /** The GitHub Actions OIDC issuer (default `https://token.actions.githubusercontent.com`). */
+  OIDC_ISSUER?: string;
 }
 
 /** Names the setting an operation needs when it is missing, instead of failing obscurely. */

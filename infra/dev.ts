@@ -4,6 +4,7 @@
 // "installed", the first reconcile and producer run, then one issue closed so a kick reaches
 // `agent:ready`. `--once` stops after the story (used by the tests); otherwise Ctrl-C stops all.
 import process from "node:process";
+import { FleetClient } from "../shared/fleet/client.ts";
 import { demoSeeds } from "./demo/seeds.ts";
 import { seedSnapshot } from "./github-sim/seed.ts";
 import { startLocalStack, waitFor } from "./local-stack.ts";
@@ -54,8 +55,21 @@ type Graph = {
   diagnostics: unknown[];
   watermarks: { lastFullReconcileAt: string | null; producer: { seq: number; at: string | null } };
 };
+// Every /v1 route needs a token: a simulator user with admin on the demo repositories.
+const demoToken = `ghp_demo${crypto.randomUUID().replace(/-/g, "")}`;
+const registered = await fetch(`${sim.url}/_sim/users`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({
+    login: "demo-admin",
+    token: demoToken,
+    repos: { "acme/rocket": "admin", "acme/sdk": "admin" },
+  }),
+});
+if (!registered.ok) throw new Error(`registering the demo user: ${registered.status}`);
+const auth = { authorization: `Bearer ${demoToken}` };
 const graph = async () => {
-  const response = await fetch(`${workerUrl}/v1/repos/${REPO}/graph`);
+  const response = await fetch(`${workerUrl}/v1/repos/${REPO}/graph`, { headers: auth });
   return response.ok ? ((await response.json()) as Graph) : undefined;
 };
 const titles = new Map(seeds.rocket.issues.map((i) => [i.number, i.title]));
@@ -116,11 +130,43 @@ say(
     .join(" ")}`,
 );
 
+// 7. The fleet side: a repository admin mints a fleet key; an agent claims the queue's first
+// issue, comments through the fenced API, and releases it.
+const admin = new FleetClient({ server: workerUrl, repo: REPO, token: demoToken });
+const key = await admin.createKey({ name: "demo fleet" });
+const agent = new FleetClient({ server: workerUrl, repo: REPO, token: key.key });
+const queue = await agent.queue({ machine: "demo-box" });
+say(`\nFleet API (key ${key.id} "${key.name}", minted by a repository admin):`);
+say(`  queue: ${queue.items.map((i) => `#${i.number} (${i.reason})`).join("; ")}`);
+const grant = await agent.claimNext({ agentId: "demo-agent", machine: "demo-box" });
+if (grant) {
+  const n = grant.issue.number;
+  say(
+    `  claim → #${n} ${grant.issue.title}: fence ${grant.fence}, branch ${grant.branch}, expires ${grant.expiresAt}`,
+  );
+  await agent.comment(n, {
+    claimId: grant.claimId,
+    fence: grant.fence,
+    body: "demo-agent: started on this (posted through switchyard's fenced API).",
+  });
+  say(`  fenced comment → posted on #${n} with the App's token`);
+  const released = await agent.release(n, {
+    claimId: grant.claimId,
+    fence: grant.fence,
+    outcome: "abandoned",
+    note: "demo: handing it back",
+  });
+  say(`  release (${released.outcome}) → #${n} is back in the queue for the next agent`);
+}
+
 say(`\nTry:
   curl ${workerUrl}/healthz
-  curl ${workerUrl}/v1/repos/${REPO}/graph
+  curl -H "Authorization: Bearer ${demoToken}" ${workerUrl}/v1/repos/${REPO}/graph   # demo-admin's token on the simulator
   curl "${workerUrl}/__scheduled?cron=*/15+*+*+*+*"          # fire the reconciliation cron
-  curl -X POST ${sim.url}/_sim/repos/${REPO}/issues/5/close -d '{}'   # close #5: #6 gets agent:ready`);
+  curl -X POST ${sim.url}/_sim/repos/${REPO}/issues/5/close -d '{}'   # close #5: #6 gets agent:ready
+  curl -H "Authorization: Bearer ${key.key}" ${workerUrl}/v1/repos/${REPO}/queue   # the fleet key above
+  SWITCHYARD_TOKEN=${key.key} npx switchyard work --server ${workerUrl} --repo ${REPO} --agent-id my-agent --once -- sh -c 'echo "working on #$SWITCHYARD_ISSUE on $SWITCHYARD_BRANCH"'
+  open ${workerUrl}/docs   # the API reference`);
 
 if (once) await shutdown(0);
 else say("\nRunning. Ctrl-C stops the Worker and the simulator.");

@@ -78,6 +78,9 @@ export async function startLocalStack(
     GITHUB_APP_ID: String(APP_ID),
     GITHUB_APP_PRIVATE_KEY: pkcs8.replace(/\n/g, "\\n"),
     GITHUB_WEBHOOK_SECRET: webhookSecret,
+    // OIDC tokens must name the Worker's own URL; the simulator is their issuer.
+    PUBLIC_URL: workerUrl,
+    OIDC_ISSUER: `${sim.url}/oidc`,
     ...opts.vars,
   };
   // wrangler runs on this same Node: the machine's default `node` may be too old for it.

@@ -37,10 +37,18 @@ export interface FlushResult {
  * interleave their writes, a failed write is retried (never duplicated), and the watermark
  * moves only after every write of its run succeeded.
  */
+/** What the fleet API asks of the producer: issues not to label ready, and kicks that lift that. */
+export interface ProducerFleetHooks {
+  exclusions(): { suppressed: ReadonlySet<number>; excluded: ReadonlySet<number> };
+  liftSuppression(numbers: Iterable<number>): void;
+}
+
 export class Producer {
   private readonly store: RepoStore;
-  constructor(store: RepoStore) {
+  private readonly fleet: ProducerFleetHooks | null;
+  constructor(store: RepoStore, fleet: ProducerFleetHooks | null = null) {
     this.store = store;
+    this.fleet = fleet;
   }
 
   private run(): ProducerRun | null {
@@ -70,7 +78,14 @@ export class Producer {
         causes,
         config: this.store.config(),
       });
-      const labelPlan = planFromAnalysis(analysis);
+      const exclusions = this.fleet?.exclusions();
+      const labelPlan = planFromAnalysis(analysis, exclusions ?? {});
+      // A kick brings an issue released `done` back: the next plan may label it again.
+      if (exclusions && exclusions.suppressed.size > 0) {
+        this.fleet!.liftSuppression(
+          analysis.kicks.map((k) => k.target).filter((n) => exclusions.suppressed.has(n)),
+        );
+      }
       const ops: LabelOp[] = [
         ...labelPlan.add.map((c) => ({ ...c, action: "add" as const })),
         ...labelPlan.remove.map((c) => ({ ...c, action: "remove" as const })),

@@ -1,13 +1,30 @@
 import { DurableObject } from "cloudflare:workers";
+import type { KeyVerdict } from "../../shared/auth/keys.ts";
+import type { KeySummary } from "../../shared/auth/schemas.ts";
+import { htmlBaseFor } from "../../shared/claims/rules.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
+import { collaboratorPermission } from "../../shared/github/permissions.ts";
 import { scan } from "../../shared/graph/scan.ts";
 import { formatInstant } from "../../shared/graph/time.ts";
+import { permissionGrantsWrite } from "../../shared/idd/trust.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
 import { DAY_MS, reconcileKind, retryDelayMs } from "../../shared/schedule/policy.ts";
 import { type Env, MissingSettingError } from "../env.ts";
 import { installationClient } from "../github-client.ts";
+import { ClaimsStore } from "./claims-store.ts";
 import { refreshConfig } from "./config-sync.ts";
 import { directory, type RepoStatus } from "./directory-object.ts";
+import { type FencedOp, fencedWrite } from "./fenced-write.ts";
+import {
+  type ClaimRequest,
+  type FenceRequest,
+  Fleet,
+  type FleetResult,
+  type QueueRequest,
+  type ReleaseOutcome,
+} from "./fleet.ts";
+import { flushFleetWrites } from "./fleet-writes.ts";
+import { KeysStore, type NewKey } from "./keys-store.ts";
 import { Producer } from "./producer.ts";
 import { reconcileFull, reconcileIncremental } from "./reconcile.ts";
 import { type RepoIdentity, RepoStore } from "./repo-store.ts";
@@ -27,9 +44,12 @@ const HANDLER_ORDER: Record<ScheduleName, number> = {
   config: 1,
   "reconcile-full": 2,
   reconcile: 3,
-  outbox: 4,
-  producer: 5,
-  prune: 6,
+  claims: 4,
+  trust: 5,
+  outbox: 6,
+  producer: 7,
+  fleet: 8,
+  prune: 9,
 };
 
 /**
@@ -40,6 +60,7 @@ export class RepoObject extends DurableObject<Env> {
   readonly store: RepoStore;
   readonly schedules: Schedules;
   readonly producer: Producer;
+  readonly fleet: Fleet;
   /** The alarm run in progress: a second trigger joins it instead of running alongside. */
   private alarmRun: Promise<void> | null = null;
 
@@ -47,7 +68,11 @@ export class RepoObject extends DurableObject<Env> {
     super(ctx, env);
     this.store = new RepoStore(ctx.storage);
     this.schedules = new Schedules(this.store.sql, ctx.storage);
-    this.producer = new Producer(this.store);
+    this.fleet = new Fleet(this.store, new ClaimsStore(this.store.sql), this.schedules, {
+      writeDelayMs: () => this.envMs("FLEET_WRITE_DELAY_MS", 2_000),
+      htmlBase: () => htmlBaseFor(this.env.GITHUB_API_URL ?? "https://api.github.com"),
+    });
+    this.producer = new Producer(this.store, this.fleet);
     // A run cut short leaves leased schedules behind; make sure an alarm will find them.
     void ctx.blockConcurrencyWhile(() => this.schedules.rearm());
   }
@@ -77,8 +102,14 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   private debounceMs(): number {
-    const configured = Number(this.env.PRODUCER_DEBOUNCE_MS);
-    return Number.isFinite(configured) && configured >= 0 ? configured : 2_000;
+    return this.envMs("PRODUCER_DEBOUNCE_MS", 2_000);
+  }
+
+  private envMs(key: "PRODUCER_DEBOUNCE_MS" | "FLEET_WRITE_DELAY_MS", fallback: number): number {
+    const configured = Number(this.env[key]);
+    return this.env[key] !== undefined && Number.isFinite(configured) && configured >= 0
+      ? configured
+      : fallback;
   }
 
   /** Starts watching: learn the whole graph, prune delivery ids daily, kick only recent closes. */
@@ -109,7 +140,11 @@ export class RepoObject extends DurableObject<Env> {
         // writes belong to a plan of a graph that may be stale when (if) it comes back.
         this.store.bumpGeneration();
         this.store.dropProducerQueue();
-        if (identity.status === "removed") this.store.wipe();
+        if (identity.status === "removed") {
+          this.store.wipe();
+          this.fleet.claims.wipe(); // the fencing counter stays
+          this.fleetKeys.deleteAll(); // keys die with the installation
+        }
         this.schedules.clear();
       } else if (before?.status !== "active") {
         this.activate(nowMs);
@@ -340,13 +375,33 @@ export class RepoObject extends DurableObject<Env> {
       }
       case "producer": {
         this.producer.plan(nowMs);
+        // Notices a stuck label taken off by hand and asks for whatever fleet writes it implies.
+        this.fleet.queueView(nowMs);
         if (this.producer.pending().length > 0) await this.flushOutbox();
         return;
       }
       case "outbox":
         await this.flushOutbox();
         return;
+      case "claims":
+        this.fleet.runExpiry(nowMs);
+        return;
+      case "fleet":
+        await flushFleetWrites(this.fleet, {
+          client: () => this.client(`apply the fleet writes of ${identity.fullName}`),
+          installation: this.installation(),
+          fullName: identity.fullName,
+          schedules: this.schedules,
+          labels: () => this.store.config().labels,
+          stillActive: (generation) => this.store.stillActive(generation),
+          generation: this.store.generation(),
+        });
+        return;
+      case "trust":
+        await this.checkMarkerAuthors(identity.fullName, nowMs);
+        return;
       case "prune":
+        this.fleet.claims.prune(nowMs);
         this.store.pruneDeliveries(nowMs);
         this.schedules.at("prune", nowMs + DAY_MS);
         return;
@@ -370,6 +425,86 @@ export class RepoObject extends DurableObject<Env> {
     }
   }
 
+  // --- fleet API (spec 6.4) ----------------------------------------------------------------
+
+  /** Fleet calls on a repository that is not active answer like an unknown one. */
+  private inactive(): FleetResult | null {
+    if (this.store.identity()?.status === "active") return null;
+    return {
+      status: 404,
+      body: { error: "not-found", message: "the repository is not installed" },
+    };
+  }
+
+  private async fleetCall(run: () => FleetResult): Promise<FleetResult> {
+    const result = this.inactive() ?? run();
+    await this.schedules.rearm();
+    return result;
+  }
+
+  /** The claimable issues for one caller (named so: `queue` is a Durable Object handler's name). */
+  workQueue(request: QueueRequest, nowMs = Date.now()): Promise<FleetResult> {
+    return this.fleetCall(() => this.fleet.queue(request, nowMs));
+  }
+
+  /** Claims issue `number`, or the queue's first available issue when `number` is null. */
+  claim(number: number | null, request: ClaimRequest, nowMs = Date.now()): Promise<FleetResult> {
+    return this.fleetCall(() => this.fleet.grant(number, request, nowMs));
+  }
+
+  heartbeat(number: number, request: FenceRequest, nowMs = Date.now()): Promise<FleetResult> {
+    return this.fleetCall(() => this.fleet.heartbeat(number, request, nowMs));
+  }
+
+  release(
+    number: number,
+    request: FenceRequest & { outcome: ReleaseOutcome; note?: string },
+    nowMs = Date.now(),
+  ): Promise<FleetResult> {
+    return this.fleetCall(() => this.fleet.release(number, request, nowMs));
+  }
+
+  liveClaims(nowMs = Date.now()): FleetResult {
+    return this.inactive() ?? this.fleet.listClaims(nowMs);
+  }
+
+  /** A GitHub write on behalf of a claim holder, done only while its fence is current. */
+  async write(
+    number: number,
+    request: FenceRequest,
+    op: FencedOp,
+    nowMs = Date.now(),
+  ): Promise<FleetResult> {
+    const start = Date.now();
+    const inactive = this.inactive();
+    if (inactive) return inactive;
+    const identity = this.store.identity()!;
+    return fencedWrite(this.fleet, this.store, {
+      number,
+      request,
+      op,
+      fullName: identity.fullName,
+      client: () => this.client(`write to ${identity.fullName}#${number} for a claim`),
+      installation: this.installation(),
+      now: () => nowMs + (Date.now() - start),
+    });
+  }
+
+  /** Asks GitHub whether marker authors of unknown standing have write access (spec 5). */
+  private async checkMarkerAuthors(fullName: string, nowMs: number): Promise<void> {
+    const unknown = this.fleet.queueView(nowMs).unknownAuthors;
+    if (unknown.length === 0) return;
+    const client = this.client(`check marker authors' access to ${fullName}`);
+    for (const login of unknown.slice(0, 20)) {
+      const permission = await collaboratorPermission(client, fullName, login);
+      this.store.transaction(() => {
+        this.fleet.claims.setTrust(login, permissionGrantsWrite(permission), Date.now());
+        this.store.version += 1;
+      });
+    }
+    if (unknown.length > 20) this.schedules.at("trust", Date.now());
+  }
+
   /** Identity, schedules, queued writes, and whether an alarm run is in progress right now. */
   status(): {
     identity: RepoIdentity | null;
@@ -387,4 +522,44 @@ export class RepoObject extends DurableObject<Env> {
       running: this.alarmRun !== null,
     };
   }
+
+  // --- fleet keys ---
+  // Spec 6.4. Only hashes reach this object: the route mints a key, shows it once and passes
+  // its SHA-256; `fleet_keys` is read and written by keys-store.ts alone.
+  private fleetKeysStore: KeysStore | null = null;
+  private get fleetKeys(): KeysStore {
+    this.fleetKeysStore ??= new KeysStore(this.ctx.storage);
+    return this.fleetKeysStore;
+  }
+
+  createKey(key: NewKey): KeySummary {
+    return this.store.transaction(() => {
+      const created = this.fleetKeys.create(key);
+      this.store.audit(
+        "key-created",
+        { id: key.id, name: key.name, by: key.createdBy },
+        key.createdMs,
+      );
+      return created;
+    });
+  }
+
+  listKeys(): KeySummary[] {
+    return this.fleetKeys.list();
+  }
+
+  /** False for an unknown id; revoking twice keeps the first revocation. */
+  revokeKey(id: string, nowMs = Date.now()): boolean {
+    return this.store.transaction(() => {
+      const revoked = this.fleetKeys.revoke(id, nowMs);
+      if (revoked) this.store.audit("key-revoked", { id }, nowMs);
+      return revoked;
+    });
+  }
+
+  /** The key whose SHA-256 is `hash`, if valid at `nowMs` (its use recorded once a minute). */
+  verifyKey(hash: string, nowMs = Date.now()): KeyVerdict {
+    return this.fleetKeys.verify(hash, nowMs);
+  }
+  // --- end of fleet keys ---
 }

@@ -62,4 +62,44 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(`ALTER TABLE schedules ADD COLUMN leased INTEGER NOT NULL DEFAULT 0`);
     sql.exec(`ALTER TABLE schedules ADD COLUMN requested_ms INTEGER`);
   },
+  (sql) => {
+    // The fleet API. The fencing counter is its own table: an uninstall wipes everything else,
+    // never it, so a fence handed out before can never be handed out again.
+    sql.exec(`CREATE TABLE fence (id INTEGER PRIMARY KEY CHECK (id = 0), value INTEGER NOT NULL)`);
+    sql.exec(`CREATE TABLE claims (
+      claim_id TEXT PRIMARY KEY, number INTEGER NOT NULL, agent_id TEXT NOT NULL, machine TEXT,
+      fence INTEGER NOT NULL UNIQUE, branch TEXT NOT NULL, ttl_ms INTEGER NOT NULL,
+      granted_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL,
+      ended_ms INTEGER, outcome TEXT, note TEXT,
+      marker TEXT NOT NULL DEFAULT 'none'
+    )`);
+    sql.exec(`CREATE INDEX claims_live ON claims (expires_ms) WHERE ended_ms IS NULL`);
+    sql.exec(`CREATE INDEX claims_by_issue ON claims (number, fence)`);
+    // Per-issue fleet state: where attempts count from, the dead letter, done suppression,
+    // and the label writes switchyard owes GitHub for it (applied by the mirror schedule).
+    sql.exec(`CREATE TABLE issue_fleet (
+      number INTEGER PRIMARY KEY,
+      reset_fence INTEGER NOT NULL DEFAULT 0,
+      stuck INTEGER NOT NULL DEFAULT 0,
+      stuck_labeled INTEGER NOT NULL DEFAULT 0,
+      stuck_commented INTEGER NOT NULL DEFAULT 0,
+      done_suppressed INTEGER NOT NULL DEFAULT 0,
+      remove_ready INTEGER NOT NULL DEFAULT 0,
+      add_ready INTEGER NOT NULL DEFAULT 0,
+      processing INTEGER NOT NULL DEFAULT 0,
+      processing_ms INTEGER
+    )`);
+    sql.exec(`CREATE TABLE idempotency (
+      key TEXT PRIMARY KEY, claim_id TEXT NOT NULL, number INTEGER, linked INTEGER NOT NULL DEFAULT 0,
+      created_ms INTEGER NOT NULL
+    )`);
+    sql.exec(`CREATE TABLE fleet_keys (
+      id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, created_by TEXT,
+      created_ms INTEGER NOT NULL, last_used_ms INTEGER, expires_ms INTEGER, revoked_ms INTEGER
+    )`);
+    sql.exec(`CREATE TABLE author_trust (
+      login TEXT PRIMARY KEY, trusted INTEGER NOT NULL, checked_ms INTEGER NOT NULL
+    )`);
+    sql.exec(`ALTER TABLE comments ADD COLUMN author_association TEXT`);
+  },
 ];

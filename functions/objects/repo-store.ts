@@ -54,6 +54,16 @@ type IssueRow = {
 
 const ms = (iso: string) => Date.parse(iso);
 
+export type MarkerCommentRow = {
+  id: number;
+  number: number;
+  author: string;
+  author_type: string;
+  author_association: string | null;
+  body: string;
+  created_at: string;
+};
+
 /** What the audit log stores for an entry: a JSON object. */
 export type AuditDetail = Record<string, string | number | boolean | null | object>;
 
@@ -70,6 +80,13 @@ export class RepoStore {
   private auditInserts = 0;
   /** Set by `upsertIssue` when a field the graph rules read changed. */
   private graphTouched = false;
+  /**
+   * Bumped (in memory) by every change to what the graph, labels, comments or config say, so
+   * derived views (the fleet queue) know when to rebuild. Starts anew with each instance.
+   */
+  version = 0;
+  /** Called when an issue's state changes (a close or a reopen), inside the change's transaction. */
+  onStateChange: ((number: number, state: "open" | "closed") => void) | null = null;
 
   constructor(storage: DurableObjectStorage) {
     this.storage = storage;
@@ -83,6 +100,7 @@ export class RepoStore {
     } catch (error) {
       this.metaCache.clear();
       this.parsedConfig = null;
+      this.version += 1;
       throw error;
     }
   }
@@ -102,13 +120,19 @@ export class RepoStore {
     this.sql`INSERT INTO meta (key, value) VALUES (${key}, ${text})
       ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
     this.metaCache.set(key, JSON.parse(text));
-    if (key === "config") this.parsedConfig = null;
+    if (key === "config") {
+      this.parsedConfig = null;
+      this.version += 1;
+    }
   }
 
   deleteMeta(key: string): void {
     this.sql`DELETE FROM meta WHERE key = ${key}`;
     this.metaCache.set(key, undefined);
-    if (key === "config") this.parsedConfig = null;
+    if (key === "config") {
+      this.parsedConfig = null;
+      this.version += 1;
+    }
   }
 
   /**
@@ -261,6 +285,7 @@ export class RepoStore {
       }
       this.graphTouched = before;
     }
+    if (changes.length > 0) this.version += 1;
     return { changes, graphChanged };
   }
 
@@ -428,10 +453,11 @@ export class RepoStore {
           return row ? `comment ${event.id} no longer carries a marker` : null;
         }
         this
-          .sql`INSERT INTO comments (id, number, author, author_type, body, created_at, updated_ms)
-          VALUES (${event.id}, ${event.number}, ${event.author.login}, ${event.author.type}, ${event.body},
-                  ${event.createdAt}, ${at})
-          ON CONFLICT (id) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms`;
+          .sql`INSERT INTO comments (id, number, author, author_type, author_association, body, created_at, updated_ms)
+          VALUES (${event.id}, ${event.number}, ${event.author.login}, ${event.author.type},
+                  ${event.association ?? null}, ${event.body}, ${event.createdAt}, ${at})
+          ON CONFLICT (id) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms,
+            author_association = COALESCE(excluded.author_association, comments.author_association)`;
         return `marker comment ${event.id} on #${event.number}`;
       }
       case "comment-removed": {
@@ -506,6 +532,7 @@ export class RepoStore {
       return false;
     }
     const closedSeq = this.closedSeqFor(issue.state, issue.closedAt, row);
+    if (row && row.state !== issue.state) this.onStateChange?.(issue.number, issue.state);
     this.graphTouched =
       !row ||
       row.state !== issue.state ||
@@ -533,6 +560,13 @@ export class RepoStore {
     const labels = (JSON.parse(row.labels) as string[]).filter((l) => l !== label);
     if (action === "add") labels.push(label);
     this.sql`UPDATE issues SET labels = ${JSON.stringify(labels)} WHERE number = ${number}`;
+    this.version += 1;
+  }
+
+  /** The stored labels of an issue, or null when it is not stored. */
+  issueLabels(number: number): string[] | null {
+    const row = this.sql<{ labels: string }>`SELECT labels FROM issues WHERE number = ${number}`[0];
+    return row ? (JSON.parse(row.labels) as string[]) : null;
   }
 
   /** When switchyard began watching: closes before it are history, not kicks. */
@@ -658,14 +692,16 @@ export class RepoStore {
   }
 
   markerComments(number: number) {
-    return this.sql<{
-      id: number;
-      author: string;
-      author_type: string;
-      body: string;
-      created_at: string;
-    }>`
-      SELECT id, author, author_type, body, created_at FROM comments WHERE number = ${number} ORDER BY created_at, id`;
+    return this.sql<MarkerCommentRow>`
+      SELECT id, number, author, author_type, author_association, body, created_at FROM comments
+      WHERE number = ${number} ORDER BY created_at, id`;
+  }
+
+  /** Every stored marker comment, by issue then time: the IDD claims the fleet API respects. */
+  allMarkerComments(): MarkerCommentRow[] {
+    return this.sql<MarkerCommentRow>`
+      SELECT id, number, author, author_type, author_association, body, created_at FROM comments
+      ORDER BY number, created_at, id`;
   }
 
   /** Deletes every stored row: the App was uninstalled or the repository removed from it. */
@@ -687,5 +723,6 @@ export class RepoStore {
     this.storage.sql.exec(`DELETE FROM meta WHERE key NOT IN ('identity', 'generation')`);
     this.metaCache.clear();
     this.parsedConfig = null;
+    this.version += 1;
   }
 }

@@ -7,7 +7,13 @@ export type ScheduleName =
   | "reconcile-full"
   | "prune"
   | "sync"
-  | "config";
+  | "config"
+  /** Ends expired claims (fleet API). */
+  | "claims"
+  /** Writes owed for the fleet: IDD mirror markers, processing labels, dead letters. */
+  | "fleet"
+  /** Asks GitHub whether IDD marker authors have write access. */
+  | "trust";
 
 /** How long a taken schedule stays leased: longer than any alarm run can last. */
 const LEASE_MS = 10 * 60_000;

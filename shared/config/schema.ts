@@ -18,12 +18,16 @@ export const ConfigSchema = z.strictObject({
       processing: labelName.default("agent:processing"),
       needsHuman: labelName.default("needs-human-confirm"),
       epicManaged: labelName.default("epic-managed"),
+      /** Put on an issue whose claims kept failing (the queue's dead letter); reserved like hold. */
+      stuck: labelName.default("agent:stuck"),
     })
     .prefault({}),
   queue: z
     .strictObject({
       mode: z.enum(["events", "all"]).default("events"),
       approvalLabel: labelName.nullable().default(null),
+      /** The queue's default order: by number (rotated per machine) or by impact. */
+      order: z.enum(["number", "impact"]).default("number"),
     })
     .prefault({}),
   kicks: z
@@ -38,8 +42,19 @@ export const ConfigSchema = z.strictObject({
     .prefault({}),
   claims: z
     .strictObject({
-      ttlMinutes: z.number().positive().max(10080).default(30),
+      /** Default claim lifetime; a claim may ask for 60 s to 24 h. */
+      ttlMinutes: z
+        .number()
+        .min(1, "claims.ttlMinutes must be at least 1 (60 seconds)")
+        .max(1440, "claims.ttlMinutes must be at most 1440 (24 hours)")
+        .default(30),
       branchPattern: z.string().min(1).default("issue/{number}-{slug}"),
+      /** Claims of one issue that may end without `done` before it is stuck (dead-lettered). */
+      maxAttempts: z.number().int().min(1).max(100).default(3),
+      /** Live claims one agent may hold in this repository (null: no limit). */
+      maxPerAgent: z.number().int().min(1).nullable().default(null),
+      /** Live claims in this repository (null: no limit). */
+      maxActive: z.number().int().min(1).nullable().default(null),
     })
     .prefault({}),
   idd: z
@@ -48,6 +63,12 @@ export const ConfigSchema = z.strictObject({
       /** Authors whose IDD markers count. Absent: no filter; empty list: nobody is trusted. */
       trustedMarkerActors: z.array(z.string().min(1)).optional(),
       mirrorClaims: z.boolean().default(true),
+    })
+    .prefault({}),
+  status: z
+    .strictObject({
+      /** Whether the status page of a public repository is readable without logging in. */
+      public: z.boolean().default(false),
     })
     .prefault({}),
 });

@@ -62,6 +62,8 @@ export const WebhookCommentSchema = z.object({
   node_id: z.string().min(1),
   body: z.string(),
   user: WebhookUserSchema.nullable(),
+  /** OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...: who may write IDD markers (spec 5). */
+  author_association: z.string().optional(),
   created_at: instant,
   updated_at: instant,
 });

@@ -98,16 +98,32 @@ export async function createComment(
   repo: string,
   number: number,
   body: string,
-): Promise<{ id: number }> {
+): Promise<{ id: number; url: string }> {
   const { owner, name } = splitRepo(repo);
-  const res = await client.send<{ id: number }>({
+  const res = await client.send<{ id: number; html_url: string }>({
     operation: `comment on ${repo}#${number}`,
     route: "POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
     params: { owner, repo: name, issue_number: number, body },
     // A repeated POST would post the comment twice.
     idempotent: false,
   });
-  return { id: res.data.id };
+  return { id: res.data.id, url: res.data.html_url };
+}
+
+/** Opens an issue; returns its number, id and page URL. */
+export async function createIssue(
+  client: GitHubClient,
+  repo: string,
+  input: { title: string; body?: string },
+): Promise<{ number: number; id: number; url: string }> {
+  const { owner, name } = splitRepo(repo);
+  const res = await client.send<{ number: number; id: number; html_url: string }>({
+    operation: `open an issue in ${repo}`,
+    route: "POST /repos/{owner}/{repo}/issues",
+    params: { owner, repo: name, title: input.title, ...(input.body ? { body: input.body } : {}) },
+    idempotent: false,
+  });
+  return { number: res.data.number, id: res.data.id, url: res.data.html_url };
 }
 
 export type CloseReason = "completed" | "not_planned" | "duplicate";

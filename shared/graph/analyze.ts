@@ -5,6 +5,7 @@ import {
   hasFreshProcessingLock,
   isEpicManaged,
   isHeld,
+  isStuck,
   labelStance,
   type Stance,
 } from "./labels.ts";
@@ -20,6 +21,8 @@ export interface IssueFacts {
   childCount: number;
   openChildren: number;
   held: boolean;
+  /** Carries the stuck label (the fleet API's dead letter): reserved like hold. */
+  stuck: boolean;
   epicManaged: boolean;
   freshLock: boolean;
   stance: Stance;
@@ -91,13 +94,17 @@ export function analyzeGraph(snapshot: Snapshot, scanOptions: ScanOptions = {}):
     const childCount = graph.childCount(issue.number);
     const openChildren = childCount === 0 ? 0 : graph.openChildCount(issue.number);
     const held = isHeld(issue, labels);
+    const stuck = isStuck(issue, labels);
     const epicManaged = isEpicManaged(issue, labels);
-    const freshLock = hasFreshProcessingLock(issue, labels, options.nowMs, ttlMs);
+    const freshLock =
+      options.ownLocks?.has(issue.number) !== true &&
+      hasFreshProcessingLock(issue, labels, options.nowMs, ttlMs);
     const stance = labelStance(issue, labels);
     const ready =
       blockers.length === 0 &&
       openChildren === 0 &&
       !held &&
+      !stuck &&
       !epicManaged &&
       !freshLock &&
       stance !== "waiting";
@@ -107,6 +114,7 @@ export function analyzeGraph(snapshot: Snapshot, scanOptions: ScanOptions = {}):
       childCount,
       openChildren,
       held,
+      stuck,
       epicManaged,
       freshLock,
       stance,

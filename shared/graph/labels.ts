@@ -75,3 +75,8 @@ export function isEpicManaged(issue: SnapshotIssue, labels: LabelNames): boolean
 export function isHeld(issue: SnapshotIssue, labels: LabelNames): boolean {
   return issue.labels.includes(labels.hold);
 }
+
+/** Dead-lettered by the fleet API after repeated failed claims; reserved like hold until a human removes it. */
+export function isStuck(issue: SnapshotIssue, labels: LabelNames): boolean {
+  return issue.labels.includes(labels.stuck);
+}

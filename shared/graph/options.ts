@@ -24,6 +24,11 @@ export interface ScanOptions {
   /** Rotates `ready` so machines sharing a queue start at different issues. */
   machine?: string;
   config?: Config;
+  /**
+   * Issues whose processing label switchyard itself put on for its own claims: that label is
+   * not someone else's lock (the fleet API tracks those claims itself).
+   */
+  ownLocks?: ReadonlySet<number>;
 }
 
 export interface ResolvedScanOptions {
@@ -33,6 +38,7 @@ export interface ResolvedScanOptions {
   causes: readonly IssueRef[] | undefined;
   machine: string | undefined;
   config: Config;
+  ownLocks: ReadonlySet<number> | undefined;
 }
 
 export function resolveScanOptions(snapshot: Snapshot, options: ScanOptions): ResolvedScanOptions {
@@ -67,6 +73,7 @@ export function resolveScanOptions(snapshot: Snapshot, options: ScanOptions): Re
     causes: options.causes,
     machine: options.machine,
     config,
+    ownLocks: options.ownLocks,
   };
 }
 

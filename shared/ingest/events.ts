@@ -73,6 +73,8 @@ export const GraphEventSchema = z.discriminatedUnion("type", [
     id: z.number().int().nonnegative(),
     number: z.number().int().positive(),
     author: z.object({ login: z.string(), type: z.string() }),
+    /** GitHub's `author_association` (absent when the source did not say). */
+    association: z.string().nullable().optional(),
     body: z.string(),
     createdAt: instant,
     updatedAt: instant,

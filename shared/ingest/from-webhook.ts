@@ -153,6 +153,7 @@ export function routeWebhook(webhook: HandledWebhook, receivedAt: string): Route
           id: comment.id,
           number: payload.issue.number,
           author: { login: comment.user?.login ?? "ghost", type: comment.user?.type ?? "User" },
+          association: comment.author_association ?? null,
           body: comment.body,
           createdAt: comment.created_at,
           updatedAt: comment.updated_at,

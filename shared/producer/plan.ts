@@ -20,11 +20,15 @@ export interface PlanOptions extends ScanOptions {
   mode?: "events" | "all";
   /** In mode `all`, only ready issues carrying this label are added (besides kick targets). */
   approvalLabel?: string | null;
+  /** Released `done` by the fleet API: not added again until a kick targets them. */
+  suppressed?: ReadonlySet<number>;
+  /** Never added (dead-lettered by the fleet API, even before its label lands). */
+  excluded?: ReadonlySet<number>;
 }
 
 const ref = (r: IssueRef) => (typeof r === "number" ? `#${r}` : r);
 
-function kickReason(kicks: readonly Kick[]): string {
+export function kickReason(kicks: readonly Kick[]): string {
   return `kick: ${kicks.map((k) => `${k.kind} by ${k.causes.map(ref).join(", ")}`).join("; ")}`;
 }
 
@@ -34,13 +38,14 @@ function removalReason(state: string, facts: IssueFacts | undefined): string | n
   if (!facts) return null;
   if (facts.epicManaged) return "epic-managed";
   if (facts.held) return "held";
+  if (facts.stuck) return "stuck";
   if (facts.openBlockers.length > 0) return `blocked by ${facts.openBlockers.map(ref).join(", ")}`;
   return null;
 }
 
 /**
  * The `agent:ready` label plan of spec 4. Adds go to ready kick targets (and in mode `all` to
- * ready issues); removals only from closed, held, blocked or epic-managed issues — finished work
+ * ready issues); removals only from closed, held, stuck, blocked or epic-managed issues — finished work
  * is the consumer's to unlabel. Planning again after applying a plan yields an empty plan.
  */
 export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions = {}): LabelPlan {
@@ -61,10 +66,11 @@ export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions =
   const add: LabelChange[] = [];
   for (const facts of open) {
     const number = facts.number;
-    if (!facts.ready) continue;
+    if (!facts.ready || options.excluded?.has(number)) continue;
     const { labels } = graph.issue(number)!;
     if (labels.includes(readyLabel)) continue;
     const kicks = kicksByTarget.get(number);
+    if (!kicks && options.suppressed?.has(number)) continue;
     if (kicks) {
       add.push({ number, label: readyLabel, reason: kickReason(kicks) });
     } else if (mode === "all") {

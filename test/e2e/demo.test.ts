@@ -17,5 +17,11 @@ describe("npm start (the local demo)", () => {
     );
     expect(run.stdout).toContain("#1 Launch checklist for v1 is now agent:ready.");
     expect(run.stdout).toMatch(/queue \(agent:ready\): #1 #9 #13 #15/);
+    // The fleet story: a minted key, claim-next, a fenced comment, a release.
+    expect(run.stdout).toMatch(/Fleet API \(key \S+ "demo fleet"/);
+    expect(run.stdout).toMatch(/claim → #\d+ .+: fence \d+, branch issue\/\d+-/);
+    expect(run.stdout).toMatch(/fenced comment → posted on #\d+/);
+    expect(run.stdout).toContain("release (abandoned)");
+    expect(run.stdout).toMatch(/SWITCHYARD_TOKEN=\S+ npx switchyard work --server http/);
   }, 180_000);
 });

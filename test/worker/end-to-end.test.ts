@@ -162,26 +162,43 @@ describe("GET /v1/repos/{owner}/{repo}/graph", () => {
       repo: "e2e-api/app",
       issues: [seedIssue(1), seedIssue(2), seedIssue(3), seedIssue(4, { blockedBy: [1] })],
     });
-    const plain = await exports.default.fetch("https://switchyard.test/v1/repos/E2E-API/app/graph");
+    // The graph needs a token (spec 6.4): a user with write on the repository, and on a
+    // repository of the simulator the App is not installed on.
+    await sim("/repos", { body: { owner: "nobody", name: "none" } });
+    const token = "ghp_e2eGraphReader";
+    await sim("/users", {
+      body: {
+        login: "e2e-reader",
+        token,
+        repos: { "e2e-api/app": "write", "nobody/none": "write" },
+      },
+    });
+    const get = (path: string) =>
+      exports.default.fetch(`https://switchyard.test${path}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+    const plain = await get("/v1/repos/E2E-API/app/graph");
     expect(plain.status).toBe(200);
     const body = (await plain.json()) as { ready: number[]; blocked: unknown[] };
     expect(body.ready).toEqual([1, 2, 3]);
-    const rotated = await exports.default.fetch(
-      "https://switchyard.test/v1/repos/e2e-api/app/graph?machine=m7",
-    );
+    const rotated = await get("/v1/repos/e2e-api/app/graph?machine=m7");
     const offset = fnv1a32("m7") % 3;
     expect(((await rotated.json()) as { ready: number[] }).ready).toEqual([
       ...[1, 2, 3].slice(offset),
       ...[1, 2, 3].slice(0, offset),
     ]);
-    const missing = await exports.default.fetch(
-      "https://switchyard.test/v1/repos/nobody/none/graph",
-    );
+    const missing = await get("/v1/repos/nobody/none/graph");
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toEqual({ error: "repository nobody/none is not installed" });
-    const bad = await exports.default.fetch(
-      "https://switchyard.test/v1/repos/e2e-api/app/graph?machine=",
-    );
+    expect(await missing.json()).toEqual({
+      error: "not-found",
+      message: "repository nobody/none is not installed",
+    });
+    const bad = await get("/v1/repos/e2e-api/app/graph?machine=");
     expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: "bad-request" });
+    const anonymous = await exports.default.fetch(
+      "https://switchyard.test/v1/repos/e2e-api/app/graph",
+    );
+    expect(anonymous.status).toBe(401);
   });
 });

@@ -125,8 +125,8 @@ export async function settle(stub: DurableObjectStub, rounds = 200): Promise<voi
 }
 
 /** Installs the App end to end: queued installation webhook in, lifecycle carried out, reconciled. */
-export async function install(snapshot: SnapshotInput) {
-  const seeded = await seed(snapshot);
+export async function install(snapshot: SnapshotInput, files?: Record<string, string>) {
+  const seeded = await seed(snapshot, undefined, files);
   await deliverAll();
   await runDurableObjectAlarm(installationStub(seeded.installationId));
   const stub = repoStub(seeded.repoId);

@@ -17,7 +17,11 @@ describe(".github/switchyard.yml", () => {
     const result = parseConfigYaml(
       "queue:\n  mode: all\n  approvalLabel: idd:ready\nlabels:\n  hold: frozen\n",
     );
-    expect(result.ok && result.config.queue).toEqual({ mode: "all", approvalLabel: "idd:ready" });
+    expect(result.ok && result.config.queue).toEqual({
+      mode: "all",
+      approvalLabel: "idd:ready",
+      order: "number",
+    });
     expect(result.ok && result.config.labels).toEqual({ ...DEFAULT_CONFIG.labels, hold: "frozen" });
   });
 

@@ -1,0 +1,183 @@
+import type { BudgetDecision } from "../../shared/budget/write-budget.ts";
+import { fencedWriteProblem } from "../../shared/claims/writes.ts";
+import type { GitHubClient } from "../../shared/github/client.ts";
+import { GitHubApiError } from "../../shared/github/errors.ts";
+import {
+  addLabels,
+  addSubIssue,
+  closeIssue,
+  createComment,
+  createIssue,
+  removeLabel,
+} from "../../shared/github/writes.ts";
+import type { FenceRequest, Fleet, FleetResult } from "./fleet.ts";
+import type { RepoStore } from "./repo-store.ts";
+
+/** The GitHub writes a claim holder may ask switchyard to make (spec 6.4, fenced writes). */
+export type FencedOp =
+  | { kind: "comment"; body: string }
+  | { kind: "labels"; add: string[]; remove: string[] }
+  | { kind: "close"; reason: "completed" | "not_planned" }
+  | { kind: "sub-issue"; title: string; body?: string; idempotencyKey?: string };
+
+interface Call {
+  number: number;
+  request: FenceRequest;
+  op: FencedOp;
+  fullName: string;
+  client: () => GitHubClient;
+  installation: { reserveWrites(n: number): Promise<BudgetDecision> | BudgetDecision };
+  /** The clock fences are judged by (tests pass a virtual one). */
+  now: () => number;
+}
+
+const staleFence: FleetResult = {
+  status: 409,
+  body: {
+    error: "stale-fence",
+    message: "that claim id and fence are not the issue's live claim; nothing was written",
+  },
+};
+
+const cost = (op: FencedOp): number =>
+  op.kind === "labels"
+    ? (op.add.length > 0 ? 1 : 0) + op.remove.length
+    : op.kind === "sub-issue"
+      ? 2
+      : 1;
+
+/**
+ * Checks the fence, reserves the installation's write budget, checks the fence again right
+ * before calling GitHub, then writes with the App's token. A stale fence writes nothing.
+ */
+export async function fencedWrite(
+  fleet: Fleet,
+  store: RepoStore,
+  call: Call,
+): Promise<FleetResult> {
+  const { number, request, op } = call;
+  const claim = fleet.currentClaim(number, request, call.now());
+  if (!claim) return staleFence;
+  const problem = fencedWriteProblem(op, {
+    labels: store.config().labels,
+    issueLabels: store.issueLabels(number) ?? [],
+  });
+  if (problem) return { status: problem.status, body: problem.body };
+
+  let existing: { number: number | null; linked: boolean } | undefined;
+  if (op.kind === "sub-issue" && op.idempotencyKey !== undefined) {
+    existing = fleet.claims.idempotent(op.idempotencyKey);
+    if (existing?.linked && existing.number !== null) {
+      return {
+        status: 201,
+        body: { number: existing.number, url: fleet.issueUrl(existing.number), created: false },
+      };
+    }
+  }
+
+  const needed = op.kind === "sub-issue" && existing?.number != null ? 1 : cost(op);
+  if (needed > 0) {
+    const budget = await call.installation.reserveWrites(needed);
+    if (budget.granted < needed) {
+      const seconds = Math.max(
+        1,
+        Math.ceil(((budget.retryAtMs ?? Date.now() + 60_000) - Date.now()) / 1000),
+      );
+      return {
+        status: 429,
+        body: {
+          error: "rate-limited",
+          message: `the installation's GitHub write budget is spent; retry in ${seconds} s`,
+        },
+        headers: { "retry-after": String(seconds) },
+      };
+    }
+  }
+  // The budget wait let other requests in: the claim must still be the live one.
+  if (!fleet.currentClaim(number, request, call.now())) return staleFence;
+
+  const client = call.client();
+  const repo = call.fullName;
+  try {
+    switch (op.kind) {
+      case "comment": {
+        const comment = await createComment(client, repo, number, op.body);
+        audit(store, call, { commentId: comment.id });
+        return { status: 201, body: { id: comment.id, url: comment.url } };
+      }
+      case "labels": {
+        if (op.add.length > 0) await addLabels(client, repo, number, op.add);
+        for (const label of op.remove) await removeLabel(client, repo, number, label);
+        store.transaction(() => {
+          for (const label of op.add) store.applyOwnLabelWrite(number, label, "add");
+          for (const label of op.remove) store.applyOwnLabelWrite(number, label, "remove");
+        });
+        audit(store, call, { add: op.add, remove: op.remove });
+        return { status: 200, body: { labels: store.issueLabels(number) ?? [] } };
+      }
+      case "close": {
+        await closeIssue(client, repo, number, op.reason);
+        audit(store, call, { reason: op.reason });
+        return { status: 200, body: { number, state: "closed", stateReason: op.reason } };
+      }
+      case "sub-issue": {
+        let child = existing?.number ?? null;
+        let url: string;
+        let childId: number | undefined;
+        if (child === null) {
+          const created = await createIssue(client, repo, {
+            title: op.title,
+            ...(op.body ? { body: op.body } : {}),
+          });
+          child = created.number;
+          childId = created.id;
+          url = created.url;
+          if (op.idempotencyKey !== undefined) {
+            const key = op.idempotencyKey;
+            const n = child;
+            store.transaction(() =>
+              fleet.claims.recordIdempotent(key, request.claimId, n, false, Date.now()),
+            );
+          }
+        } else {
+          url = fleet.issueUrl(child);
+        }
+        await addSubIssue(client, repo, number, child, childId === undefined ? {} : { childId });
+        if (op.idempotencyKey !== undefined) {
+          const key = op.idempotencyKey;
+          const n = child;
+          store.transaction(() =>
+            fleet.claims.recordIdempotent(key, request.claimId, n, true, Date.now()),
+          );
+        }
+        audit(store, call, { child });
+        return {
+          status: 201,
+          body: { number: child, url, created: existing === undefined || existing.number === null },
+        };
+      }
+    }
+  } catch (error) {
+    if (error instanceof GitHubApiError) {
+      return {
+        status: 502,
+        body: { error: "github-error", message: `GitHub refused the write: ${error.message}` },
+      };
+    }
+    throw error;
+  }
+}
+
+function audit(store: RepoStore, call: Call, detail: Record<string, unknown>): void {
+  store.audit(
+    "fenced-write",
+    {
+      number: call.number,
+      kind: call.op.kind,
+      claimId: call.request.claimId,
+      fence: call.request.fence,
+      ...detail,
+    },
+    Date.now(),
+  );
+}

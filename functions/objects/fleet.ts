@@ -1,0 +1,562 @@
+import {
+  type Attempt,
+  claimBranch,
+  claimIdFrom,
+  claimTtlMs,
+  countsAsAttempt,
+  fenceIsCurrent,
+  grantDecision,
+  isLive,
+  isStuckAfter,
+  processingRenewalDueMs,
+} from "../../shared/claims/rules.ts";
+import type { Config } from "../../shared/config/schema.ts";
+import { formatInstant } from "../../shared/graph/time.ts";
+import {
+  capabilitySet,
+  hasCapabilities,
+  orderQueue,
+  type QueueItem,
+  type QueueOrder,
+} from "../../shared/queue/queue.ts";
+import type { ClaimRow, ClaimsStore } from "./claims-store.ts";
+import { buildQueueView, type QueueView, VIEW_MAX_AGE_MS } from "./queue-view.ts";
+import type { RepoStore } from "./repo-store.ts";
+import type { Schedules } from "./schedules.ts";
+
+/** What a fleet operation answers: the HTTP status and body the route sends as they are. */
+export interface FleetResult {
+  status: number;
+  /** A JSON object (typed loosely: it crosses the RPC boundary and goes out as it is). */
+  body?: object;
+  headers?: Record<string, string>;
+}
+
+export interface QueueRequest {
+  machine?: string;
+  capabilities?: readonly string[];
+  limit: number;
+  order?: QueueOrder;
+}
+
+export interface ClaimRequest {
+  agentId: string;
+  ttlSeconds?: number;
+  machine?: string;
+  capabilities?: readonly string[];
+}
+
+export interface FenceRequest {
+  claimId: string;
+  fence: number;
+}
+
+export type ReleaseOutcome = "done" | "abandoned" | "failed";
+
+/** A GitHub write switchyard owes for the fleet (IDD mirror, processing label, dead letter, done). */
+export type FleetWrite =
+  | { kind: "claimed-marker"; claim: ClaimRow }
+  | { kind: "unclaimed-marker"; claim: ClaimRow }
+  | { kind: "processing-add" | "processing-remove" | "processing-renew"; number: number }
+  | { kind: "remove-ready" | "add-ready" | "stuck-label"; number: number }
+  | { kind: "stuck-comment"; number: number; attempts: Attempt[] };
+
+const conflict = (reason: string, message: string, holder?: unknown): FleetResult => ({
+  status: 409,
+  body: { error: "conflict", reason, message, ...(holder ? { holder } : {}) },
+});
+
+const staleFence = (): FleetResult => ({
+  status: 409,
+  body: {
+    error: "stale-fence",
+    message:
+      "that claim id and fence are not the issue's live claim (expired, released or unknown)",
+  },
+});
+
+const notFound = (number: number): FleetResult => ({
+  status: 404,
+  body: { error: "not-found", message: `issue #${number} is not known in this repository` },
+});
+
+/**
+ * The fleet API's state machine inside a RepoObject: the queue view (rebuilt once per graph
+ * change), grants under one synchronous transaction each (so claim-next hands one issue to one
+ * agent), heartbeats, releases, expiry, the dead letter, and the writes owed to GitHub.
+ */
+export class Fleet {
+  private view: QueueView | null = null;
+  private readonly store: RepoStore;
+  readonly claims: ClaimsStore;
+  private readonly schedules: Schedules;
+  private readonly writeDelayMs: () => number;
+  private readonly random: (bytes: number) => Uint8Array;
+  private readonly htmlBase: () => string;
+
+  constructor(
+    store: RepoStore,
+    claims: ClaimsStore,
+    schedules: Schedules,
+    options: {
+      writeDelayMs: () => number;
+      htmlBase: () => string;
+      random?: (bytes: number) => Uint8Array;
+    },
+  ) {
+    this.store = store;
+    this.claims = claims;
+    this.schedules = schedules;
+    this.writeDelayMs = options.writeDelayMs;
+    this.htmlBase = options.htmlBase;
+    this.random = options.random ?? ((n) => crypto.getRandomValues(new Uint8Array(n)));
+    // Closed or reopened: a `done` release no longer keeps the issue out of the queue.
+    store.onStateChange = (number) => {
+      if (this.claims.fleet(number).doneSuppressed)
+        this.claims.setFlag(number, "doneSuppressed", false);
+    };
+  }
+
+  private config(): Config {
+    return this.store.config();
+  }
+
+  private owe(nowMs: number): void {
+    this.schedules.at("fleet", nowMs + this.writeDelayMs());
+  }
+
+  /** The queue view, rebuilt when the graph changed or it has aged. */
+  queueView(nowMs: number): QueueView {
+    const v = this.view;
+    if (
+      v === null ||
+      v.version !== this.store.version ||
+      nowMs - v.builtMs > VIEW_MAX_AGE_MS ||
+      nowMs < v.builtMs
+    ) {
+      const built = this.store.transaction(() => {
+        this.noticeStuckLabelsRemoved(nowMs);
+        return buildQueueView(this.store, this.claims, nowMs);
+      });
+      if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+      this.view = built;
+      return built;
+    }
+    return v;
+  }
+
+  /** A human took the stuck label off an issue switchyard dead-lettered: attempts start over. */
+  private noticeStuckLabelsRemoved(nowMs: number): void {
+    const stuckLabel = this.config().labels.stuck;
+    for (const f of this.claims.fleetRows()) {
+      if (!f.stuck || !f.stuckLabeled) continue;
+      const labels = this.store.issueLabels(f.number);
+      if (labels !== null && !labels.includes(stuckLabel)) {
+        this.claims.resetAttempts(f.number);
+        this.store.audit("stuck-reset", { number: f.number }, nowMs);
+        this.owe(nowMs);
+      }
+    }
+  }
+
+  /** Ends claims past their expiry (a dead claim is dead whether or not the alarm ran). */
+  expireDue(nowMs: number): number {
+    const expired = this.claims.expiredOpen(nowMs);
+    for (const c of expired) {
+      this.claims.end(c.claimId, c.expiresMs, "expired", null);
+      this.store.audit(
+        "claim-expired",
+        { number: c.number, claimId: c.claimId, fence: c.fence, agentId: c.agentId },
+        nowMs,
+      );
+      this.afterAttempt(c.number, "expired", nowMs);
+    }
+    if (expired.length > 0) this.owe(nowMs);
+    return expired.length;
+  }
+
+  private afterAttempt(number: number, outcome: "expired" | ReleaseOutcome, nowMs: number): void {
+    if (!countsAsAttempt(outcome)) return;
+    const fleet = this.claims.fleet(number);
+    if (fleet.stuck) return;
+    const attempts = this.claims.attempts(number, fleet.resetFence);
+    if (!isStuckAfter(attempts.length, this.config())) return;
+    this.claims.setFlag(number, "stuck", true);
+    this.claims.setFlag(number, "removeReady", true);
+    this.store.audit("stuck", { number, attempts: attempts.length }, nowMs);
+  }
+
+  /** Arms the alarm for the earliest live claim's expiry. */
+  private armExpiry(): void {
+    const next = this.claims.nextExpiryMs();
+    if (next !== null) this.schedules.at("claims", next);
+  }
+
+  // --- queue --------------------------------------------------------------------------------
+
+  /** Excluded per request: live claims, live IDD claims, dead letters, `done` until kicked. */
+  private availability(nowMs: number, view: QueueView) {
+    const live = new Set(this.claims.live(nowMs).map((c) => c.number));
+    const parked = new Set<number>();
+    for (const f of this.claims.fleetRows()) if (f.stuck || f.doneSuppressed) parked.add(f.number);
+    return (item: QueueItem) => {
+      if (live.has(item.number) || parked.has(item.number)) return false;
+      const idd = view.idd.get(item.number);
+      return idd === undefined || idd.staleAtMs <= nowMs;
+    };
+  }
+
+  queue(request: QueueRequest, nowMs: number): FleetResult {
+    const view = this.queueView(nowMs);
+    const order = request.order ?? view.config.queue.order;
+    const available = this.availability(nowMs, view);
+    const capabilities = capabilitySet(request.capabilities);
+    const attempts = this.claims.attemptCounts();
+    const items = orderQueue(view.items, order, request.machine).filter(
+      (item) => available(item) && hasCapabilities(item, capabilities),
+    );
+    return {
+      status: 200,
+      body: {
+        repo: this.store.identity()?.fullName ?? null,
+        order,
+        total: items.length,
+        items: items.slice(0, request.limit).map((item) => ({
+          number: item.number,
+          title: item.title,
+          url: this.issueUrl(item.number),
+          reason: item.reason,
+          labels: item.labels,
+          requires: item.requires,
+          impact: item.impact,
+          attempts: attempts.get(item.number) ?? 0,
+        })),
+      },
+    };
+  }
+
+  /** The issue's page on GitHub (or GitHub Enterprise, or the simulator). */
+  issueUrl(number: number): string {
+    return `${this.htmlBase()}/${this.store.identity()?.fullName ?? "unknown/unknown"}/issues/${number}`;
+  }
+
+  // --- claims -------------------------------------------------------------------------------
+
+  /**
+   * Grants a claim on issue `number`, or on the queue's first available item when `number` is
+   * null (204 when there is none). One synchronous transaction: no other request runs between
+   * choosing the issue, taking the next fence and recording the claim.
+   */
+  grant(number: number | null, request: ClaimRequest, nowMs: number): FleetResult {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const view = this.queueView(nowMs);
+      const config = view.config;
+      const limits = { maxPerAgent: config.claims.maxPerAgent, maxActive: config.claims.maxActive };
+      let target = number;
+      if (target === null) {
+        const agentLive = this.claims.liveCount(nowMs, request.agentId);
+        const repoLive = this.claims.liveCount(nowMs);
+        if (limits.maxPerAgent !== null && agentLive >= limits.maxPerAgent)
+          return conflict("agent-limit", `the agent already holds ${agentLive} live claims`);
+        if (limits.maxActive !== null && repoLive >= limits.maxActive)
+          return conflict("repo-limit", `the repository already has ${repoLive} live claims`);
+        const available = this.availability(nowMs, view);
+        const capabilities = capabilitySet(request.capabilities);
+        const next = orderQueue(view.items, config.queue.order, request.machine).find(
+          (item) => available(item) && hasCapabilities(item, capabilities),
+        );
+        if (next === undefined) return { status: 204 };
+        target = next.number;
+      }
+      const issue = view.analysis.graph.issue(target);
+      const live = this.claims.liveOn(target, nowMs);
+      const idd = view.idd.get(target);
+      const fleet = this.claims.fleet(target);
+      const decision = grantDecision({
+        state: issue?.state,
+        facts: view.analysis.factsOf(target),
+        stuck: fleet.stuck,
+        live: live ? { agentId: live.agentId, expiresAt: formatInstant(live.expiresMs) } : null,
+        idd: idd && idd.staleAtMs > nowMs ? { agentId: idd.agentId, staleAt: idd.staleAt } : null,
+        agentLive: this.claims.liveCount(nowMs, request.agentId),
+        repoLive: this.claims.liveCount(nowMs),
+        limits,
+      });
+      if (!decision.ok) {
+        if (decision.reason === "not-found") return notFound(target);
+        return conflict(decision.reason, decision.message, decision.holder);
+      }
+      const fence = this.claims.nextFence();
+      const claimId = claimIdFrom(this.random(10));
+      const ttlMs = claimTtlMs(request.ttlSeconds, config);
+      const branch = claimBranch(config, target, issue!.title);
+      const expiresMs = nowMs + ttlMs;
+      this.claims.insert({
+        claimId,
+        number: target,
+        agentId: request.agentId,
+        machine: request.machine ?? null,
+        fence,
+        branch,
+        ttlMs,
+        grantedMs: nowMs,
+        expiresMs,
+      });
+      this.store.audit(
+        "claim",
+        {
+          number: target,
+          claimId,
+          fence,
+          agentId: request.agentId,
+          machine: request.machine ?? null,
+        },
+        nowMs,
+      );
+      this.armExpiry();
+      if (config.idd.mirrorClaims) this.owe(nowMs);
+      const item = view.itemOf.get(target);
+      return {
+        status: 201,
+        body: {
+          claimId,
+          fence,
+          expiresAt: formatInstant(expiresMs),
+          branch,
+          issue: {
+            number: target,
+            title: issue!.title,
+            url: this.issueUrl(target),
+            ...(item
+              ? {
+                  reason: item.reason,
+                  labels: item.labels,
+                  requires: item.requires,
+                  impact: item.impact,
+                }
+              : {}),
+          },
+        },
+      };
+    });
+  }
+
+  /** The claim `{claimId, fence}` names, if it is issue `number`'s live claim. */
+  currentClaim(number: number, request: FenceRequest, nowMs: number): ClaimRow | null {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const claim = this.claims.get(request.claimId);
+      return fenceIsCurrent(claim, request, number, nowMs) ? (claim as ClaimRow) : null;
+    });
+  }
+
+  heartbeat(number: number, request: FenceRequest, nowMs: number): FleetResult {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const claim = this.claims.get(request.claimId);
+      if (!fenceIsCurrent(claim, request, number, nowMs)) return staleFence();
+      const row = claim as ClaimRow;
+      const expiresMs = nowMs + row.ttlMs;
+      this.claims.extend(row.claimId, expiresMs);
+      this.armExpiry();
+      return {
+        status: 200,
+        body: { claimId: row.claimId, fence: row.fence, expiresAt: formatInstant(expiresMs) },
+      };
+    });
+  }
+
+  release(
+    number: number,
+    request: FenceRequest & { outcome: ReleaseOutcome; note?: string },
+    nowMs: number,
+  ): FleetResult {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const claim = this.claims.get(request.claimId);
+      if (!fenceIsCurrent(claim, request, number, nowMs)) return staleFence();
+      this.claims.end(request.claimId, nowMs, request.outcome, request.note ?? null);
+      if (request.outcome === "done") {
+        this.claims.setFlag(number, "doneSuppressed", true);
+        this.claims.setFlag(number, "removeReady", true);
+      }
+      this.afterAttempt(number, request.outcome, nowMs);
+      this.store.audit(
+        "release",
+        {
+          number,
+          claimId: request.claimId,
+          fence: request.fence,
+          outcome: request.outcome,
+          note: request.note ?? null,
+        },
+        nowMs,
+      );
+      this.owe(nowMs);
+      return {
+        status: 200,
+        body: {
+          claimId: request.claimId,
+          fence: request.fence,
+          outcome: request.outcome,
+          releasedAt: formatInstant(nowMs),
+        },
+      };
+    });
+  }
+
+  listClaims(nowMs: number): FleetResult {
+    return {
+      status: 200,
+      body: {
+        claims: this.claims.live(nowMs).map((c) => ({
+          claimId: c.claimId,
+          number: c.number,
+          agentId: c.agentId,
+          machine: c.machine,
+          fence: c.fence,
+          branch: c.branch,
+          grantedAt: formatInstant(c.grantedMs),
+          expiresAt: formatInstant(c.expiresMs),
+        })),
+      },
+    };
+  }
+
+  /** The alarm's `claims` schedule: end expired claims, then wait for the next expiry. */
+  runExpiry(nowMs: number): void {
+    this.store.transaction(() => this.expireDue(nowMs));
+    this.armExpiry();
+  }
+
+  /** Issues the producer must not label ready: `done` until kicked, and dead letters. */
+  exclusions(): { suppressed: Set<number>; excluded: Set<number> } {
+    const suppressed = new Set<number>();
+    const excluded = new Set<number>();
+    for (const f of this.claims.fleetRows()) {
+      if (f.doneSuppressed) suppressed.add(f.number);
+      if (f.stuck) excluded.add(f.number);
+    }
+    return { suppressed, excluded };
+  }
+
+  /** A kick targets these issues again: a `done` release no longer keeps them out. */
+  liftSuppression(numbers: Iterable<number>): void {
+    for (const n of numbers) this.claims.setFlag(n, "doneSuppressed", false);
+  }
+
+  // --- writes owed to GitHub ----------------------------------------------------------------
+
+  /**
+   * The next write switchyard owes GitHub for the fleet, or null (with the time a processing
+   * label is due for renewal, if one is). Writes that became pointless meanwhile are dropped
+   * here, which is what makes them coalesce: a claim granted and released between two flushes
+   * posts nothing.
+   */
+  nextWrite(nowMs: number): { write: FleetWrite | null; renewAtMs: number | null } {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const config = this.config();
+      const mirror = config.idd.mirrorClaims;
+      this.claims.skipUnpostedEnded();
+      for (const c of this.claims.markersDue()) {
+        if (c.marker === "none") {
+          if (!mirror || !isLive(c, nowMs)) this.claims.setMarker(c.claimId, "skip");
+          else return { write: { kind: "claimed-marker", claim: c }, renewAtMs: null };
+        } else {
+          return { write: { kind: "unclaimed-marker", claim: c }, renewAtMs: null };
+        }
+      }
+      let renewAtMs: number | null = null;
+      const liveOn = new Set(this.claims.live(nowMs).map((c) => c.number));
+      const rows = new Map(this.claims.fleetRows().map((f) => [f.number, f]));
+      for (const n of liveOn) if (!rows.has(n)) rows.set(n, this.claims.fleet(n));
+      for (const f of [...rows.values()].sort((a, b) => a.number - b.number)) {
+        const wanted = mirror && liveOn.has(f.number);
+        if (wanted && !f.processing)
+          return { write: { kind: "processing-add", number: f.number }, renewAtMs };
+        if (!wanted && f.processing)
+          return { write: { kind: "processing-remove", number: f.number }, renewAtMs };
+        if (wanted && f.processingMs !== null) {
+          const due = processingRenewalDueMs(f.processingMs, config);
+          if (due <= nowMs)
+            return { write: { kind: "processing-renew", number: f.number }, renewAtMs };
+          renewAtMs = renewAtMs === null ? due : Math.min(renewAtMs, due);
+        }
+        if (f.removeReady) {
+          if (this.store.issueLabels(f.number)?.includes(config.labels.ready))
+            return { write: { kind: "remove-ready", number: f.number }, renewAtMs };
+          this.claims.setFlag(f.number, "removeReady", false);
+        }
+        if (f.addReady) {
+          const labels = this.store.issueLabels(f.number);
+          if (labels !== null && !labels.includes(config.labels.ready))
+            return { write: { kind: "add-ready", number: f.number }, renewAtMs };
+          this.claims.setFlag(f.number, "addReady", false);
+        }
+        if (f.stuck && !f.stuckLabeled)
+          return { write: { kind: "stuck-label", number: f.number }, renewAtMs };
+        if (f.stuck && !f.stuckCommented) {
+          const attempts = this.claims.attempts(f.number, f.resetFence);
+          return { write: { kind: "stuck-comment", number: f.number, attempts }, renewAtMs };
+        }
+      }
+      return { write: null, renewAtMs };
+    });
+  }
+
+  /** Records a write GitHub accepted (or refused for good), so it is never owed again. */
+  writeDone(write: FleetWrite, nowMs: number, dropped: string | null = null): void {
+    const labels = this.config().labels;
+    this.store.transaction(() => {
+      switch (write.kind) {
+        case "claimed-marker":
+          this.claims.setMarker(write.claim.claimId, "posted");
+          break;
+        case "unclaimed-marker":
+          this.claims.setMarker(write.claim.claimId, "released");
+          break;
+        case "processing-add":
+        case "processing-renew":
+          this.claims.setFlag(write.number, "processing", true);
+          this.claims.setProcessingMs(write.number, nowMs);
+          if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.processing, "add");
+          break;
+        case "processing-remove":
+          this.claims.setFlag(write.number, "processing", false);
+          this.claims.setProcessingMs(write.number, null);
+          if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.processing, "remove");
+          break;
+        case "remove-ready":
+          this.claims.setFlag(write.number, "removeReady", false);
+          if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.ready, "remove");
+          break;
+        case "add-ready":
+          this.claims.setFlag(write.number, "addReady", false);
+          if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.ready, "add");
+          break;
+        case "stuck-label":
+          this.claims.setFlag(write.number, "stuckLabeled", true);
+          if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.stuck, "add");
+          break;
+        case "stuck-comment":
+          this.claims.setFlag(write.number, "stuckCommented", true);
+          break;
+      }
+      const number = "claim" in write ? write.claim.number : write.number;
+      this.store.audit(
+        dropped ? "fleet-write-dropped" : "fleet-write",
+        { kind: write.kind, number, ...(dropped ? { error: dropped } : {}) },
+        nowMs,
+      );
+    });
+  }
+
+  /** Same write still owed? (It may have become pointless while the budget was reserved.) */
+  static sameWrite(a: FleetWrite | null, b: FleetWrite): boolean {
+    if (a === null || a.kind !== b.kind) return false;
+    if ("claim" in a && "claim" in b) return a.claim.claimId === b.claim.claimId;
+    return "number" in a && "number" in b && a.number === b.number;
+  }
+}

@@ -1,0 +1,142 @@
+import type { Config } from "../../shared/config/schema.ts";
+import { analyzeGraph, type GraphAnalysis } from "../../shared/graph/analyze.ts";
+import type { Kick } from "../../shared/graph/kicks.ts";
+import { formatInstant, instantMs } from "../../shared/graph/time.ts";
+import { scanBodyMarkers } from "../../shared/idd/body-markers.ts";
+import { liveHolder, resolveClaims } from "../../shared/idd/claims.ts";
+import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
+import { trustedMarkerAuthors } from "../../shared/idd/trust.ts";
+import { kickReason } from "../../shared/producer/plan.ts";
+import { impactScores } from "../../shared/queue/impact.ts";
+import { type QueueItem, queueItems } from "../../shared/queue/queue.ts";
+import type { ClaimsStore } from "./claims-store.ts";
+import type { MarkerCommentRow, RepoStore } from "./repo-store.ts";
+
+/** A live IDD claim by someone other than switchyard, which the fleet API must respect. */
+export interface IddHolder {
+  agentId: string;
+  staleAt: string;
+  staleAtMs: number;
+}
+
+/** Everything the queue and the grant rules read about the graph, computed once per change. */
+export interface QueueView {
+  version: number;
+  builtMs: number;
+  config: Config;
+  analysis: GraphAnalysis;
+  /** The queue's candidates, ascending by number (claims, stuck and done filtered per request). */
+  items: QueueItem[];
+  itemOf: Map<number, QueueItem>;
+  impact: Map<number, number>;
+  idd: Map<number, IddHolder>;
+  /** Marker authors whose write access is unknown: counted as trusted until GitHub says. */
+  unknownAuthors: string[];
+}
+
+/** Rebuilt at least this often even without changes: processing locks and IDD claims age. */
+export const VIEW_MAX_AGE_MS = 60_000;
+
+function requiresOf(body: string | null | undefined): string[] {
+  if (!body?.includes("requires")) return [];
+  const out: string[] = [];
+  for (const marker of scanBodyMarkers(body).markers) {
+    if (marker.kind === "requires") out.push(...marker.capabilities.map((c) => c.toLowerCase()));
+  }
+  return [...new Set(out)];
+}
+
+/**
+ * Builds the view: the graph analysis (switchyard's own processing labels are not locks), the
+ * impact of every open issue, the queue candidates with their reasons, and the live IDD claims
+ * of other agents by trusted authors.
+ */
+export function buildQueueView(store: RepoStore, claims: ClaimsStore, nowMs: number): QueueView {
+  const now = formatInstant(nowMs);
+  const config = store.config();
+  const snapshot = store.snapshot(now);
+  const ownLocks = new Set<number>();
+  for (const c of claims.open()) ownLocks.add(c.number);
+  for (const f of claims.fleetRows()) if (f.processing) ownLocks.add(f.number);
+  const analysis = analyzeGraph(snapshot, { now, config, ownLocks });
+  const impact = impactScores(analysis);
+
+  const kicks = new Map<number, Kick[]>();
+  for (const kick of analysis.kicks) {
+    const list = kicks.get(kick.target);
+    if (list) list.push(kick);
+    else kicks.set(kick.target, [kick]);
+  }
+  const reasons = new Map<number, string>();
+  for (const [target, list] of kicks) reasons.set(target, kickReason(list));
+  const items = queueItems(analysis, {
+    reasons,
+    requires: (n) => requiresOf(analysis.graph.issue(n)?.body),
+    impact,
+  });
+
+  const byIssue = new Map<number, MarkerCommentRow[]>();
+  for (const row of store.allMarkerComments()) {
+    if (analysis.factsOf(row.number) === undefined) continue; // closed or unknown
+    const list = byIssue.get(row.number);
+    if (list) list.push(row);
+    else byIssue.set(row.number, [row]);
+  }
+  const idd = new Map<number, IddHolder>();
+  const unknown = new Set<string>();
+  for (const [number, rows] of byIssue) {
+    const trust = trustedMarkerAuthors(
+      rows.map((r) => ({
+        login: r.author,
+        type: r.author_type,
+        association: r.author_association,
+        ownMarker: claims.hasClaimId(claimIdIn(r.body)),
+      })),
+      { configured: config.idd.trustedMarkerActors ?? null, known: (login) => claims.trust(login) },
+    );
+    for (const login of trust.unknown) unknown.add(login);
+    try {
+      const resolution = resolveClaims(
+        rows.map((r) => ({
+          id: r.id,
+          createdAt: r.created_at,
+          author: { login: r.author, type: r.author_type },
+          body: r.body,
+        })),
+        { now, staleHours: config.idd.staleHours, trusted: trust.trusted },
+      );
+      const holder = liveHolder(resolution);
+      // switchyard's own mirrored markers: its claims table already says who holds the issue.
+      if (holder && !(holder.claimId !== null && claims.hasClaimId(holder.claimId))) {
+        idd.set(number, {
+          agentId: holder.agentId,
+          staleAt: holder.staleAt,
+          staleAtMs: instantMs(holder.staleAt),
+        });
+      }
+    } catch {
+      // A comment history the IDD rules cannot read holds nothing.
+    }
+  }
+  return {
+    version: store.version,
+    builtMs: nowMs,
+    config,
+    analysis,
+    items,
+    itemOf: new Map(items.map((i) => [i.number, i])),
+    impact,
+    idd,
+    unknownAuthors: [...unknown].sort(),
+  };
+}
+
+/** The claim-id a comment's marker names (empty when it names none). */
+function claimIdIn(body: string): string {
+  const read = parseCommentMarker(body);
+  if (read.status !== "ok") return "";
+  const m = read.marker;
+  return m.kind === "claimed-by" || m.kind === "unclaimed-by" || m.kind === "activation-nonce"
+    ? m.claimId
+    : "";
+}

@@ -1,0 +1,116 @@
+import { createRoute } from "@hono/zod-openapi";
+import {
+  ClaimGrantSchema,
+  ClaimNextRequestSchema,
+  ClaimRequestSchema,
+  ClaimsResponseSchema,
+  ErrorBodySchema,
+  HeartbeatRequestSchema,
+  HeartbeatResponseSchema,
+  IssueParamsSchema,
+  ReleaseRequestSchema,
+  ReleaseResponseSchema,
+  RepoParamsSchema,
+} from "../../../shared/fleet/schemas.ts";
+import { jsonContent, repoObject, send, v1Router } from "./context.ts";
+
+const body = <T>(schema: T) => ({
+  content: { "application/json": { schema } },
+  required: true,
+});
+
+const errors = {
+  400: jsonContent(ErrorBodySchema, "The body or a parameter fails its schema"),
+  401: jsonContent(ErrorBodySchema, "No token, or a bad one"),
+  403: jsonContent(ErrorBodySchema, "No access to this repository"),
+  404: jsonContent(ErrorBodySchema, "The repository is not installed, or the issue is unknown"),
+};
+
+const claimIssue = createRoute({
+  method: "post",
+  path: "/v1/repos/{owner}/{repo}/issues/{n}/claim",
+  tags: ["Claims"],
+  summary: "Claim one issue: a fencing token, a branch and an expiry",
+  security: [{ bearer: [] }],
+  request: { params: IssueParamsSchema, body: body(ClaimRequestSchema) },
+  responses: {
+    201: jsonContent(ClaimGrantSchema, "The claim"),
+    409: jsonContent(
+      ErrorBodySchema,
+      "Not claimable now: `reason` is held (with `holder`), closed, hold, epic, blocked, stuck, agent-limit or repo-limit",
+    ),
+    ...errors,
+  },
+});
+
+const claimNext = createRoute({
+  method: "post",
+  path: "/v1/repos/{owner}/{repo}/claims",
+  tags: ["Claims"],
+  summary: "Claim the queue's first available issue, atomically",
+  security: [{ bearer: [] }],
+  request: { params: RepoParamsSchema, body: body(ClaimNextRequestSchema) },
+  responses: {
+    201: jsonContent(ClaimGrantSchema, "The claim, with the queue item it took"),
+    204: { description: "No work available for this agent" },
+    409: jsonContent(ErrorBodySchema, "agent-limit or repo-limit"),
+    ...errors,
+  },
+});
+
+const heartbeat = createRoute({
+  method: "post",
+  path: "/v1/repos/{owner}/{repo}/issues/{n}/claim/heartbeat",
+  tags: ["Claims"],
+  summary: "Extend a live claim by its TTL",
+  security: [{ bearer: [] }],
+  request: { params: IssueParamsSchema, body: body(HeartbeatRequestSchema) },
+  responses: {
+    200: jsonContent(HeartbeatResponseSchema, "The new expiry"),
+    409: jsonContent(ErrorBodySchema, "stale-fence: the claim is not live (nothing changed)"),
+    ...errors,
+  },
+});
+
+const release = createRoute({
+  method: "post",
+  path: "/v1/repos/{owner}/{repo}/issues/{n}/claim/release",
+  tags: ["Claims"],
+  summary: "Release a claim: done, abandoned or failed",
+  security: [{ bearer: [] }],
+  request: { params: IssueParamsSchema, body: body(ReleaseRequestSchema) },
+  responses: {
+    200: jsonContent(ReleaseResponseSchema, "Released"),
+    409: jsonContent(ErrorBodySchema, "stale-fence: the claim is not live (nothing changed)"),
+    ...errors,
+  },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/v1/repos/{owner}/{repo}/claims",
+  tags: ["Claims"],
+  summary: "The repository's live claims",
+  security: [{ bearer: [] }],
+  request: { params: RepoParamsSchema },
+  responses: { 200: jsonContent(ClaimsResponseSchema, "Live claims, by fence"), ...errors },
+});
+
+/** Claims (spec 6.4): grant, claim-next, heartbeat, release, list. */
+export const claimRoutes = v1Router()
+  .openapi(claimIssue, async (c) => {
+    const { n } = c.req.valid("param");
+    return send(await repoObject(c.env, c.var.repo.repoId).claim(n, c.req.valid("json")));
+  })
+  .openapi(claimNext, async (c) =>
+    send(await repoObject(c.env, c.var.repo.repoId).claim(null, c.req.valid("json"))),
+  )
+  .openapi(heartbeat, async (c) => {
+    const { n } = c.req.valid("param");
+    return send(await repoObject(c.env, c.var.repo.repoId).heartbeat(n, c.req.valid("json")));
+  })
+  .openapi(release, async (c) => {
+    const { n } = c.req.valid("param");
+    return send(await repoObject(c.env, c.var.repo.repoId).release(n, c.req.valid("json")));
+  })
+  .openapi(list, async (c) => send(await repoObject(c.env, c.var.repo.repoId).liveClaims()));

@@ -1,0 +1,81 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context, TypedResponse } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { Env } from "../../env.ts";
+
+/** Who is calling a `/v1/repos/{owner}/{repo}/...` route, as the auth middleware proved it. */
+export type Caller =
+  | { kind: "user"; login: string; access: "admin" | "write" }
+  | { kind: "key"; keyId: string; access: "write" }
+  | { kind: "oidc"; subject: string; access: "write" };
+
+/** The installed repository a route acts on (resolved by name, then addressed by id). */
+export interface RepoTarget {
+  repoId: number;
+  fullName: string;
+  installationId: number;
+}
+
+/** Hono environment of every `/v1/repos/...` route: the auth middleware sets both variables. */
+export type V1 = { Bindings: Env; Variables: { caller: Caller; repo: RepoTarget } };
+
+/** The RepoObject of an installed repository (objects are named by repository id). */
+export function repoObject(env: Env, repoId: number) {
+  return env.REPO.get(env.REPO.idFromName(String(repoId)));
+}
+
+/** Every API error has this body: a stable code and a message naming what was wrong. */
+export function apiError(
+  c: Context,
+  status: ContentfulStatusCode,
+  error: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+  headers?: Record<string, string>,
+) {
+  return c.json({ error, message, ...extra }, status, headers);
+}
+
+/**
+ * A router for `/v1` routes: OpenAPI-described (merged into `/openapi.json`), and a request
+ * failing its schema gets 400 `{error: "bad-request", message}` naming the first bad field.
+ */
+export function v1Router<E extends { Bindings: Env } = V1>() {
+  return new OpenAPIHono<E>({
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      const issue = result.error.issues[0];
+      const path = issue && issue.path.length > 0 ? issue.path.join(".") : "(request)";
+      return apiError(
+        c,
+        400,
+        "bad-request",
+        `${result.target} ${path}: ${issue?.message ?? "invalid"}`,
+      );
+    },
+  });
+}
+
+/** An OpenAPI JSON response (or body) entry for `createRoute`. */
+export const jsonContent = <T>(schema: T, description: string) => ({
+  content: { "application/json": { schema } },
+  description,
+});
+
+/**
+ * What a RepoObject fleet call answers, sent as it is (status, JSON body, headers). The object
+ * decides the status, so the response is typed loosely; the route's OpenAPI entry documents it.
+ */
+export function send(result: {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  // biome-ignore lint/suspicious/noExplicitAny: the status and body are the RepoObject's to choose
+}): Response & TypedResponse<any, any, "json"> {
+  type Loose = Response & TypedResponse<unknown, never, "json">;
+  const headers = new Headers(result.headers);
+  if (result.body === undefined)
+    return new Response(null, { status: result.status, headers }) as Loose;
+  headers.set("content-type", "application/json; charset=UTF-8");
+  return new Response(JSON.stringify(result.body), { status: result.status, headers }) as Loose;
+}

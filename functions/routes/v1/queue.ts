@@ -1,0 +1,37 @@
+import { createRoute } from "@hono/zod-openapi";
+import { ApiErrorSchema } from "../../../shared/auth/schemas.ts";
+import {
+  parseCapabilityList,
+  QueueQuerySchema,
+  QueueResponseSchema,
+  RepoParamsSchema,
+} from "../../../shared/fleet/schemas.ts";
+import { jsonContent, repoObject, send, v1Router } from "./context.ts";
+
+const queue = createRoute({
+  method: "get",
+  path: "/v1/repos/{owner}/{repo}/queue",
+  tags: ["Queue"],
+  summary: "Claimable work: agent:ready issues first, then (mode all) other ready issues",
+  security: [{ bearer: [] }],
+  request: { params: RepoParamsSchema, query: QueueQuerySchema },
+  responses: {
+    200: jsonContent(QueueResponseSchema, "The queue, filtered for this caller"),
+    400: jsonContent(ApiErrorSchema, "A query parameter fails its schema"),
+    401: jsonContent(ApiErrorSchema, "No token, or a bad one"),
+    403: jsonContent(ApiErrorSchema, "No access to this repository"),
+    404: jsonContent(ApiErrorSchema, "The repository is not installed"),
+  },
+});
+
+/** `GET /v1/repos/{owner}/{repo}/queue`: the claimable issues, in the caller's order. */
+export const queueRoutes = v1Router().openapi(queue, async (c) => {
+  const q = c.req.valid("query");
+  const result = await repoObject(c.env, c.var.repo.repoId).workQueue({
+    limit: q.limit,
+    capabilities: parseCapabilityList(q.capabilities),
+    ...(q.machine !== undefined ? { machine: q.machine } : {}),
+    ...(q.order !== undefined ? { order: q.order } : {}),
+  });
+  return send(result);
+});

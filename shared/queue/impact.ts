@@ -1,0 +1,158 @@
+import type { GraphAnalysis } from "../graph/analyze.ts";
+
+/**
+ * Above this many strongly connected components, reach sets would take C²/8 bytes; the count
+ * then becomes the sum over the condensation (exact on trees and chains, an upper bound where
+ * paths rejoin), capped at the number of open issues.
+ */
+export const EXACT_IMPACT_LIMIT = 20_000;
+
+/**
+ * Impact of each open issue: how many other open issues transitively wait on it. Y waits on X
+ * when X is an open blocker of Y in this repository, or X is an open sub-issue of Y (the parent
+ * cannot complete before it). Computed once per graph change in one pass over the condensation
+ * (strongly connected components in reverse topological order), so cycles count each member once.
+ */
+export function impactScores(analysis: GraphAnalysis): Map<number, number> {
+  const { graph, open } = analysis;
+  const size = open.length;
+  const slotOfOpen = new Map<number, number>();
+  for (let i = 0; i < size; i++) slotOfOpen.set(open[i]!.number, i);
+
+  // Successors of X: the open issues waiting on it.
+  const start = new Int32Array(size + 1);
+  const targets: number[] = [];
+  for (let i = 0; i < size; i++) {
+    const number = open[i]!.number;
+    for (const waiter of graph.blockedBy(number)) {
+      const slot = slotOfOpen.get(waiter);
+      if (slot !== undefined) targets.push(slot);
+    }
+    const parent = graph.parentOf(number);
+    if (typeof parent === "number") {
+      const slot = slotOfOpen.get(parent);
+      if (slot !== undefined && slot !== i) targets.push(slot);
+    }
+    start[i + 1] = targets.length;
+  }
+  const edges = Int32Array.from(targets);
+
+  const { component, count, members } = components(size, start, edges);
+  const scores = new Map<number, number>();
+  if (count === 0) return scores;
+
+  // Components come out of Tarjan's algorithm sinks first: every successor of a component is
+  // finished before it, so one pass in that order sees each successor's result.
+  const reachCount = new Float64Array(count);
+  if (count <= EXACT_IMPACT_LIMIT) {
+    const words = (count + 31) >>> 5;
+    const reach: Array<Uint32Array | undefined> = new Array(count);
+    for (let c = 0; c < count; c++) {
+      const set = new Uint32Array(words);
+      for (const node of members[c]!) {
+        for (let k = start[node]!; k < start[node + 1]!; k++) {
+          const d = component[edges[k]!]!;
+          if (d === c) continue;
+          set[d >>> 5]! |= 1 << (d & 31);
+          const sub = reach[d]!;
+          for (let w = 0; w < words; w++) set[w]! |= sub[w]!;
+        }
+      }
+      reach[c] = set;
+      let total = 0;
+      for (let w = 0; w < words; w++) {
+        let bits = set[w]!;
+        while (bits !== 0) {
+          const low = bits & -bits;
+          total += members[31 - Math.clz32(low) + (w << 5)]!.length;
+          bits ^= low;
+        }
+      }
+      reachCount[c] = total;
+    }
+  } else {
+    for (let c = 0; c < count; c++) {
+      const seen = new Set<number>();
+      let total = 0;
+      for (const node of members[c]!) {
+        for (let k = start[node]!; k < start[node + 1]!; k++) {
+          const d = component[edges[k]!]!;
+          if (d === c || seen.has(d)) continue;
+          seen.add(d);
+          total += members[d]!.length + reachCount[d]!;
+        }
+      }
+      reachCount[c] = Math.min(total, size - members[c]!.length);
+    }
+  }
+  for (let i = 0; i < size; i++) {
+    const c = component[i]!;
+    // The other members of its own cycle wait on it too.
+    scores.set(open[i]!.number, reachCount[c]! + members[c]!.length - 1);
+  }
+  return scores;
+}
+
+/** Tarjan's strongly connected components, iterative over typed arrays; sinks come first. */
+function components(
+  size: number,
+  start: Int32Array,
+  edges: Int32Array,
+): { component: Int32Array; count: number; members: number[][] } {
+  const index = new Int32Array(size).fill(-1);
+  const low = new Int32Array(size);
+  const onStack = new Uint8Array(size);
+  const stack = new Int32Array(size);
+  const frameNode = new Int32Array(size);
+  const frameEdge = new Int32Array(size);
+  const component = new Int32Array(size).fill(-1);
+  const members: number[][] = [];
+  let stackTop = 0;
+  let counter = 0;
+  for (let root = 0; root < size; root++) {
+    if (index[root] !== -1) continue;
+    let depth = 0;
+    frameNode[0] = root;
+    frameEdge[0] = start[root]!;
+    index[root] = low[root] = counter++;
+    stack[stackTop++] = root;
+    onStack[root] = 1;
+    while (depth >= 0) {
+      const node = frameNode[depth]!;
+      const k = frameEdge[depth]!;
+      if (k < start[node + 1]!) {
+        frameEdge[depth] = k + 1;
+        const to = edges[k]!;
+        if (index[to] === -1) {
+          index[to] = low[to] = counter++;
+          stack[stackTop++] = to;
+          onStack[to] = 1;
+          depth += 1;
+          frameNode[depth] = to;
+          frameEdge[depth] = start[to]!;
+        } else if (onStack[to] === 1 && index[to]! < low[node]!) {
+          low[node] = index[to]!;
+        }
+        continue;
+      }
+      if (low[node] === index[node]) {
+        const id = members.length;
+        const list: number[] = [];
+        let member: number;
+        do {
+          member = stack[--stackTop]!;
+          onStack[member] = 0;
+          component[member] = id;
+          list.push(member);
+        } while (member !== node);
+        members.push(list);
+      }
+      depth -= 1;
+      if (depth >= 0) {
+        const parent = frameNode[depth]!;
+        if (low[node]! < low[parent]!) low[parent] = low[node]!;
+      }
+    }
+  }
+  return { component, count: members.length, members };
+}

@@ -1,0 +1,101 @@
+import type { GraphAnalysis } from "../graph/analyze.ts";
+import { rotateForMachine } from "../graph/hash.ts";
+
+/** One claimable issue of the queue, before per-request filtering. */
+export interface QueueItem {
+  number: number;
+  title: string;
+  labels: readonly string[];
+  requires: readonly string[];
+  reason: string;
+  /** 0: carries the ready label; 1: ready without it (mode `all`). */
+  section: 0 | 1;
+  impact: number;
+}
+
+export interface QueueInputs {
+  /** Why the producer put the ready label on an issue, when switchyard did. */
+  reasons: ReadonlyMap<number, string>;
+  /** Capabilities an issue's body asks for (`<!-- requires: ... -->`). */
+  requires: (number: number) => readonly string[];
+  impact: ReadonlyMap<number, number>;
+}
+
+/**
+ * The queue's sections (spec 6.4): ready issues carrying the ready label (kicks and rollups),
+ * then, in mode `all`, the other ready issues (only those with `queue.approvalLabel` when set).
+ * Ascending by number; live claims, stuck and done issues are filtered per request.
+ */
+export function queueItems(analysis: GraphAnalysis, inputs: QueueInputs): QueueItem[] {
+  const { config } = analysis.options;
+  const readyLabel = config.labels.ready;
+  const approval = config.queue.approvalLabel;
+  const items: QueueItem[] = [];
+  for (const facts of analysis.open) {
+    if (!facts.ready) continue;
+    const issue = analysis.graph.issue(facts.number)!;
+    const labeled = issue.labels.includes(readyLabel);
+    let section: 0 | 1;
+    let reason: string;
+    if (labeled) {
+      section = 0;
+      reason =
+        inputs.reasons.get(facts.number) ??
+        (facts.childCount > 0
+          ? `rollup: every sub-issue is closed (${analysis.graph
+              .childrenOf(facts.number)
+              .map((n) => `#${n}`)
+              .join(", ")})`
+          : `labeled ${readyLabel}`);
+    } else if (config.queue.mode === "all") {
+      if (approval !== null && !issue.labels.includes(approval)) continue;
+      section = 1;
+      reason = approval === null ? "mode all: ready" : `mode all: ready and labeled ${approval}`;
+    } else {
+      continue;
+    }
+    items.push({
+      number: facts.number,
+      title: issue.title,
+      labels: issue.labels,
+      requires: inputs.requires(facts.number),
+      reason,
+      section,
+      impact: inputs.impact.get(facts.number) ?? 0,
+    });
+  }
+  return items;
+}
+
+export type QueueOrder = "number" | "impact";
+
+/**
+ * Orders the queue within its sections: by number rotated per machine (spec 3.2), or by
+ * impact (most waiting issues first, ties by number).
+ */
+export function orderQueue(
+  items: readonly QueueItem[],
+  order: QueueOrder,
+  machine?: string,
+): QueueItem[] {
+  const out: QueueItem[] = [];
+  for (const section of [0, 1] as const) {
+    const part = items.filter((i) => i.section === section).sort((a, b) => a.number - b.number);
+    if (order === "impact")
+      out.push(...part.sort((a, b) => b.impact - a.impact || a.number - b.number));
+    else out.push(...rotateForMachine(part, machine));
+  }
+  return out;
+}
+
+/** Every capability the issue requires is among the caller's (none given: none held). */
+export function hasCapabilities(item: QueueItem, capabilities: ReadonlySet<string>): boolean {
+  for (const need of item.requires) if (!capabilities.has(need.toLowerCase())) return false;
+  return true;
+}
+
+/** Normalises a caller's capability list (`a,b` or an array) for `hasCapabilities`. */
+export function capabilitySet(input: string | readonly string[] | undefined): Set<string> {
+  const list = typeof input === "string" ? input.split(",") : (input ?? []);
+  return new Set(list.map((c) => c.trim().toLowerCase()).filter((c) => c !== ""));
+}

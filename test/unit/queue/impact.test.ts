@@ -1,0 +1,110 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { analyzeGraph } from "../../../shared/graph/analyze.ts";
+import type { Snapshot } from "../../../shared/graph/snapshot.ts";
+import { impactScores } from "../../../shared/queue/impact.ts";
+
+const issue = (number: number, extra: Partial<Snapshot["issues"][number]> = {}) => ({
+  number,
+  title: `#${number}`,
+  state: "open" as const,
+  stateReason: null,
+  createdAt: "2026-11-01T00:00:00Z",
+  updatedAt: "2026-11-01T00:00:00Z",
+  closedAt: null,
+  labels: [],
+  ...extra,
+});
+
+const scores = (issues: Snapshot["issues"]) =>
+  Object.fromEntries(
+    impactScores(analyzeGraph({ repo: "o/r", now: "2026-12-01T00:00:00Z", issues })),
+  );
+
+/** Brute force: every open issue reachable from X along "waits on X" edges, X excluded. */
+function bruteForce(issues: Snapshot["issues"]): Record<number, number> {
+  const open = new Set(issues.filter((i) => i.state === "open").map((i) => i.number));
+  const waiters = new Map<number, number[]>();
+  for (const i of issues) {
+    if (!open.has(i.number)) continue;
+    for (const b of i.blockedBy ?? []) {
+      if (typeof b === "number" && open.has(b))
+        waiters.set(b, [...(waiters.get(b) ?? []), i.number]);
+    }
+    if (typeof i.parent === "number" && open.has(i.parent) && i.parent !== i.number) {
+      waiters.set(i.number, [...(waiters.get(i.number) ?? []), i.parent]);
+    }
+  }
+  const out: Record<number, number> = {};
+  for (const x of open) {
+    const seen = new Set<number>([x]);
+    const stack = [x];
+    while (stack.length > 0) {
+      for (const w of waiters.get(stack.pop()!) ?? []) {
+        if (!seen.has(w)) {
+          seen.add(w);
+          stack.push(w);
+        }
+      }
+    }
+    seen.delete(x);
+    // A cycle back to x: x waits on itself through others, but counts others only.
+    out[x] = seen.size;
+  }
+  return out;
+}
+
+describe("impact", () => {
+  it("counts open issues transitively waiting: blocked issues and parents, closed ones not", () => {
+    const s = scores([
+      issue(1),
+      issue(2, { blockedBy: [1] }),
+      issue(3, { blockedBy: [2] }),
+      issue(4, { blockedBy: [1], state: "closed", closedAt: "2026-11-02T00:00:00Z" }),
+      issue(5, { parent: 6 }),
+      issue(6),
+      issue(7, { blockedBy: [1, 2] }),
+    ]);
+    expect(s).toEqual({ 1: 3, 2: 2, 3: 0, 5: 1, 6: 0, 7: 0 });
+  });
+
+  it("counts each member of a cycle once, and the others on it", () => {
+    const s = scores([
+      issue(1, { blockedBy: [2] }),
+      issue(2, { blockedBy: [1] }),
+      issue(3, { blockedBy: [2] }),
+    ]);
+    expect(s).toEqual({ 1: 2, 2: 2, 3: 0 });
+  });
+
+  it("equals a brute-force reachability count on random graphs (diamonds, cycles, parents)", () => {
+    const graph = fc.integer({ min: 1, max: 14 }).chain((n) =>
+      fc.tuple(
+        fc.constant(n),
+        fc.array(fc.tuple(fc.integer({ min: 1, max: n }), fc.integer({ min: 1, max: n })), {
+          maxLength: 30,
+        }),
+        fc.array(fc.option(fc.integer({ min: 1, max: n }), { nil: null }), {
+          minLength: n,
+          maxLength: n,
+        }),
+        fc.array(fc.boolean(), { minLength: n, maxLength: n }),
+      ),
+    );
+    fc.assert(
+      fc.property(graph, ([n, edges, parents, closed]) => {
+        const issues = Array.from({ length: n }, (_, k) => {
+          const number = k + 1;
+          const blockedBy = [...new Set(edges.filter(([x]) => x === number).map(([, b]) => b))];
+          return issue(number, {
+            blockedBy,
+            parent: parents[k] === number ? null : parents[k]!,
+            ...(closed[k] ? { state: "closed" as const, closedAt: "2026-11-02T00:00:00Z" } : {}),
+          });
+        });
+        expect(scores(issues)).toEqual(bruteForce(issues));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

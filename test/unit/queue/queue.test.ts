@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../../shared/config/schema.ts";
+import { analyzeGraph } from "../../../shared/graph/analyze.ts";
+import { fnv1a32 } from "../../../shared/graph/hash.ts";
+import type { Snapshot } from "../../../shared/graph/snapshot.ts";
+import {
+  capabilitySet,
+  hasCapabilities,
+  orderQueue,
+  queueItems,
+} from "../../../shared/queue/queue.ts";
+
+const issue = (number: number, labels: string[] = [], extra = {}) => ({
+  number,
+  title: `#${number}`,
+  state: "open" as const,
+  stateReason: null,
+  createdAt: "2026-11-01T00:00:00Z",
+  updatedAt: "2026-11-01T00:00:00Z",
+  closedAt: null,
+  labels,
+  ...extra,
+});
+
+const build = (issues: Snapshot["issues"], config = {}) =>
+  queueItems(
+    analyzeGraph(
+      { repo: "o/r", now: "2026-12-01T00:00:00Z", issues },
+      { config: ConfigSchema.parse(config) },
+    ),
+    { reasons: new Map([[2, "kick: unblocked by #9"]]), requires: () => [], impact: new Map() },
+  );
+
+describe("queue sections", () => {
+  const issues = [
+    issue(1, ["agent:ready"]),
+    issue(2, ["agent:ready"]),
+    issue(3),
+    issue(4, ["idd:ready"]),
+    issue(5, ["agent:ready", "agent:hold"]),
+    issue(6, ["agent:ready"], { blockedBy: [3] }),
+    issue(7, ["agent:ready", "agent:stuck"]),
+    issue(8, ["agent:ready"]),
+    issue(9, [], { parent: 8, state: "closed", closedAt: "2026-11-30T00:00:00Z" }),
+  ];
+
+  it("mode events: only ready issues carrying the ready label, with their reasons", () => {
+    expect(build(issues).map((i) => [i.number, i.section, i.reason])).toEqual([
+      [1, 0, "labeled agent:ready"],
+      [2, 0, "kick: unblocked by #9"],
+      [8, 0, "rollup: every sub-issue is closed (#9)"],
+    ]);
+  });
+
+  it("mode all: then the other ready issues; with an approval label only those carrying it", () => {
+    expect(build(issues, { queue: { mode: "all" } }).map((i) => [i.number, i.section])).toEqual([
+      [1, 0],
+      [2, 0],
+      [3, 1],
+      [4, 1],
+      [8, 0],
+    ]);
+    const approved = build(issues, { queue: { mode: "all", approvalLabel: "idd:ready" } });
+    expect(approved.filter((i) => i.section === 1).map((i) => i.number)).toEqual([4]);
+  });
+});
+
+describe("queue order", () => {
+  const items = [1, 3, 5, 7, 9].map((number, k) => ({
+    number,
+    title: "",
+    labels: [],
+    requires: [],
+    reason: "",
+    section: (k < 4 ? 0 : 1) as 0 | 1,
+    impact: [0, 2, 2, 1, 9][k]!,
+  }));
+
+  it("number: ascending within each section, rotated by fnv1a32(machine) mod n", () => {
+    expect(orderQueue(items, "number").map((i) => i.number)).toEqual([1, 3, 5, 7, 9]);
+    const offset = fnv1a32("box-1") % 4;
+    const first = [1, 3, 5, 7];
+    expect(orderQueue(items, "number", "box-1").map((i) => i.number)).toEqual([
+      ...first.slice(offset),
+      ...first.slice(0, offset),
+      9,
+    ]);
+  });
+
+  it("impact: most waiting first, ties by number, sections kept", () => {
+    expect(orderQueue(items, "impact", "box-1").map((i) => i.number)).toEqual([3, 5, 7, 1, 9]);
+  });
+});
+
+describe("capabilities", () => {
+  it("an issue is listed only when every capability it requires is held (case-insensitive)", () => {
+    const item = {
+      number: 1,
+      title: "",
+      labels: [],
+      requires: ["gpu", "linux"],
+      reason: "",
+      section: 0 as const,
+      impact: 0,
+    };
+    expect(hasCapabilities(item, capabilitySet(undefined))).toBe(false);
+    expect(hasCapabilities(item, capabilitySet("GPU"))).toBe(false);
+    expect(hasCapabilities(item, capabilitySet(["gpu", " Linux "]))).toBe(true);
+    expect(hasCapabilities({ ...item, requires: [] }, capabilitySet(undefined))).toBe(true);
+  });
+});

@@ -1,0 +1,492 @@
+// The fleet API's claims inside the RepoObject, on real SQLite storage, with the simulator as
+// GitHub: grants and conflicts, heartbeats, releases, expiry by alarm, fences, the dead letter,
+// limits, IDD mirroring both ways, and eviction.
+import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
+import {
+  deliverAll,
+  install,
+  installationStub,
+  labelsOf,
+  type repoStub,
+  seedIssue,
+  settle,
+  sim,
+} from "./helpers.ts";
+
+type Stub = ReturnType<typeof repoStub>;
+type Grant = { claimId: string; fence: number; expiresAt: string; branch: string };
+
+beforeAll(async () => {
+  await sim("/reset", { method: "POST" });
+});
+
+async function settleAll(stub: Stub) {
+  for (let i = 0; i < 3; i++) {
+    await deliverAll();
+    await settle(stub);
+  }
+}
+
+async function comments(repo: string, number: number): Promise<string[]> {
+  const list = await sim<Array<{ body: string }>>(`/repos/${repo}/issues/${number}/comments`);
+  return list.map((c) => c.body);
+}
+
+async function grant(stub: Stub, n: number | null, agentId: string, extra = {}, nowMs?: number) {
+  const result = await stub.claim(n, { agentId, ...extra }, nowMs);
+  return result as {
+    status: number;
+    body: Grant & { issue: { number: number } } & Record<string, unknown>;
+  };
+}
+
+const ready = (n: number, extra = {}) => seedIssue(n, { labels: ["agent:ready"], ...extra });
+
+describe("claims", () => {
+  it("grants one holder; a second claim conflicts and names the holder; heartbeat extends; release frees", async () => {
+    const { stub } = await install({ repo: "claims-basic/app", issues: [ready(1), ready(2)] });
+    const first = await grant(stub, 1, "agent-a");
+    expect(first.status).toBe(201);
+    expect(first.body.branch).toBe("issue/1-issue-1");
+    expect(first.body.claimId).toMatch(/^sy-[0-9a-f]{20}$/);
+
+    const second = await grant(stub, 1, "agent-b");
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({
+      error: "conflict",
+      reason: "held",
+      holder: { agentId: "agent-a", source: "switchyard", expiresAt: first.body.expiresAt },
+    });
+
+    const later = Date.now() + 60_000;
+    const beat = await stub.heartbeat(
+      1,
+      { claimId: first.body.claimId, fence: first.body.fence },
+      later,
+    );
+    expect(beat.status).toBe(200);
+    expect(Date.parse((beat.body as Grant).expiresAt)).toBeGreaterThan(
+      Date.parse(first.body.expiresAt),
+    );
+
+    const done = await stub.release(1, {
+      claimId: first.body.claimId,
+      fence: first.body.fence,
+      outcome: "abandoned",
+    });
+    expect(done.status).toBe(200);
+    const again = await grant(stub, 1, "agent-b");
+    expect(again.status).toBe(201);
+    expect(again.body.fence).toBeGreaterThan(first.body.fence);
+  });
+
+  it("a stale or unknown fence is refused on heartbeat, release and writes, and changes nothing", async () => {
+    const { stub, repo } = await install({ repo: "claims-stale/app", issues: [ready(1)] });
+    const g = (await grant(stub, 1, "agent-a")).body;
+    const wrong = { claimId: g.claimId, fence: g.fence + 1 };
+    const unknown = { claimId: "sy-00000000000000000000", fence: g.fence };
+    for (const fence of [wrong, unknown]) {
+      expect((await stub.heartbeat(1, fence)).status).toBe(409);
+      expect((await stub.release(1, { ...fence, outcome: "done" })).status).toBe(409);
+      const write = await stub.write(1, fence, { kind: "comment", body: `stale ${fence.fence}` });
+      expect(write).toMatchObject({ status: 409, body: { error: "stale-fence" } });
+    }
+    // The right fence on the wrong issue is stale too.
+    expect((await stub.heartbeat(2, { claimId: g.claimId, fence: g.fence })).status).toBe(409);
+    expect((await comments(repo, 1)).filter((b) => b.startsWith("stale"))).toEqual([]);
+    expect((await stub.liveClaims()).body).toMatchObject({ claims: [{ claimId: g.claimId }] });
+  });
+
+  it("expires by alarm; the expired fence is dead for good and the next claim gets a larger one", async () => {
+    const { stub } = await install({ repo: "claims-expiry/app", issues: [ready(1)] });
+    // Granted two minutes ago with the shortest TTL: expired one minute ago.
+    const old = (await grant(stub, 1, "agent-a", { ttlSeconds: 60 }, Date.now() - 120_000)).body;
+    await runDurableObjectAlarm(stub);
+    const audit = await stub.auditLog(20);
+    expect(audit.some((a) => a.kind === "claim-expired")).toBe(true);
+    expect((await stub.heartbeat(1, { claimId: old.claimId, fence: old.fence })).status).toBe(409);
+    const next = await grant(stub, 1, "agent-b");
+    expect(next.status).toBe(201);
+    expect(next.body.fence).toBeGreaterThan(old.fence);
+  });
+
+  it("a claim is dead at expiresAt even before the alarm runs", async () => {
+    const { stub } = await install({ repo: "claims-dead/app", issues: [ready(1)] });
+    const g = (await grant(stub, 1, "agent-a", { ttlSeconds: 60 })).body;
+    const expires = Date.parse(g.expiresAt);
+    expect((await stub.heartbeat(1, g, expires - 1)).status).toBe(200);
+    const g2 = (await stub.liveClaims(expires + 60_000)).body as { claims: unknown[] };
+    expect(g2.claims).toEqual([]);
+    expect((await grant(stub, 1, "agent-b", {}, Date.parse(g.expiresAt) + 60_001)).status).toBe(
+      201,
+    );
+  });
+
+  it("claims survive eviction between grant and heartbeat", async () => {
+    const { stub } = await install({ repo: "claims-evict/app", issues: [ready(1)] });
+    const g = (await grant(stub, 1, "agent-a")).body;
+    await evictDurableObject(stub);
+    expect((await stub.heartbeat(1, g)).status).toBe(200);
+    expect((await grant(stub, 1, "agent-b")).status).toBe(409);
+  });
+
+  it("refuses closed, held, epic, blocked and unknown issues with their reasons", async () => {
+    const { stub } = await install({
+      repo: "claims-reasons/app",
+      issues: [
+        seedIssue(1, {
+          state: "closed",
+          stateReason: "completed",
+          closedAt: "2026-11-01T00:00:00Z",
+        }),
+        seedIssue(2, { labels: ["agent:hold"] }),
+        seedIssue(3, { labels: ["epic-managed"] }),
+        seedIssue(4, { blockedBy: [5] }),
+        seedIssue(5),
+        seedIssue(6),
+        seedIssue(7, { parent: 6 }),
+      ],
+    });
+    const reasons: Record<number, string> = {
+      1: "closed",
+      2: "hold",
+      3: "epic",
+      4: "blocked",
+      6: "blocked",
+    };
+    for (const [n, reason] of Object.entries(reasons)) {
+      const r = await grant(stub, Number(n), "agent-a");
+      expect([n, r.status, r.body.reason]).toEqual([n, 409, reason]);
+    }
+    expect((await grant(stub, 99, "agent-a")).status).toBe(404);
+    // Not labeled ready, but claimable on request: open, unblocked, no open sub-issues.
+    expect((await grant(stub, 5, "agent-a")).status).toBe(201);
+  });
+
+  it("claim-next hands N agents N different issues, then 204", async () => {
+    const { stub } = await install({
+      repo: "claims-next/app",
+      issues: [1, 2, 3, 4, 5].map((n) => ready(n)),
+    });
+    const grants = await Promise.all(
+      Array.from({ length: 7 }, (_, i) => grant(stub, null, `agent-${i}`, { machine: `m${i}` })),
+    );
+    const issued = grants.filter((g) => g.status === 201).map((g) => g.body.issue.number);
+    expect(issued.sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(grants.filter((g) => g.status === 204)).toHaveLength(2);
+    const fences = grants.filter((g) => g.status === 201).map((g) => g.body.fence);
+    expect(new Set(fences).size).toBe(5);
+  });
+
+  it("per-agent and per-repository limits", async () => {
+    const { stub } = await install(
+      { repo: "claims-limits/app", issues: [1, 2, 3, 4].map((n) => ready(n)) },
+      {
+        ".github/switchyard.yml": "claims:\n  maxPerAgent: 1\n  maxActive: 2\n",
+      },
+    );
+    expect((await grant(stub, 1, "agent-a")).status).toBe(201);
+    expect((await grant(stub, 2, "agent-a")).body.reason).toBe("agent-limit");
+    expect((await grant(stub, null, "agent-a")).body.reason).toBe("agent-limit");
+    expect((await grant(stub, 2, "agent-b")).status).toBe(201);
+    expect((await grant(stub, 3, "agent-c")).body.reason).toBe("repo-limit");
+  });
+});
+
+describe("releases and the dead letter", () => {
+  it("done removes agent:ready and keeps the issue out of the queue until it is kicked again", async () => {
+    const { stub, repo } = await install({
+      repo: "release-done/app",
+      issues: [ready(1), ready(2), seedIssue(3)],
+    });
+    const g = (await grant(stub, 1, "agent-a")).body;
+    await stub.release(1, { claimId: g.claimId, fence: g.fence, outcome: "done" });
+    await settleAll(stub);
+    expect(await labelsOf(repo, 1)).not.toContain("agent:ready");
+    const queue = (await stub.workQueue({ limit: 20 })).body as {
+      items: Array<{ number: number }>;
+    };
+    expect(queue.items.map((i) => i.number)).toEqual([2]);
+  });
+
+  it("three failed attempts: stuck label, one comment listing them, out of the queue; removing the label brings it back", async () => {
+    const { stub, repo } = await install({ repo: "release-stuck/app", issues: [ready(1)] });
+    for (const [i, outcome] of (["failed", "abandoned", "failed"] as const).entries()) {
+      const g = (await grant(stub, 1, `agent-${i}`)).body;
+      expect(g.fence).toBeGreaterThan(0);
+      await stub.release(1, { claimId: g.claimId, fence: g.fence, outcome, note: `try ${i}` });
+    }
+    expect((await grant(stub, 1, "agent-x")).body.reason).toBe("stuck");
+    await settleAll(stub);
+    const labels = await labelsOf(repo, 1);
+    expect(labels).toContain("agent:stuck");
+    expect(labels).not.toContain("agent:ready");
+    const stuckComments = (await comments(repo, 1)).filter((b) =>
+      b.includes("out of the agent queue"),
+    );
+    expect(stuckComments).toHaveLength(1);
+    expect(stuckComments[0]).toContain("try 0");
+    expect(stuckComments[0]).toContain("`agent-2` | failed");
+    expect(((await stub.workQueue({ limit: 20 })).body as { items: unknown[] }).items).toEqual([]);
+
+    // A maintainer removes the label: attempts reset, agent:ready comes back, claimable again.
+    await sim(`/repos/${repo}/issues/1/labels/agent:stuck`, {
+      method: "DELETE",
+      body: { actor: "octocat" },
+    });
+    await settleAll(stub);
+    await settleAll(stub);
+    expect(await labelsOf(repo, 1)).toContain("agent:ready");
+    const queue = (await stub.workQueue({ limit: 20 })).body as {
+      items: Array<{ number: number; attempts: number }>;
+    };
+    expect(queue.items).toMatchObject([{ number: 1, attempts: 0 }]);
+    expect((await grant(stub, 1, "agent-y")).status).toBe(201);
+  });
+
+  it("the fence keeps growing across uninstall and reinstall", async () => {
+    const { stub, installationId } = await install({
+      repo: "fence-reinstall/app",
+      issues: [ready(1)],
+    });
+    const before = (await grant(stub, 1, "agent-a")).body.fence;
+    await sim(`/installations/${installationId}`, { method: "DELETE", body: { actor: "octocat" } });
+    await deliverAll();
+    await runDurableObjectAlarm(installationStub(installationId));
+    expect((await stub.status()).status).toBe("removed");
+    expect((await stub.liveClaims()).status).toBe(404);
+    const again = await sim<{ id: number }>("/installations", {
+      body: { account: "fence-reinstall", actor: "octocat" },
+    });
+    await deliverAll();
+    await runDurableObjectAlarm(installationStub(again.id));
+    await settleAll(stub);
+    const after = await grant(stub, 1, "agent-b");
+    expect(after.status).toBe(201);
+    expect(after.body.fence).toBeGreaterThan(before);
+  });
+});
+
+describe("IDD interop", () => {
+  const marker = (agent: string, claim: string, at: string) =>
+    `<!-- claimed-by: ${agent} ${claim} supersedes: none ${at} branch: issue/1-x -->`;
+  const nowSecond = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+
+  it("mirrors a grant as a claimed-by marker plus agent:processing, and the release as unclaimed-by", async () => {
+    const { stub, repo } = await install({ repo: "idd-mirror/app", issues: [ready(1)] });
+    const g = (await grant(stub, 1, "agent-a")).body;
+    await settleAll(stub);
+    let bodies = await comments(repo, 1);
+    expect(bodies.filter((b) => b.startsWith("<!-- claimed-by: agent-a"))).toHaveLength(1);
+    expect(bodies[0]).toContain(`${g.claimId} supersedes: none`);
+    expect(bodies[0]).toContain(`branch: ${g.branch}`);
+    // The mirrored marker reads back through shared/idd as the same claim.
+    const read = parseCommentMarker(bodies[0]!);
+    expect(read).toMatchObject({
+      status: "ok",
+      marker: { kind: "claimed-by", agentId: "agent-a", claimId: g.claimId, branch: g.branch },
+    });
+    expect(await labelsOf(repo, 1)).toContain("agent:processing");
+    // switchyard's own marker does not block the holder's heartbeat, nor count as an IDD holder.
+    expect((await stub.heartbeat(1, g)).status).toBe(200);
+    await stub.release(1, { claimId: g.claimId, fence: g.fence, outcome: "abandoned" });
+    await settleAll(stub);
+    bodies = await comments(repo, 1);
+    expect(
+      bodies.filter((b) => b.startsWith(`<!-- unclaimed-by: agent-a ${g.claimId}`)),
+    ).toHaveLength(1);
+    expect(await labelsOf(repo, 1)).not.toContain("agent:processing");
+    // Its own (released) markers never block the next grant.
+    expect((await grant(stub, 1, "agent-b")).status).toBe(201);
+  });
+
+  it("a claim granted and released before the flush posts nothing", async () => {
+    const { stub, repo } = await install({ repo: "idd-coalesce/app", issues: [ready(1)] });
+    for (let i = 0; i < 5; i++) {
+      const g = (await grant(stub, 1, `agent-${i}`)).body;
+      await stub.release(1, { claimId: g.claimId, fence: g.fence, outcome: "abandoned" });
+      if (i === 1) break; // two abandoned attempts stay below the dead letter
+    }
+    await settleAll(stub);
+    expect((await comments(repo, 1)).filter((b) => b.includes("claimed-by"))).toEqual([]);
+    expect(await labelsOf(repo, 1)).not.toContain("agent:processing");
+  });
+
+  it("a live marker by a trusted author blocks a grant; an untrusted or stale one does not", async () => {
+    const { stub, repo } = await install({
+      repo: "idd-trust/app",
+      issues: [ready(1), ready(2), ready(3)],
+    });
+    await sim("/users", {
+      body: { login: "writer", token: "tok-writer", repos: { [repo]: "write" } },
+    });
+    // A collaborator's claim (author_association COLLABORATOR): live, so it blocks.
+    await sim(`/repos/${repo}/issues/1/comments`, {
+      body: { body: marker("idd-bot", "c-1", nowSecond()), actor: "writer" },
+    });
+    // A stranger's claim (NONE): GitHub says no write access, so it does not count.
+    await sim(`/repos/${repo}/issues/2/comments`, {
+      body: { body: marker("drive-by", "c-2", nowSecond()), actor: "stranger" },
+    });
+    // A collaborator's claim posted two days ago (IDD ages a claim by its comment's time): stale.
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    await sim("/clock", { body: { now: twoDaysAgo } });
+    await sim(`/repos/${repo}/issues/3/comments`, {
+      body: {
+        body: marker("idd-bot", "c-3", twoDaysAgo.replace(/\.\d{3}Z$/, "Z")),
+        actor: "writer",
+      },
+    });
+    await sim("/clock", { body: { now: null } });
+    await settleAll(stub);
+    await stub.workQueue({ limit: 1 }); // notices the unknown author and asks GitHub about them
+    await settleAll(stub);
+    const blocked = await grant(stub, 1, "agent-a");
+    expect(blocked.status).toBe(409);
+    expect(blocked.body).toMatchObject({
+      reason: "held",
+      holder: { agentId: "idd-bot", source: "idd" },
+    });
+    expect((await grant(stub, 2, "agent-a")).status).toBe(201);
+    expect((await grant(stub, 3, "agent-b")).status).toBe(201);
+  });
+});
+
+describe("fenced writes", () => {
+  it("comment, labels, close and sub-issue land on GitHub with a current fence; owned labels and held issues are refused", async () => {
+    const { stub, repo } = await install({
+      repo: "writes-ok/app",
+      issues: [ready(1), ready(2, { labels: ["agent:ready", "agent:hold"] }), ready(3)],
+    });
+    const g = (await grant(stub, 1, "agent-a")).body;
+    const fence = { claimId: g.claimId, fence: g.fence };
+    const comment = await stub.write(1, fence, { kind: "comment", body: "progress: tests green" });
+    expect(comment).toMatchObject({ status: 201, body: { id: expect.any(Number) } });
+    expect(await comments(repo, 1)).toContain("progress: tests green");
+
+    const labels = await stub.write(1, fence, {
+      kind: "labels",
+      add: ["needs-review"],
+      remove: [],
+    });
+    expect(labels.status).toBe(200);
+    expect(await labelsOf(repo, 1)).toContain("needs-review");
+    for (const owned of ["agent:ready", "agent:stuck", "agent:processing"]) {
+      const refused = await stub.write(1, fence, { kind: "labels", add: [], remove: [owned] });
+      expect([owned, refused.status]).toEqual([owned, 400]);
+    }
+
+    const sub1 = await stub.write(1, fence, {
+      kind: "sub-issue",
+      title: "Follow-up: docs",
+      idempotencyKey: "followup-docs",
+    });
+    expect(sub1).toMatchObject({ status: 201, body: { created: true } });
+    const child = (sub1.body as { number: number }).number;
+    const retry = await stub.write(1, fence, {
+      kind: "sub-issue",
+      title: "Follow-up: docs",
+      idempotencyKey: "followup-docs",
+    });
+    expect(retry).toMatchObject({ status: 201, body: { number: child, created: false } });
+    const snapshot = await sim<{
+      issues: Array<{ number: number; parent?: number | null; title: string }>;
+    }>(`/repos/${repo}/snapshot`);
+    expect(snapshot.issues.filter((i) => i.title === "Follow-up: docs")).toMatchObject([
+      { number: child, parent: 1 },
+    ]);
+
+    const closed = await stub.write(1, fence, { kind: "close", reason: "completed" });
+    expect(closed).toMatchObject({ status: 200, body: { state: "closed" } });
+
+    // Held issues are not claimable; one put on hold after its claim cannot be closed by it.
+    expect((await stub.claim(2, { agentId: "agent-b" })).body).toMatchObject({ reason: "hold" });
+    const h = (await grant(stub, 3, "agent-c")).body;
+    await sim(`/repos/${repo}/issues/3/labels`, {
+      body: { labels: ["agent:hold"], actor: "octocat" },
+    });
+    await deliverAll();
+    const refused = await stub.write(3, h, { kind: "close", reason: "completed" });
+    expect(refused).toMatchObject({ status: 409, body: { reason: "hold" } });
+    expect((await labelsOf(repo, 3)).includes("agent:hold")).toBe(true);
+  });
+
+  it("a write whose claim expired or was released writes nothing", async () => {
+    const { stub, repo } = await install({ repo: "writes-stale/app", issues: [ready(1)] });
+    const g = (await grant(stub, 1, "agent-a", { ttlSeconds: 60 })).body;
+    const fence = { claimId: g.claimId, fence: g.fence };
+    await stub.release(1, { ...fence, outcome: "abandoned" });
+    for (const op of [
+      { kind: "comment" as const, body: "late comment" },
+      { kind: "labels" as const, add: ["late-label"], remove: [] },
+      { kind: "close" as const, reason: "completed" as const },
+      { kind: "sub-issue" as const, title: "late sub-issue" },
+    ]) {
+      expect([op.kind, (await stub.write(1, fence, op)).status]).toEqual([op.kind, 409]);
+    }
+    expect(await comments(repo, 1)).not.toContain("late comment");
+    expect(await labelsOf(repo, 1)).not.toContain("late-label");
+    const snapshot = await sim<{ issues: Array<{ number: number; state: string; title: string }> }>(
+      `/repos/${repo}/snapshot`,
+    );
+    expect(snapshot.issues.find((i) => i.number === 1)?.state).toBe("open");
+    expect(snapshot.issues.some((i) => i.title === "late sub-issue")).toBe(false);
+  });
+});
+
+describe("the queue", () => {
+  type Queue = {
+    order: string;
+    total: number;
+    items: Array<{ number: number; impact: number; requires: string[]; reason: string }>;
+  };
+  const numbers = async (stub: Stub, request: Record<string, unknown>) =>
+    ((await stub.workQueue({ limit: 50, ...request })).body as Queue).items.map((i) => i.number);
+
+  it("orders by number (rotated per machine) or by impact, filters capabilities, drops claimed and dead-lettered issues", async () => {
+    const { stub } = await install({
+      repo: "queue-order/app",
+      issues: [
+        ready(1),
+        ready(2),
+        ready(3, { body: "Needs a GPU.\n\n<!-- requires: gpu -->" }),
+        ready(4),
+        seedIssue(10, { blockedBy: [2] }),
+        seedIssue(11, { blockedBy: [10] }),
+        seedIssue(12, { blockedBy: [4] }),
+        seedIssue(20),
+        seedIssue(21, { parent: 20 }),
+        ready(22, { parent: 20, blockedBy: [] }),
+      ],
+    });
+    // #21 is an open child of #20: #20 waits on it; #22 is labeled and ready.
+    expect(await numbers(stub, {})).toEqual([1, 2, 4, 22]);
+    expect(await numbers(stub, { capabilities: ["GPU"] })).toEqual([1, 2, 3, 4, 22]);
+    // Rotation: a machine starts elsewhere in the same cyclic order.
+    const rotated = await numbers(stub, { machine: "build-box-7" });
+    expect([...rotated].sort((a, b) => a - b)).toEqual([1, 2, 4, 22]);
+    const start = [1, 2, 4, 22].indexOf(rotated[0]!);
+    expect(rotated).toEqual([...[1, 2, 4, 22].slice(start), ...[1, 2, 4, 22].slice(0, start)]);
+    // Impact: #2 unblocks #10 and through it #11 (2), #4 unblocks #12 (1), #22 completes #20 (1).
+    const byImpact = (await stub.workQueue({ limit: 50, order: "impact" })).body as Queue;
+    expect(byImpact.items.map((i) => [i.number, i.impact])).toEqual([
+      [2, 2],
+      [4, 1],
+      [22, 1],
+      [1, 0],
+    ]);
+    // Claimed issues leave the queue; so do stuck ones.
+    await grant(stub, 2, "agent-a");
+    expect(await numbers(stub, {})).toEqual([1, 4, 22]);
+    for (let i = 0; i < 3; i++) {
+      const g = (await grant(stub, 4, `agent-${i}`)).body;
+      await stub.release(4, { claimId: g.claimId, fence: g.fence, outcome: "failed" });
+    }
+    expect(await numbers(stub, {})).toEqual([1, 22]);
+    // Claim-next respects capabilities: without gpu, #3 is never handed out.
+    const next = await grant(stub, null, "agent-z", { capabilities: [] });
+    expect(next.body.issue.number).toBe(1);
+  });
+});
