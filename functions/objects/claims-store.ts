@@ -21,6 +21,8 @@ export interface IssueFleet {
   stuck: boolean;
   stuckLabeled: boolean;
   stuckCommented: boolean;
+  /** When switchyard's stuck label went on (GitHub accepted the write). */
+  stuckMs: number | null;
   doneSuppressed: boolean;
   removeReady: boolean;
   /** The ready label goes back on (the dead letter was lifted by hand). */
@@ -67,6 +69,7 @@ type FleetRow = {
   stuck: number;
   stuck_labeled: number;
   stuck_commented: number;
+  stuck_ms: number | null;
   done_suppressed: number;
   remove_ready: number;
   add_ready: number;
@@ -80,6 +83,7 @@ const fleet = (r: FleetRow): IssueFleet => ({
   stuck: r.stuck === 1,
   stuckLabeled: r.stuck_labeled === 1,
   stuckCommented: r.stuck_commented === 1,
+  stuckMs: r.stuck_ms,
   doneSuppressed: r.done_suppressed === 1,
   removeReady: r.remove_ready === 1,
   addReady: r.add_ready === 1,
@@ -242,6 +246,7 @@ export class ClaimsStore {
           stuck: false,
           stuckLabeled: false,
           stuckCommented: false,
+          stuckMs: null,
           doneSuppressed: false,
           removeReady: false,
           addReady: false,
@@ -292,6 +297,11 @@ export class ClaimsStore {
     }
   }
 
+  setStuckMs(number: number, atMs: number): void {
+    this.sql`INSERT INTO issue_fleet (number, stuck_ms) VALUES (${number}, ${atMs})
+      ON CONFLICT (number) DO UPDATE SET stuck_ms = excluded.stuck_ms`;
+  }
+
   setProcessingMs(number: number, atMs: number | null): void {
     this.sql`INSERT INTO issue_fleet (number, processing_ms) VALUES (${number}, ${atMs})
       ON CONFLICT (number) DO UPDATE SET processing_ms = excluded.processing_ms`;
@@ -302,7 +312,7 @@ export class ClaimsStore {
     const fence = this.currentFence();
     this.sql`INSERT INTO issue_fleet (number, reset_fence) VALUES (${number}, ${fence})
       ON CONFLICT (number) DO UPDATE SET reset_fence = excluded.reset_fence, stuck = 0,
-        stuck_labeled = 0, stuck_commented = 0, remove_ready = 0, add_ready = 1`;
+        stuck_labeled = 0, stuck_commented = 0, stuck_ms = NULL, remove_ready = 0, add_ready = 1`;
   }
 
   // --- marker authors' write access (author_trust) -----------------------------------------
@@ -323,12 +333,28 @@ export class ClaimsStore {
 
   // --- idempotent sub-issue creation --------------------------------------------------------
 
-  idempotent(key: string): { claimId: string; number: number | null; linked: boolean } | undefined {
-    const row = this.sql<{ claim_id: string; number: number | null; linked: number }>`
-      SELECT claim_id, number, linked FROM idempotency WHERE key = ${key}`[0];
+  idempotent(
+    key: string,
+  ): { claimId: string; number: number | null; linked: boolean; createdMs: number } | undefined {
+    const row = this.sql<{
+      claim_id: string;
+      number: number | null;
+      linked: number;
+      created_ms: number;
+    }>`SELECT claim_id, number, linked, created_ms FROM idempotency WHERE key = ${key}`[0];
     return row
-      ? { claimId: row.claim_id, number: row.number, linked: row.linked === 1 }
+      ? {
+          claimId: row.claim_id,
+          number: row.number,
+          linked: row.linked === 1,
+          createdMs: row.created_ms,
+        }
       : undefined;
+  }
+
+  /** A request that never opened its issue gives its key back. */
+  forgetIdempotent(key: string): void {
+    this.sql`DELETE FROM idempotency WHERE key = ${key} AND number IS NULL`;
   }
 
   recordIdempotent(

@@ -39,12 +39,41 @@ const staleFence: FleetResult = {
   },
 };
 
+/** How long a sub-issue request with an idempotency key may be in flight before a retry redoes it. */
+const IN_FLIGHT_MS = 120_000;
+
 const cost = (op: FencedOp): number =>
   op.kind === "labels"
     ? (op.add.length > 0 ? 1 : 0) + op.remove.length
     : op.kind === "sub-issue"
       ? 2
       : 1;
+
+type Idempotency =
+  | { kind: "none" }
+  | { kind: "fresh"; key: string }
+  | { kind: "opened"; key: string; number: number }
+  | { kind: "done"; number: number }
+  | { kind: "in-flight" };
+
+/**
+ * Takes a sub-issue request's idempotency key (per parent issue) synchronously, before any
+ * await, so a retry racing the first request finds it and never opens a second issue.
+ */
+function takeKey(fleet: Fleet, store: RepoStore, call: Call): Idempotency {
+  const { op, number } = call;
+  if (op.kind !== "sub-issue" || op.idempotencyKey === undefined) return { kind: "none" };
+  const key = `${number}:${op.idempotencyKey}`;
+  const nowMs = call.now();
+  return store.transaction((): Idempotency => {
+    const row = fleet.claims.idempotent(key);
+    if (row?.linked && row.number !== null) return { kind: "done", number: row.number };
+    if (row?.number != null) return { kind: "opened", key, number: row.number };
+    if (row !== undefined && nowMs - row.createdMs <= IN_FLIGHT_MS) return { kind: "in-flight" };
+    fleet.claims.recordIdempotent(key, call.request.claimId, null, false, nowMs);
+    return { kind: "fresh", key };
+  });
+}
 
 /**
  * Checks the fence, reserves the installation's write budget, checks the fence again right
@@ -56,26 +85,37 @@ export async function fencedWrite(
   call: Call,
 ): Promise<FleetResult> {
   const { number, request, op } = call;
-  const claim = fleet.currentClaim(number, request, call.now());
-  if (!claim) return staleFence;
+  if (!fleet.currentClaim(number, request, call.now())) return staleFence;
   const problem = fencedWriteProblem(op, {
     labels: store.config().labels,
     issueLabels: store.issueLabels(number) ?? [],
   });
   if (problem) return { status: problem.status, body: problem.body };
 
-  let existing: { number: number | null; linked: boolean } | undefined;
-  if (op.kind === "sub-issue" && op.idempotencyKey !== undefined) {
-    existing = fleet.claims.idempotent(op.idempotencyKey);
-    if (existing?.linked && existing.number !== null) {
-      return {
-        status: 201,
-        body: { number: existing.number, url: fleet.issueUrl(existing.number), created: false },
-      };
-    }
+  const idem = takeKey(fleet, store, call);
+  if (idem.kind === "done") {
+    return {
+      status: 201,
+      body: { number: idem.number, url: fleet.issueUrl(idem.number), created: false },
+    };
   }
+  if (idem.kind === "in-flight") {
+    return {
+      status: 409,
+      body: {
+        error: "conflict",
+        reason: "in-progress",
+        message: "a request with this idempotency key is still being carried out; retry shortly",
+      },
+    };
+  }
+  // Gives an unused key back when the request stops before opening its issue.
+  const release = <T>(result: T): T => {
+    if (idem.kind === "fresh") store.transaction(() => fleet.claims.forgetIdempotent(idem.key));
+    return result;
+  };
 
-  const needed = op.kind === "sub-issue" && existing?.number != null ? 1 : cost(op);
+  const needed = idem.kind === "opened" ? 1 : cost(op);
   if (needed > 0) {
     const budget = await call.installation.reserveWrites(needed);
     if (budget.granted < needed) {
@@ -83,18 +123,18 @@ export async function fencedWrite(
         1,
         Math.ceil(((budget.retryAtMs ?? Date.now() + 60_000) - Date.now()) / 1000),
       );
-      return {
+      return release({
         status: 429,
         body: {
           error: "rate-limited",
           message: `the installation's GitHub write budget is spent; retry in ${seconds} s`,
         },
         headers: { "retry-after": String(seconds) },
-      };
+      });
     }
   }
   // The budget wait let other requests in: the claim must still be the live one.
-  if (!fleet.currentClaim(number, request, call.now())) return staleFence;
+  if (!fleet.currentClaim(number, request, call.now())) return release(staleFence);
 
   const client = call.client();
   const repo = call.fullName;
@@ -121,43 +161,38 @@ export async function fencedWrite(
         return { status: 200, body: { number, state: "closed", stateReason: op.reason } };
       }
       case "sub-issue": {
-        let child = existing?.number ?? null;
-        let url: string;
+        let child: number;
         let childId: number | undefined;
-        if (child === null) {
+        if (idem.kind === "opened") {
+          child = idem.number;
+        } else {
           const created = await createIssue(client, repo, {
             title: op.title,
             ...(op.body ? { body: op.body } : {}),
           });
           child = created.number;
           childId = created.id;
-          url = created.url;
-          if (op.idempotencyKey !== undefined) {
-            const key = op.idempotencyKey;
-            const n = child;
+          if (idem.kind === "fresh") {
             store.transaction(() =>
-              fleet.claims.recordIdempotent(key, request.claimId, n, false, Date.now()),
+              fleet.claims.recordIdempotent(idem.key, request.claimId, child, false, Date.now()),
             );
           }
-        } else {
-          url = fleet.issueUrl(child);
         }
         await addSubIssue(client, repo, number, child, childId === undefined ? {} : { childId });
-        if (op.idempotencyKey !== undefined) {
-          const key = op.idempotencyKey;
-          const n = child;
+        if (idem.kind !== "none") {
           store.transaction(() =>
-            fleet.claims.recordIdempotent(key, request.claimId, n, true, Date.now()),
+            fleet.claims.recordIdempotent(idem.key, request.claimId, child, true, Date.now()),
           );
         }
         audit(store, call, { child });
         return {
           status: 201,
-          body: { number: child, url, created: existing === undefined || existing.number === null },
+          body: { number: child, url: fleet.issueUrl(child), created: idem.kind !== "opened" },
         };
       }
     }
   } catch (error) {
+    release(undefined);
     if (error instanceof GitHubApiError) {
       return {
         status: 502,

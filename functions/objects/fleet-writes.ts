@@ -25,6 +25,9 @@ const WRITES_PER_RUN = 50;
 
 const second = (ms: number) => truncateToSecond(formatInstant(ms));
 
+/** Content writes a fleet write makes (a renewal removes and adds the label). */
+const costOf = (write: FleetWrite) => (write.kind === "processing-renew" ? 2 : 1);
+
 async function perform(
   write: FleetWrite,
   client: GitHubClient,
@@ -94,23 +97,27 @@ export async function flushFleetWrites(fleet: Fleet, ctx: FleetWriteContext): Pr
       if (renewAtMs !== null) ctx.schedules.at("fleet", renewAtMs);
       return;
     }
-    const cost = write.kind === "processing-renew" ? 2 : 1;
+    const cost = costOf(write);
     const budget = await ctx.installation.reserveWrites(cost);
     if (budget.granted < cost) {
       ctx.schedules.at("fleet", budget.retryAtMs ?? Date.now() + 60_000);
       return;
     }
     if (!ctx.stillActive(ctx.generation)) return;
-    // Still owed after the wait for the budget? A release meanwhile may have made it pointless.
-    if (!Fleet.sameWrite(fleet.nextWrite(Date.now()).write, write)) continue;
+    // What is owed now: a release while waiting for the budget may have made `write` pointless;
+    // the room reserved goes to whatever is owed instead, if it fits.
+    const current = fleet.nextWrite(Date.now()).write;
+    if (current === null) return;
+    const next = Fleet.sameWrite(current, write) || costOf(current) <= cost ? current : null;
+    if (next === null) continue;
     client ??= ctx.client();
     try {
-      await perform(write, client, ctx.fullName, ctx.labels());
-      fleet.writeDone(write, Date.now());
+      await perform(next, client, ctx.fullName, ctx.labels());
+      fleet.writeDone(next, Date.now());
     } catch (error) {
       if (isRetryable(error)) throw error;
       // GitHub will never accept it (the issue is gone, say): drop it rather than wedge the queue.
-      fleet.writeDone(write, Date.now(), error instanceof Error ? error.message : String(error));
+      fleet.writeDone(next, Date.now(), error instanceof Error ? error.message : String(error));
     }
   }
   ctx.schedules.at("fleet", Date.now());

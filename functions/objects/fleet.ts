@@ -1,3 +1,4 @@
+import { nextOwedWrite, type OwedWrite } from "../../shared/claims/owed.ts";
 import {
   type Attempt,
   claimBranch,
@@ -6,15 +7,15 @@ import {
   countsAsAttempt,
   fenceIsCurrent,
   grantDecision,
-  isLive,
   isStuckAfter,
-  processingRenewalDueMs,
+  stuckLabelRemovedByHand,
 } from "../../shared/claims/rules.ts";
 import type { Config } from "../../shared/config/schema.ts";
 import { formatInstant } from "../../shared/graph/time.ts";
 import {
   capabilitySet,
   hasCapabilities,
+  isAvailable,
   orderQueue,
   type QueueItem,
   type QueueOrder,
@@ -53,12 +54,9 @@ export interface FenceRequest {
 
 export type ReleaseOutcome = "done" | "abandoned" | "failed";
 
-/** A GitHub write switchyard owes for the fleet (IDD mirror, processing label, dead letter, done). */
+/** A GitHub write switchyard owes for the fleet (shared/claims/owed.ts), ready to perform. */
 export type FleetWrite =
-  | { kind: "claimed-marker"; claim: ClaimRow }
-  | { kind: "unclaimed-marker"; claim: ClaimRow }
-  | { kind: "processing-add" | "processing-remove" | "processing-renew"; number: number }
-  | { kind: "remove-ready" | "add-ready" | "stuck-label"; number: number }
+  | Exclude<OwedWrite, { kind: "stuck-comment" }>
   | { kind: "stuck-comment"; number: number; attempts: Attempt[] };
 
 const conflict = (reason: string, message: string, holder?: unknown): FleetResult => ({
@@ -112,8 +110,7 @@ export class Fleet {
     this.random = options.random ?? ((n) => crypto.getRandomValues(new Uint8Array(n)));
     // Closed or reopened: a `done` release no longer keeps the issue out of the queue.
     store.onStateChange = (number) => {
-      if (this.claims.fleet(number).doneSuppressed)
-        this.claims.setFlag(number, "doneSuppressed", false);
+      if (this.claims.fleet(number).doneSuppressed) this.liftSuppression([number]);
     };
   }
 
@@ -149,9 +146,18 @@ export class Fleet {
   private noticeStuckLabelsRemoved(nowMs: number): void {
     const stuckLabel = this.config().labels.stuck;
     for (const f of this.claims.fleetRows()) {
-      if (!f.stuck || !f.stuckLabeled) continue;
+      if (!f.stuck || !f.stuckLabeled || f.stuckMs === null) continue;
       const labels = this.store.issueLabels(f.number);
-      if (labels !== null && !labels.includes(stuckLabel)) {
+      if (
+        labels !== null &&
+        stuckLabelRemovedByHand({
+          labels,
+          stuckLabel,
+          labeledMs: f.stuckMs,
+          updatedMs: this.store.issueUpdatedMs(f.number) ?? 0,
+          unlabeledMs: this.store.lastUnlabeledMs(f.number, stuckLabel),
+        })
+      ) {
         this.claims.resetAttempts(f.number);
         this.store.audit("stuck-reset", { number: f.number }, nowMs);
         this.owe(nowMs);
@@ -199,11 +205,7 @@ export class Fleet {
     const live = new Set(this.claims.live(nowMs).map((c) => c.number));
     const parked = new Set<number>();
     for (const f of this.claims.fleetRows()) if (f.stuck || f.doneSuppressed) parked.add(f.number);
-    return (item: QueueItem) => {
-      if (live.has(item.number) || parked.has(item.number)) return false;
-      const idd = view.idd.get(item.number);
-      return idd === undefined || idd.staleAtMs <= nowMs;
-    };
+    return (item: QueueItem) => isAvailable(item.number, { live, parked, idd: view.idd, nowMs });
   }
 
   queue(request: QueueRequest, nowMs: number): FleetResult {
@@ -443,7 +445,12 @@ export class Fleet {
 
   /** A kick targets these issues again: a `done` release no longer keeps them out. */
   liftSuppression(numbers: Iterable<number>): void {
-    for (const n of numbers) this.claims.setFlag(n, "doneSuppressed", false);
+    for (const n of numbers) {
+      this.claims.setFlag(n, "doneSuppressed", false);
+      // The `done` release's owed removal of the ready label is moot now: it must not strip the
+      // label the producer puts back for this kick.
+      if (!this.claims.fleet(n).stuck) this.claims.setFlag(n, "removeReady", false);
+    }
   }
 
   // --- writes owed to GitHub ----------------------------------------------------------------
@@ -457,52 +464,28 @@ export class Fleet {
   nextWrite(nowMs: number): { write: FleetWrite | null; renewAtMs: number | null } {
     return this.store.transaction(() => {
       this.expireDue(nowMs);
-      const config = this.config();
-      const mirror = config.idd.mirrorClaims;
-      this.claims.skipUnpostedEnded();
-      for (const c of this.claims.markersDue()) {
-        if (c.marker === "none") {
-          if (!mirror || !isLive(c, nowMs)) this.claims.setMarker(c.claimId, "skip");
-          else return { write: { kind: "claimed-marker", claim: c }, renewAtMs: null };
-        } else {
-          return { write: { kind: "unclaimed-marker", claim: c }, renewAtMs: null };
-        }
+      const live = new Set(this.claims.live(nowMs).map((c) => c.number));
+      const issues = new Map(this.claims.fleetRows().map((f) => [f.number, f]));
+      for (const n of live) if (!issues.has(n)) issues.set(n, this.claims.fleet(n));
+      const decision = nextOwedWrite({
+        nowMs,
+        config: this.config(),
+        claims: this.claims.markersDue(),
+        live,
+        issues: [...issues.values()],
+        labelsOf: (n) => this.store.issueLabels(n),
+      });
+      for (const claimId of decision.skipMarkers) this.claims.setMarker(claimId, "skip");
+      for (const { number, flag } of decision.settled) this.claims.setFlag(number, flag, false);
+      const write = decision.write;
+      if (write?.kind === "stuck-comment") {
+        const fleet = this.claims.fleet(write.number);
+        return {
+          write: { ...write, attempts: this.claims.attempts(write.number, fleet.resetFence) },
+          renewAtMs: decision.renewAtMs,
+        };
       }
-      let renewAtMs: number | null = null;
-      const liveOn = new Set(this.claims.live(nowMs).map((c) => c.number));
-      const rows = new Map(this.claims.fleetRows().map((f) => [f.number, f]));
-      for (const n of liveOn) if (!rows.has(n)) rows.set(n, this.claims.fleet(n));
-      for (const f of [...rows.values()].sort((a, b) => a.number - b.number)) {
-        const wanted = mirror && liveOn.has(f.number);
-        if (wanted && !f.processing)
-          return { write: { kind: "processing-add", number: f.number }, renewAtMs };
-        if (!wanted && f.processing)
-          return { write: { kind: "processing-remove", number: f.number }, renewAtMs };
-        if (wanted && f.processingMs !== null) {
-          const due = processingRenewalDueMs(f.processingMs, config);
-          if (due <= nowMs)
-            return { write: { kind: "processing-renew", number: f.number }, renewAtMs };
-          renewAtMs = renewAtMs === null ? due : Math.min(renewAtMs, due);
-        }
-        if (f.removeReady) {
-          if (this.store.issueLabels(f.number)?.includes(config.labels.ready))
-            return { write: { kind: "remove-ready", number: f.number }, renewAtMs };
-          this.claims.setFlag(f.number, "removeReady", false);
-        }
-        if (f.addReady) {
-          const labels = this.store.issueLabels(f.number);
-          if (labels !== null && !labels.includes(config.labels.ready))
-            return { write: { kind: "add-ready", number: f.number }, renewAtMs };
-          this.claims.setFlag(f.number, "addReady", false);
-        }
-        if (f.stuck && !f.stuckLabeled)
-          return { write: { kind: "stuck-label", number: f.number }, renewAtMs };
-        if (f.stuck && !f.stuckCommented) {
-          const attempts = this.claims.attempts(f.number, f.resetFence);
-          return { write: { kind: "stuck-comment", number: f.number, attempts }, renewAtMs };
-        }
-      }
-      return { write: null, renewAtMs };
+      return { write: write as FleetWrite | null, renewAtMs: decision.renewAtMs };
     });
   }
 
@@ -538,6 +521,7 @@ export class Fleet {
           break;
         case "stuck-label":
           this.claims.setFlag(write.number, "stuckLabeled", true);
+          this.claims.setStuckMs(write.number, nowMs);
           if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.stuck, "add");
           break;
         case "stuck-comment":

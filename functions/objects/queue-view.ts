@@ -74,23 +74,28 @@ export function buildQueueView(store: RepoStore, claims: ClaimsStore, nowMs: num
     requires: (n) => requiresOf(analysis.graph.issue(n)?.body),
     impact,
   });
+  // The view lives until the next graph change: what the rules needed from bodies is in `items`.
+  for (const issue of snapshot.issues) issue.body = null;
 
   const byIssue = new Map<number, MarkerCommentRow[]>();
-  for (const row of store.allMarkerComments()) {
-    if (analysis.factsOf(row.number) === undefined) continue; // closed or unknown
+  for (const row of store.openMarkerComments()) {
     const list = byIssue.get(row.number);
     if (list) list.push(row);
     else byIssue.set(row.number, [row]);
   }
   const idd = new Map<number, IddHolder>();
   const unknown = new Set<string>();
-  for (const [number, rows] of byIssue) {
+  for (const [number, all] of byIssue) {
+    // A bot's comment counts only when it is one of switchyard's own mirrored markers: another
+    // App, or anything else posted with switchyard's identity, is never an IDD claim.
+    const rows = all.filter((r) => r.author_type !== "Bot" || claims.hasClaimId(claimIdIn(r.body)));
+    if (rows.length === 0) continue;
     const trust = trustedMarkerAuthors(
       rows.map((r) => ({
         login: r.author,
         type: r.author_type,
         association: r.author_association,
-        ownMarker: claims.hasClaimId(claimIdIn(r.body)),
+        ownMarker: r.author_type === "Bot",
       })),
       { configured: config.idd.trustedMarkerActors ?? null, known: (login) => claims.trust(login) },
     );

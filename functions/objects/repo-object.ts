@@ -119,6 +119,9 @@ export class RepoObject extends DurableObject<Env> {
     );
     this.schedules.at("reconcile-full", nowMs);
     this.schedules.ensure("prune", nowMs + DAY_MS);
+    // Back from a suspension: claims may have expired meanwhile and fleet writes may be owed.
+    this.schedules.at("claims", nowMs);
+    this.schedules.at("fleet", nowMs);
   }
 
   /** Installation lifecycle reached this repository (from InstallationObject). */

@@ -83,6 +83,7 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       stuck INTEGER NOT NULL DEFAULT 0,
       stuck_labeled INTEGER NOT NULL DEFAULT 0,
       stuck_commented INTEGER NOT NULL DEFAULT 0,
+      stuck_ms INTEGER,
       done_suppressed INTEGER NOT NULL DEFAULT 0,
       remove_ready INTEGER NOT NULL DEFAULT 0,
       add_ready INTEGER NOT NULL DEFAULT 0,

@@ -291,7 +291,7 @@ export class RepoStore {
 
   private watchedLabels(): Set<string> {
     const { labels } = this.config();
-    return new Set([labels.ready, labels.needsHuman, labels.processing]);
+    return new Set([labels.ready, labels.needsHuman, labels.processing, labels.stuck]);
   }
 
   private tombstoned(number: number, atMs: number): boolean {
@@ -563,6 +563,22 @@ export class RepoStore {
     this.version += 1;
   }
 
+  /** When the stored state of an issue was current on GitHub (its `updated_at`), or null. */
+  issueUpdatedMs(number: number): number | null {
+    return (
+      this.sql<{ updated_ms: number }>`SELECT updated_ms FROM issues WHERE number = ${number}`[0]
+        ?.updated_ms ?? null
+    );
+  }
+
+  /** The time of the latest recorded `unlabeled` event of `label` on an issue, or null. */
+  lastUnlabeledMs(number: number, label: string): number | null {
+    return (
+      this.sql<{ at: number | null }>`SELECT MAX(created_ms) AS at FROM label_events
+        WHERE number = ${number} AND label = ${label} AND action = 'unlabeled'`[0]?.at ?? null
+    );
+  }
+
   /** The stored labels of an issue, or null when it is not stored. */
   issueLabels(number: number): string[] | null {
     const row = this.sql<{ labels: string }>`SELECT labels FROM issues WHERE number = ${number}`[0];
@@ -697,11 +713,12 @@ export class RepoStore {
       WHERE number = ${number} ORDER BY created_at, id`;
   }
 
-  /** Every stored marker comment, by issue then time: the IDD claims the fleet API respects. */
-  allMarkerComments(): MarkerCommentRow[] {
+  /** The marker comments of open issues, by issue then time: the IDD claims the fleet API respects. */
+  openMarkerComments(): MarkerCommentRow[] {
     return this.sql<MarkerCommentRow>`
-      SELECT id, number, author, author_type, author_association, body, created_at FROM comments
-      ORDER BY number, created_at, id`;
+      SELECT c.id, c.number, c.author, c.author_type, c.author_association, c.body, c.created_at
+      FROM comments c JOIN issues i ON i.number = c.number AND i.state = 'open'
+      ORDER BY c.number, c.created_at, c.id`;
   }
 
   /** Deletes every stored row: the App was uninstalled or the repository removed from it. */
@@ -717,6 +734,8 @@ export class RepoStore {
       "comment_tombstones",
       "outbox",
       "schedules",
+      // The audit log names agents, their notes and who minted keys: it goes with the rest.
+      "audit",
     ]) {
       this.storage.sql.exec(`DELETE FROM ${table}`);
     }

@@ -166,6 +166,32 @@ export function htmlBaseFor(apiUrl: string): string {
   return `${url.origin}${path}`;
 }
 
+/**
+ * Was the stuck label taken off by a person after switchyard put it on? Either GitHub recorded
+ * an `unlabeled` event for it after switchyard's write, or the stored issue (without the label)
+ * is a state GitHub reported well after that write. The margin keeps switchyard's own writes of
+ * the same moment (webhooks of the ready and processing labels it removed, which still list the
+ * issue without the stuck label and carry a timestamp of the same second) from counting.
+ */
+export const STUCK_ECHO_MARGIN_MS = 10_000;
+
+export function stuckLabelRemovedByHand(input: {
+  labels: readonly string[];
+  stuckLabel: string;
+  /** When switchyard's write of the stuck label succeeded. */
+  labeledMs: number;
+  /** The stored issue state's time (GitHub's `updated_at`). */
+  updatedMs: number;
+  /** The latest recorded `unlabeled` event for the stuck label, if any. */
+  unlabeledMs: number | null;
+}): boolean {
+  if (input.labels.includes(input.stuckLabel)) return false;
+  // GitHub's event times have whole seconds; switchyard never takes the stuck label off itself.
+  const labeledSecondMs = Math.floor(input.labeledMs / 1000) * 1000;
+  if (input.unlabeledMs !== null && input.unlabeledMs >= labeledSecondMs) return true;
+  return input.updatedMs > input.labeledMs + STUCK_ECHO_MARGIN_MS;
+}
+
 /** Outcomes that count towards `claims.maxAttempts`: every end but `done`. */
 export function countsAsAttempt(outcome: ClaimOutcome): boolean {
   return outcome !== "done";

@@ -1,11 +1,12 @@
 import type { GraphAnalysis } from "../graph/analyze.ts";
 
 /**
- * Above this many strongly connected components, reach sets would take C²/8 bytes; the count
+ * Above this many strongly connected components, reach sets would take C²/8 bytes (3 MB at
+ * this limit, inside a Durable Object's 128 MB); the count
  * then becomes the sum over the condensation (exact on trees and chains, an upper bound where
  * paths rejoin), capped at the number of open issues.
  */
-export const EXACT_IMPACT_LIMIT = 20_000;
+export const EXACT_IMPACT_LIMIT = 5_000;
 
 /**
  * Impact of each open issue: how many other open issues transitively wait on it. Y waits on X

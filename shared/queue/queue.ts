@@ -24,7 +24,8 @@ export interface QueueInputs {
 /**
  * The queue's sections (spec 6.4): ready issues carrying the ready label (kicks and rollups),
  * then, in mode `all`, the other ready issues (only those with `queue.approvalLabel` when set).
- * Ascending by number; live claims, stuck and done issues are filtered per request.
+ * Ascending by number; live claims, stuck and done issues are filtered per request
+ * (`isAvailable`), capabilities too (`hasCapabilities`).
  */
 export function queueItems(analysis: GraphAnalysis, inputs: QueueInputs): QueueItem[] {
   const { config } = analysis.options;
@@ -86,6 +87,25 @@ export function orderQueue(
     else out.push(...rotateForMachine(part, machine));
   }
   return out;
+}
+
+/**
+ * May the queue hand this issue out now? Not while someone holds it (a live switchyard claim, or
+ * a live IDD claim marker by a trusted author until it goes stale), and not while it is parked
+ * (dead-lettered, or released `done` until its next kick or reopening).
+ */
+export function isAvailable(
+  number: number,
+  state: {
+    live: ReadonlySet<number>;
+    parked: ReadonlySet<number>;
+    idd: ReadonlyMap<number, { staleAtMs: number }>;
+    nowMs: number;
+  },
+): boolean {
+  if (state.live.has(number) || state.parked.has(number)) return false;
+  const idd = state.idd.get(number);
+  return idd === undefined || idd.staleAtMs <= state.nowMs;
 }
 
 /** Every capability the issue requires is among the caller's (none given: none held). */

@@ -333,6 +333,20 @@ describe("fleet keys", () => {
     await expectError(graph("auth-a/app", "syk_"), 401, "unauthorized");
   });
 
+  it("a forged key learns nothing about other repositories: 401 whatever it names", async () => {
+    // Forged for an installed repository's id, used on other names (installed, bare, unknown):
+    // it is refused as a key before anything is said about the repository it names.
+    const { key: forged } = await mintKey(A.repoId);
+    secrets.add(forged);
+    for (const name of ["auth-b/other", "auth-bare/app", "auth-nowhere/none", "auth-a/app"]) {
+      await expectError(graph(name, forged), 401, "unauthorized");
+    }
+    // Forged for a repository id switchyard does not serve.
+    const { key: stray } = await mintKey(987_654_321);
+    secrets.add(stray);
+    await expectError(graph("auth-a/app", stray), 401, "unauthorized");
+  });
+
   it("a revoked key is 401; revoking is idempotent; an unknown id is 404", async () => {
     const created = await createKey("auth-a/app", tokens.admin, { name: "to revoke" });
     const revokedKey = String(created.body?.key);
@@ -568,7 +582,9 @@ describe("raw tokens are never stored or logged", () => {
       for (const secret of secrets) {
         expect(dumped.includes(secret), `a raw token in ${name}`).toBe(false);
         // Nor the secret part of a key on its own.
-        const tail = secret.startsWith("syk_") ? secret.slice(secret.lastIndexOf("_") + 1) : null;
+        // (`syk_<repoId>_<secret>`: the secret is base64url, which may itself contain `_`.)
+        const tail = secret.startsWith("syk_") ? secret.slice(secret.indexOf("_", 4) + 1) : null;
+        if (tail !== null && tail.length < 20) continue; // the deliberately malformed ones
         if (tail) expect(dumped.includes(tail), `a key secret in ${name}`).toBe(false);
       }
     }

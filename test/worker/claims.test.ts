@@ -1,8 +1,9 @@
 // The fleet API's claims inside the RepoObject, on real SQLite storage, with the simulator as
 // GitHub: grants and conflicts, heartbeats, releases, expiry by alarm, fences, the dead letter,
 // limits, IDD mirroring both ways, and eviction.
-import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
 import {
   deliverAll,
@@ -230,6 +231,10 @@ describe("releases and the dead letter", () => {
     expect(stuckComments[0]).toContain("try 0");
     expect(stuckComments[0]).toContain("`agent-2` | failed");
     expect(((await stub.workQueue({ limit: 20 })).body as { items: unknown[] }).items).toEqual([]);
+    // The webhooks of switchyard's own label writes (issued the same second, listing the issue
+    // before the stuck label went on) are not a person removing it: still stuck.
+    await settleAll(stub);
+    expect((await grant(stub, 1, "agent-x")).body.reason).toBe("stuck");
 
     // A maintainer removes the label: attempts reset, agent:ready comes back, claimable again.
     await sim(`/repos/${repo}/issues/1/labels/agent:stuck`, {
@@ -300,6 +305,30 @@ describe("IDD interop", () => {
     expect(await labelsOf(repo, 1)).not.toContain("agent:processing");
     // Its own (released) markers never block the next grant.
     expect((await grant(stub, 1, "agent-b")).status).toBe(201);
+  });
+
+  it("renews agent:processing before it goes stale while the claim lives on", async () => {
+    const { stub, repo } = await install({ repo: "idd-renew/app", issues: [ready(1)] });
+    const g = (await grant(stub, 1, "agent-a", { ttlSeconds: 7200 })).body;
+    await settleAll(stub);
+    expect(await labelsOf(repo, 1)).toContain("agent:processing");
+    // The label went on 25 minutes ago (the lock TTL is 30): it is due for renewal.
+    await runInDurableObject(stub, (o: RepoObject) => {
+      o.fleet.claims.setProcessingMs(1, Date.now() - 25 * 60_000);
+      o.schedules.at("fleet", Date.now());
+    });
+    await settleAll(stub);
+    const renewals = (await stub.auditLog(50)).filter(
+      (a) => a.kind === "fleet-write" && a.detail.kind === "processing-renew",
+    );
+    expect(renewals).toHaveLength(1);
+    expect(await labelsOf(repo, 1)).toContain("agent:processing");
+    const processingMs = await runInDurableObject(
+      stub,
+      (o: RepoObject) => o.fleet.claims.fleet(1).processingMs,
+    );
+    expect(processingMs).toBeGreaterThan(Date.now() - 60_000);
+    expect((await stub.heartbeat(1, g)).status).toBe(200);
   });
 
   it("a claim granted and released before the flush posts nothing", async () => {
@@ -373,10 +402,17 @@ describe("fenced writes", () => {
     });
     expect(labels.status).toBe(200);
     expect(await labelsOf(repo, 1)).toContain("needs-review");
-    for (const owned of ["agent:ready", "agent:stuck", "agent:processing"]) {
+    for (const owned of ["agent:ready", "AGENT:STUCK", "agent:processing"]) {
       const refused = await stub.write(1, fence, { kind: "labels", add: [], remove: [owned] });
       expect([owned, refused.status]).toEqual([owned, 400]);
     }
+    // A claim holder cannot post an IDD claim marker with the App's identity.
+    const forged = await stub.write(1, fence, {
+      kind: "comment",
+      body: "<!-- claimed-by: evil sy-x supersedes: none 2026-12-01T00:00:00Z branch: issue/1-x -->",
+    });
+    expect(forged).toMatchObject({ status: 400, body: { error: "bad-request" } });
+    expect((await comments(repo, 1)).some((b) => b.includes("claimed-by: evil"))).toBe(false);
 
     const sub1 = await stub.write(1, fence, {
       kind: "sub-issue",

@@ -132,9 +132,11 @@ async function prove(env: Env, token: string, owner: string, repo: string): Prom
     case "key": {
       const key = parseKey(token);
       if (!key) return unauthorized("unknown fleet key");
-      const resolution = resolveBound(fullName, { repoId: key.repoId }, await lookup(), "the key");
-      // A key of another repository is refused without looking it up.
-      if (!resolution.ok && resolution.status === 403) return resolution;
+      // The key is proven before anything is said about the requested repository, so a forged
+      // key learns nothing (not even whether that repository has the App); keys of repositories
+      // switchyard does not serve are not looked for at all.
+      const home = await directory(env).get(key.repoId);
+      if (!home || home.status === "removed") return unauthorized("unknown fleet key");
       const verdict = await repoObject(env, key.repoId).verifyKey(
         await sha256Hex(token),
         Date.now(),
@@ -143,6 +145,9 @@ async function prove(env: Env, token: string, owner: string, repo: string): Prom
         const why = { unknown: "unknown", revoked: "revoked", expired: "expired" }[verdict.reason];
         return unauthorized(`${why} fleet key`);
       }
+      const entry = home.fullName.toLowerCase() === fullName.toLowerCase() ? home : await lookup();
+      const resolution = resolveBound(fullName, { repoId: key.repoId }, entry, "the key");
+      if (!resolution.ok) return resolution;
       return { ok: true, caller: { kind: "key", keyId: verdict.id, access: "write" }, resolution };
     }
     case "oidc": {

@@ -166,6 +166,19 @@ describe("branches, URLs, the dead-letter comment, fenced write rules", () => {
         { labels, issueLabels: [] },
       )?.status,
     ).toBe(400);
+    const none = { labels, issueLabels: [] };
+    expect(
+      fencedWriteProblem({ kind: "labels", add: ["Agent:Ready"], remove: [] }, none)?.status,
+    ).toBe(400);
+    expect(
+      fencedWriteProblem({ kind: "labels", add: [], remove: ["Agent:Hold"] }, none)?.status,
+    ).toBe(400);
+    const marker = "<!-- unclaimed-by: someone sy-1 2026-12-01T00:00:00Z -->";
+    expect(fencedWriteProblem({ kind: "comment", body: marker }, none)?.status).toBe(400);
+    expect(fencedWriteProblem({ kind: "comment", body: "done: #12" }, none)).toBeNull();
+    expect(
+      fencedWriteProblem({ kind: "close" }, { labels, issueLabels: ["AGENT:HOLD"] })?.status,
+    ).toBe(409);
     expect(
       fencedWriteProblem({ kind: "close" }, { labels, issueLabels: ["agent:hold"] }),
     ).toMatchObject({

@@ -6,6 +6,7 @@ import type { Snapshot } from "../../../shared/graph/snapshot.ts";
 import {
   capabilitySet,
   hasCapabilities,
+  isAvailable,
   orderQueue,
   queueItems,
 } from "../../../shared/queue/queue.ts";
@@ -107,5 +108,18 @@ describe("capabilities", () => {
     expect(hasCapabilities(item, capabilitySet("GPU"))).toBe(false);
     expect(hasCapabilities(item, capabilitySet(["gpu", " Linux "]))).toBe(true);
     expect(hasCapabilities({ ...item, requires: [] }, capabilitySet(undefined))).toBe(true);
+  });
+});
+
+describe("availability", () => {
+  const state = {
+    live: new Set([1]),
+    parked: new Set([2]),
+    idd: new Map([[3, { staleAtMs: 1_000 }]]),
+    nowMs: 999,
+  };
+  it("not while claimed (switchyard or a live IDD marker) or parked; an IDD claim frees when stale", () => {
+    expect([1, 2, 3, 4].map((n) => isAvailable(n, state))).toEqual([false, false, false, true]);
+    expect(isAvailable(3, { ...state, nowMs: 1_000 })).toBe(true);
   });
 });

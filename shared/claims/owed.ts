@@ -1,0 +1,113 @@
+import type { Config } from "../config/schema.ts";
+import { isLive, processingRenewalDueMs } from "./rules.ts";
+
+/**
+ * The GitHub writes the fleet API owes (spec 6.4): IDD mirror markers, the processing label and
+ * its renewal, the ready label after `done` or a lifted dead letter, the stuck label and its
+ * comment. Pure: the RepoObject reads the rows, asks for the next write, performs it within the
+ * write budget, and records it. Deciding again each time is what coalesces: a claim granted and
+ * released between two decisions owes nothing.
+ */
+
+/** A claim as the mirror reads it (`marker`: none, posted, released, or skip = never). */
+export interface OwedClaim {
+  claimId: string;
+  number: number;
+  agentId: string;
+  branch: string;
+  grantedMs: number;
+  expiresMs: number;
+  endedMs: number | null;
+  marker: "none" | "posted" | "released" | "skip";
+}
+
+/** An issue's fleet state as the mirror reads it. */
+export interface OwedIssue {
+  number: number;
+  processing: boolean;
+  processingMs: number | null;
+  removeReady: boolean;
+  addReady: boolean;
+  stuck: boolean;
+  stuckLabeled: boolean;
+  stuckCommented: boolean;
+}
+
+export type OwedWrite =
+  | { kind: "claimed-marker" | "unclaimed-marker"; claim: OwedClaim }
+  | {
+      kind:
+        | "processing-add"
+        | "processing-remove"
+        | "processing-renew"
+        | "remove-ready"
+        | "add-ready"
+        | "stuck-label";
+      number: number;
+    }
+  | { kind: "stuck-comment"; number: number };
+
+export interface OwedInput {
+  nowMs: number;
+  config: Config;
+  /** Claims whose marker may be owed (not yet posted, or posted and since ended), by fence. */
+  claims: readonly OwedClaim[];
+  /** Issues with a live claim. */
+  live: ReadonlySet<number>;
+  /** Issues with fleet state (and every issue with a live claim), any order. */
+  issues: readonly OwedIssue[];
+  /** The issue's stored labels (null: unknown issue). */
+  labelsOf: (number: number) => readonly string[] | null;
+}
+
+export interface OwedDecision {
+  write: OwedWrite | null;
+  /** When a processing label falls due for renewal (nothing owed before then), or null. */
+  renewAtMs: number | null;
+  /** Claims that will never need a marker (ended unposted, or mirroring off): mark them so. */
+  skipMarkers: string[];
+  /** Label changes that became moot (the label is already as wanted): clear these flags. */
+  settled: Array<{ number: number; flag: "removeReady" | "addReady" }>;
+}
+
+export function nextOwedWrite(input: OwedInput): OwedDecision {
+  const { nowMs, config } = input;
+  const mirror = config.idd.mirrorClaims;
+  const decision: OwedDecision = { write: null, renewAtMs: null, skipMarkers: [], settled: [] };
+  const found = (write: OwedWrite) => ({ ...decision, write });
+
+  // Markers first, oldest fence first: an earlier claim's release precedes a later claim.
+  for (const c of input.claims) {
+    if (c.marker === "none") {
+      if (mirror && isLive(c, nowMs)) return found({ kind: "claimed-marker", claim: c });
+      decision.skipMarkers.push(c.claimId);
+    } else if (c.marker === "posted" && !isLive(c, nowMs)) {
+      return found({ kind: "unclaimed-marker", claim: c });
+    }
+  }
+
+  const ready = config.labels.ready;
+  for (const f of [...input.issues].sort((a, b) => a.number - b.number)) {
+    const wanted = mirror && input.live.has(f.number);
+    if (wanted && !f.processing) return found({ kind: "processing-add", number: f.number });
+    if (!wanted && f.processing) return found({ kind: "processing-remove", number: f.number });
+    if (wanted && f.processingMs !== null) {
+      const due = processingRenewalDueMs(f.processingMs, config);
+      if (due <= nowMs) return found({ kind: "processing-renew", number: f.number });
+      decision.renewAtMs = decision.renewAtMs === null ? due : Math.min(decision.renewAtMs, due);
+    }
+    const labels = input.labelsOf(f.number);
+    if (f.removeReady) {
+      if (labels?.includes(ready)) return found({ kind: "remove-ready", number: f.number });
+      decision.settled.push({ number: f.number, flag: "removeReady" });
+    }
+    if (f.addReady) {
+      if (labels !== null && !labels.includes(ready))
+        return found({ kind: "add-ready", number: f.number });
+      decision.settled.push({ number: f.number, flag: "addReady" });
+    }
+    if (f.stuck && !f.stuckLabeled) return found({ kind: "stuck-label", number: f.number });
+    if (f.stuck && !f.stuckCommented) return found({ kind: "stuck-comment", number: f.number });
+  }
+  return decision;
+}

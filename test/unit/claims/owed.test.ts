@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import { nextOwedWrite, type OwedClaim, type OwedIssue } from "../../../shared/claims/owed.ts";
+import { STUCK_ECHO_MARGIN_MS, stuckLabelRemovedByHand } from "../../../shared/claims/rules.ts";
+import { ConfigSchema, DEFAULT_CONFIG } from "../../../shared/config/schema.ts";
+
+const NOW = 1_000_000;
+const claim = (patch: Partial<OwedClaim> = {}): OwedClaim => ({
+  claimId: "sy-1",
+  number: 1,
+  agentId: "a",
+  branch: "issue/1-x",
+  grantedMs: NOW - 1_000,
+  expiresMs: NOW + 60_000,
+  endedMs: null,
+  marker: "none",
+  ...patch,
+});
+const issue = (patch: Partial<OwedIssue> = {}): OwedIssue => ({
+  number: 1,
+  processing: false,
+  processingMs: null,
+  removeReady: false,
+  addReady: false,
+  stuck: false,
+  stuckLabeled: false,
+  stuckCommented: false,
+  ...patch,
+});
+const decide = (input: Partial<Parameters<typeof nextOwedWrite>[0]>) =>
+  nextOwedWrite({
+    nowMs: NOW,
+    config: DEFAULT_CONFIG,
+    claims: [],
+    live: new Set(),
+    issues: [],
+    labelsOf: () => [],
+    ...input,
+  });
+
+describe("writes owed for the fleet", () => {
+  it("a live claim owes its claimed-by marker, then the processing label", () => {
+    expect(decide({ claims: [claim()], live: new Set([1]) }).write).toMatchObject({
+      kind: "claimed-marker",
+    });
+    expect(decide({ live: new Set([1]), issues: [issue()] }).write).toEqual({
+      kind: "processing-add",
+      number: 1,
+    });
+  });
+
+  it("coalesces: a claim that ended before its marker was posted owes nothing, ever", () => {
+    const d = decide({ claims: [claim({ endedMs: NOW - 10 })] });
+    expect(d.write).toBeNull();
+    expect(d.skipMarkers).toEqual(["sy-1"]);
+    // Expired without being ended is the same.
+    expect(decide({ claims: [claim({ expiresMs: NOW })] }).skipMarkers).toEqual(["sy-1"]);
+  });
+
+  it("an ended claim whose marker was posted owes its unclaimed-by, before a newer claim's marker", () => {
+    const old = claim({ marker: "posted", endedMs: NOW - 5 });
+    const next = claim({ claimId: "sy-2" });
+    expect(decide({ claims: [old, next], live: new Set([1]) }).write).toMatchObject({
+      kind: "unclaimed-marker",
+      claim: { claimId: "sy-1" },
+    });
+  });
+
+  it("mirroring off: no markers, no processing label", () => {
+    const config = ConfigSchema.parse({ idd: { mirrorClaims: false } });
+    const d = decide({ config, claims: [claim()], live: new Set([1]), issues: [issue()] });
+    expect(d.write).toBeNull();
+    expect(d.skipMarkers).toEqual(["sy-1"]);
+  });
+
+  it("the processing label comes off when no claim lives, and is renewed at 80% of its TTL", () => {
+    expect(decide({ issues: [issue({ processing: true, processingMs: NOW })] }).write).toEqual({
+      kind: "processing-remove",
+      number: 1,
+    });
+    const fresh = decide({
+      live: new Set([1]),
+      issues: [issue({ processing: true, processingMs: NOW - 60_000 })],
+    });
+    expect(fresh.write).toBeNull();
+    expect(fresh.renewAtMs).toBe(NOW - 60_000 + 24 * 60_000);
+    expect(
+      decide({
+        live: new Set([1]),
+        issues: [issue({ processing: true, processingMs: NOW - 24 * 60_000 })],
+      }).write,
+    ).toEqual({ kind: "processing-renew", number: 1 });
+  });
+
+  it("ready label changes that are already in place settle without a write", () => {
+    const d = decide({
+      issues: [issue({ removeReady: true }), issue({ number: 2, addReady: true })],
+      labelsOf: (n) => (n === 2 ? ["agent:ready"] : []),
+    });
+    expect(d.write).toBeNull();
+    expect(d.settled).toEqual([
+      { number: 1, flag: "removeReady" },
+      { number: 2, flag: "addReady" },
+    ]);
+    expect(
+      decide({ issues: [issue({ removeReady: true })], labelsOf: () => ["agent:ready"] }).write,
+    ).toEqual({ kind: "remove-ready", number: 1 });
+  });
+
+  it("a dead letter owes its label, then its one comment", () => {
+    expect(decide({ issues: [issue({ stuck: true })] }).write).toEqual({
+      kind: "stuck-label",
+      number: 1,
+    });
+    expect(decide({ issues: [issue({ stuck: true, stuckLabeled: true })] }).write).toEqual({
+      kind: "stuck-comment",
+      number: 1,
+    });
+    expect(
+      decide({ issues: [issue({ stuck: true, stuckLabeled: true, stuckCommented: true })] }).write,
+    ).toBeNull();
+  });
+});
+
+describe("the stuck label removed by hand", () => {
+  const base = {
+    labels: [] as string[],
+    stuckLabel: "agent:stuck",
+    labeledMs: 5_000_500,
+    updatedMs: 5_000_000,
+    unlabeledMs: null as number | null,
+  };
+  it("not while it is on; not for echoes of switchyard's own writes of the same moment", () => {
+    expect(stuckLabelRemovedByHand({ ...base, labels: ["agent:stuck"], unlabeledMs: 9e9 })).toBe(
+      false,
+    );
+    expect(stuckLabelRemovedByHand(base)).toBe(false);
+    expect(
+      stuckLabelRemovedByHand({ ...base, updatedMs: base.labeledMs + STUCK_ECHO_MARGIN_MS }),
+    ).toBe(false);
+  });
+  it("yes for an unlabeled event from that second on, or a state GitHub reported well after", () => {
+    expect(stuckLabelRemovedByHand({ ...base, unlabeledMs: 5_000_000 })).toBe(true);
+    expect(stuckLabelRemovedByHand({ ...base, unlabeledMs: 4_999_000 })).toBe(false);
+    expect(
+      stuckLabelRemovedByHand({ ...base, updatedMs: base.labeledMs + STUCK_ECHO_MARGIN_MS + 1 }),
+    ).toBe(true);
+  });
+});
