@@ -1,10 +1,11 @@
 // Entry for `npm run test:runtimes`: the cross-runtime suite under whichever runtime runs it.
 import process from "node:process";
 import { checks as auth } from "./auth.ts";
+import { checks as claims } from "./claims.ts";
 import { checks as fleet } from "./fleet.ts";
 import { checks as github } from "./github.ts";
 import { checks as graph } from "./graph.ts";
 import { runChecks } from "./harness.ts";
 import { checks as idd } from "./idd.ts";
 
-process.exitCode = await runChecks({ graph, idd, github, auth, fleet });
+process.exitCode = await runChecks({ graph, idd, github, auth, fleet, claims });
