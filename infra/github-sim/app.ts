@@ -12,7 +12,7 @@ import { OidcIssuer, registerOidcRoutes } from "./oidc.ts";
 import { RateLimits, RequestCounter, type Resource } from "./rate-limit.ts";
 import type { RenderContext } from "./render.ts";
 import { registerRestRoutes } from "./rest.ts";
-import { SimHttpError, SimState } from "./state.ts";
+import { SimHttpError, SimMoved, SimState } from "./state.ts";
 import { WebhookEmitter } from "./webhooks.ts";
 
 export interface SimulatorOptions {
@@ -38,6 +38,9 @@ export interface SimulatorOptions {
 
 export interface ApiRequest {
   c: Context;
+  method: string;
+  /** The route template, always in its `/repos/{owner}/{repo}` form (also for by-id twins). */
+  template: string;
   identity: Identity;
   base: string;
   params: Record<string, string>;
@@ -55,6 +58,29 @@ export interface ApiResult {
 }
 
 type AuthMode = "app" | "token";
+
+/** What GitHub links from a redirect's body. */
+export const REDIRECT_DOCS = "https://docs.github.com/v3/#http-redirects";
+
+const REPO_PREFIX = "/repos/{owner}/{repo}";
+const BY_ID_PREFIX = "/repositories/{repository_id}";
+
+/**
+ * The answer to a request for something that moved: 301 for GET and HEAD, 307 otherwise (as
+ * GitHub does for renamed and transferred repositories), `Location` and the body GitHub sends.
+ */
+function movedResult(error: SimMoved, method: string, url: URL): ApiResult {
+  let location = `${url.origin}${error.path}`;
+  if (error.keepSuffix) {
+    const rest = url.pathname.replace(/^\/repos\/[^/]+\/[^/]+|^\/repositories\/\d+/, "");
+    location += `${rest}${url.search}`;
+  }
+  return {
+    status: method === "GET" || method === "HEAD" ? 301 : 307,
+    body: { message: "Moved Permanently", url: location, documentation_url: REDIRECT_DOCS },
+    headers: { location },
+  };
+}
 
 const SECONDARY_LIMIT_MESSAGE =
   "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.";
@@ -114,6 +140,10 @@ export class GitHubSimulator {
     this.webhooks.pushUrl = opts.webhookUrl ?? null;
     this.state.onEvent = (event) => this.webhooks.handle(event);
     this.app.onError((error, c) => {
+      if (error instanceof SimMoved) {
+        const moved = movedResult(error, c.req.method, new URL(c.req.url));
+        return jsonResponse(moved.status, moved.body, moved.headers ?? {});
+      }
       if (error instanceof SimHttpError)
         return c.json({ message: error.message }, error.status as 400);
       return c.json(
@@ -270,6 +300,35 @@ export class GitHubSimulator {
     resource: Resource | null,
     handler: (req: ApiRequest) => Promise<ApiResult> | ApiResult,
   ): void {
+    this.route(method, template, template, auth, resource, handler);
+    // GitHub serves every repository route by id too (undocumented): `/repositories/{id}/...`
+    // answers exactly as `/repos/{owner}/{repo}/...` does for the repository's current name.
+    if (template.startsWith(`${REPO_PREFIX}/`) || template === REPO_PREFIX) {
+      const twin = BY_ID_PREFIX + template.slice(REPO_PREFIX.length);
+      this.route(method, twin, template, auth, resource, (req) => {
+        const id = Number(req.params.repository_id);
+        const repo = Number.isSafeInteger(id) ? this.state.repoById(id) : undefined;
+        if (!repo) throw new SimHttpError(404, "Not Found");
+        return handler({ ...req, params: { ...req.params, owner: repo.owner, repo: repo.name } });
+      });
+    }
+  }
+
+  /** The name twin (`/repos/{owner}/{repo}/...`) of a `/repositories/{id}/...` path, if any. */
+  private nameTwin(path: string): string | null {
+    const m = /^\/repositories\/(\d+)(\/.*)?$/.exec(path);
+    const repo = m ? this.state.repoById(Number(m[1])) : undefined;
+    return repo ? `/repos/${repo.owner}/${repo.name}${m![2] ?? ""}` : null;
+  }
+
+  private route(
+    method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT",
+    template: string,
+    canonical: string,
+    auth: AuthMode,
+    resource: Resource | null,
+    handler: (req: ApiRequest) => Promise<ApiResult> | ApiResult,
+  ): void {
     // `{path}` (a file path) spans segments, as in GitHub's contents routes.
     const honoPath = template.replace(/\{(\w+)\}/g, (_, name: string) =>
       name === "path" ? ":path{.+}" : `:${name}`,
@@ -297,7 +356,13 @@ export class GitHubSimulator {
             )
           : null;
       const endpoint = `${method} ${template}${operation ? ` ${operation}` : ""}`;
-      const fault = this.faults.takeRequestFault(method, url.pathname, operation);
+      // A fault rule written for a repository's name path also hits its by-id twin.
+      const twinPath = template === canonical ? null : this.nameTwin(url.pathname);
+      const fault = this.faults.takeRequestFault(
+        method,
+        twinPath ? [url.pathname, twinPath] : url.pathname,
+        operation,
+      );
       const replaces = fault && (fault.status !== undefined || fault.network);
       if (fault && fault.phase === "before") {
         if (fault.delayMs) await sleep(fault.delayMs);
@@ -344,6 +409,8 @@ export class GitHubSimulator {
             .then(() =>
               handler({
                 c,
+                method,
+                template: canonical,
                 identity,
                 base,
                 params: c.req.param() as Record<string, string>,
@@ -354,6 +421,7 @@ export class GitHubSimulator {
               }),
             )
             .catch((error: unknown): ApiResult => {
+              if (error instanceof SimMoved) return movedResult(error, method, url);
               if (error instanceof SimHttpError) {
                 const body: Record<string, unknown> = {
                   message: error.message,

@@ -208,7 +208,7 @@ function notFound(message = "Not Found"): ApiResult {
 export function registerContentRoutes(sim: GitHubSimulator): void {
   const { state } = sim;
   sim.api("GET", "/repos/{owner}/{repo}/contents/{path}", "token", "core", async (req) => {
-    const repo = state.requireRepo(req.params.owner!, req.params.repo!);
+    const repo = state.requireRepoOrMoved(req.params.owner!, req.params.repo!);
     if (!sim.canRead(req.identity, repo)) throw new SimHttpError(404, "Not Found");
     const ref = req.query.get("ref");
     if (ref !== null && ref !== "" && !refIsHead(repo, ref))

@@ -7,7 +7,7 @@ import { describeZodError } from "../../shared/validation.ts";
 import type { GitHubSimulator } from "./app.ts";
 import { conflict, type FileChanges, isFilePath, pushFiles, seedFiles } from "./contents.ts";
 import { FaultPlanSchema } from "./faults.ts";
-import { REPO_ROLES, type SimCommit } from "./model.ts";
+import { REPO_ROLES, type SimCommit, type SimRepo } from "./model.ts";
 import { exportSnapshot, seedSnapshot } from "./seed.ts";
 import { SimHttpError } from "./state.ts";
 
@@ -128,6 +128,65 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
       { id: repo.id, node_id: repo.nodeId, full_name: `${repo.owner}/${repo.name}` },
       201,
     );
+  });
+
+  // --- repository lifecycle: what an owner does in the repository's settings ----------------
+  const repoView = (r: SimRepo) => ({
+    id: r.id,
+    node_id: r.nodeId,
+    full_name: `${r.owner}/${r.name}`,
+    archived: r.archived,
+    private: r.private,
+  });
+  const repoOf = (c: Context) => state.requireRepo(c.req.param("owner")!, c.req.param("repo")!);
+
+  app.post("/_sim/repos/:owner/:repo/rename", async (c) => {
+    const body = await input(
+      c,
+      z.object({
+        name: z.string().regex(/^[A-Za-z0-9._-]+$/, "expected a repository name"),
+        actor: Actor,
+      }),
+    );
+    const repo = repoOf(c);
+    state.renameRepo(repo, body.name, body.actor);
+    return c.json(repoView(repo));
+  });
+
+  app.post("/_sim/repos/:owner/:repo/transfer", async (c) => {
+    const body = await input(
+      c,
+      z.object({ to: z.string().regex(/^[^/\s]+$/, "expected an account login"), actor: Actor }),
+    );
+    const repo = repoOf(c);
+    state.transferRepo(repo, body.to, body.actor);
+    return c.json({ ...repoView(repo), installationId: state.installationFor(repo)?.id ?? null });
+  });
+
+  app.delete("/_sim/repos/:owner/:repo", async (c) => {
+    const body = await input(c, z.object({ actor: Actor }));
+    const repo = repoOf(c);
+    state.deleteRepo(repo, body.actor);
+    return c.json({ deleted: true, id: repo.id });
+  });
+
+  for (const [action, archived] of [
+    ["archive", true],
+    ["unarchive", false],
+  ] as const) {
+    app.post(`/_sim/repos/:owner/:repo/${action}`, async (c) => {
+      const body = await input(c, z.object({ actor: Actor }));
+      const repo = repoOf(c);
+      state.setArchived(repo, archived, body.actor);
+      return c.json(repoView(repo));
+    });
+  }
+
+  app.post("/_sim/repos/:owner/:repo/visibility", async (c) => {
+    const body = await input(c, z.object({ private: z.boolean(), actor: Actor }));
+    const repo = repoOf(c);
+    state.setPrivate(repo, body.private, body.actor);
+    return c.json(repoView(repo));
   });
 
   const pushed = (commit: SimCommit | null) =>

@@ -89,11 +89,17 @@ export class FaultPlan {
   }
 
   /** The first live rule matching this request, consumed once. */
-  takeRequestFault(method: string, path: string, operation: string | null): RequestFault | null {
+  /** `path` may list aliases of one request (a `/repositories/{id}/...` path and its name twin). */
+  takeRequestFault(
+    method: string,
+    path: string | string[],
+    operation: string | null,
+  ): RequestFault | null {
+    const paths = Array.isArray(path) ? path : [path];
     for (const rule of this.requests) {
       if (rule.left <= 0) continue;
       if (rule.method && rule.method !== method) continue;
-      if (rule.re && !rule.re.test(path)) continue;
+      if (rule.re && !paths.some((p) => rule.re!.test(p))) continue;
       if (rule.operation && rule.operation !== operation) continue;
       rule.left -= 1;
       return rule;

@@ -51,6 +51,8 @@ enum IssueTimelineItemsItemType { LABELED_EVENT UNLABELED_EVENT }
 type Repository implements Node {
   id: ID!
   databaseId: Int
+  isArchived: Boolean!
+  isPrivate: Boolean!
   name: String!
   nameWithOwner: String!
   issue(number: Int!): Issue
@@ -291,8 +293,11 @@ function issueView(ctx: GraphqlContext, issue: SimIssue): Record<string, unknown
 
 function repoView(ctx: GraphqlContext, repo: SimRepo): Record<string, unknown> {
   return {
+    __typename: "Repository",
     id: repo.nodeId,
     databaseId: repo.id,
+    isArchived: repo.archived,
+    isPrivate: repo.private,
     name: repo.name,
     nameWithOwner: `${repo.owner}/${repo.name}`,
     issue: ({ number }: { number: number }) => {
@@ -358,6 +363,10 @@ export async function executeGraphql(
     return { errors: [{ message: "A query attribute must be specified and must be a string." }] };
   }
   const byNodeId = (id: string) => {
+    if (id.startsWith("R_")) {
+      const repo = ctx.state.repoById(databaseIdOf(id) ?? -1);
+      return repo && repo.nodeId === id && ctx.canRead(repo) ? repoView(ctx, repo) : null;
+    }
     const issue = ctx.state.issuesById.get(databaseIdOf(id) ?? -1);
     if (!issue || issue.nodeId !== id) return null;
     return ctx.canRead(ctx.state.repoOf(issue)) ? issueView(ctx, issue) : null;
@@ -369,8 +378,20 @@ export async function executeGraphql(
         throw new GraphQLError("You may not request more than 100 nodes at once.");
       return ids.map(byNodeId);
     },
-    repository: ({ owner, name }: { owner: string; name: string }) => {
-      const repo = ctx.state.repo(owner, name);
+    repository: ({
+      owner,
+      name,
+      followRenames,
+    }: {
+      owner: string;
+      name: string;
+      followRenames?: boolean;
+    }) => {
+      // As on GitHub, a former name (rename or transfer) resolves to the repository that had it,
+      // unless `followRenames: false`; the answer's `databaseId` tells which repository it is.
+      const repo =
+        ctx.state.repo(owner, name) ??
+        (followRenames === false ? undefined : ctx.state.renamedRepo(owner, name));
       if (!repo || !ctx.canRead(repo)) {
         throw new GraphQLError(
           `Could not resolve to a Repository with the name '${owner}/${name}'.`,

@@ -101,6 +101,10 @@ export interface SimRepo {
   files: Map<string, SimFile>;
   /** The default branch's head commit id; null until the first push. */
   head: string | null;
+  /** Archived repositories are read-only: REST writes answer 403. */
+  archived: boolean;
+  /** `private`/`visibility` of the rendered repository (access rules do not change with it). */
+  private: boolean;
 }
 
 /** A collaborator role on one repository, weakest first (each includes the ones before it). */

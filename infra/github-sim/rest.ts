@@ -13,7 +13,10 @@ import {
   renderRepo,
   renderRepoPermissions,
 } from "./render.ts";
-import { SimHttpError } from "./state.ts";
+import { SimHttpError, SimMoved } from "./state.ts";
+
+/** What GitHub answers a write to an archived repository. */
+export const ARCHIVED_MESSAGE = "Repository was archived so is read-only.";
 
 /** GitHub's page-based pagination with a `Link` header. */
 function paginate<T>(req: ApiRequest, items: T[]): { page: T[]; headers: Record<string, string> } {
@@ -51,16 +54,31 @@ function invalid(field: string, message: string): SimHttpError {
 export function registerRestRoutes(sim: GitHubSimulator): void {
   const { state } = sim;
 
+  /**
+   * The addressed repository: a former name redirects (301/307), an unreadable one is 404, and
+   * a write (any method but GET) to an archived one is 403.
+   */
   const repoFor = (req: ApiRequest): SimRepo => {
-    const repo = state.requireRepo(req.params.owner!, req.params.repo!);
+    const repo = state.requireRepoOrMoved(req.params.owner!, req.params.repo!);
     if (!sim.canRead(req.identity, repo)) throw new SimHttpError(404, "Not Found");
+    if (repo.archived && req.method !== "GET") throw new SimHttpError(403, ARCHIVED_MESSAGE);
     return repo;
   };
+  /**
+   * The addressed issue: a transferred issue redirects on its own route
+   * (`/issues/{issue_number}`) and is 404 on the routes under it; a deleted one is 410.
+   */
   const issueFor = (req: ApiRequest): { repo: SimRepo; issue: SimIssue } => {
     const repo = repoFor(req);
     const number = Number(req.params.issue_number);
     if (!Number.isInteger(number) || number <= 0) throw new SimHttpError(404, "Not Found");
-    return { repo, issue: state.requireIssue(repo, number) };
+    try {
+      return { repo, issue: state.requireIssue(repo, number) };
+    } catch (error) {
+      if (error instanceof SimMoved && !req.template.endsWith("/issues/{issue_number}"))
+        throw new SimHttpError(404, "Not Found");
+      throw error;
+    }
   };
   const issueById = (req: ApiRequest, id: unknown, field: string): SimIssue => {
     if (typeof id !== "number" || !Number.isInteger(id))
@@ -81,6 +99,12 @@ export function registerRestRoutes(sim: GitHubSimulator): void {
   sim.api("GET", "/app/installations", "app", null, (req) =>
     ok([...state.installations.values()].map((i) => renderInstallation(req.ctx, i))),
   );
+  sim.api("GET", "/app/installations/{installation_id}", "app", null, (req) => {
+    const id = Number(req.params.installation_id);
+    const inst = Number.isSafeInteger(id) ? state.installations.get(id) : undefined;
+    if (!inst) throw new SimHttpError(404, "Not Found");
+    return ok(renderInstallation(req.ctx, inst));
+  });
   sim.api("POST", "/app/installations/{installation_id}/access_tokens", "app", null, (req) => {
     const inst = state.requireInstallation(Number(req.params.installation_id));
     if (inst.suspendedAt) throw new SimHttpError(403, "This installation has been suspended");
@@ -96,7 +120,7 @@ export function registerRestRoutes(sim: GitHubSimulator): void {
     );
   });
   sim.api("GET", "/repos/{owner}/{repo}/installation", "app", null, (req) => {
-    const repo = state.requireRepo(req.params.owner!, req.params.repo!);
+    const repo = state.requireRepoOrMoved(req.params.owner!, req.params.repo!);
     const inst = state.installationFor(repo);
     if (!inst) throw new SimHttpError(404, "Not Found");
     return ok(renderInstallation(req.ctx, inst));

@@ -18,6 +18,7 @@ import {
   type SimUser,
   type StateReason,
 } from "./model.ts";
+import { renderOrganization } from "./render.ts";
 
 /** A failure with the status and body GitHub would answer. */
 export class SimHttpError extends Error {
@@ -27,6 +28,22 @@ export class SimHttpError extends Error {
     super(message);
     this.status = status;
     this.errors = errors;
+  }
+}
+
+/**
+ * A resource that moved: GitHub answers 301 (GET) or 307 (other methods) with `Location` and
+ * `{message: "Moved Permanently", url, documentation_url}`. `path` is the new API path without
+ * the origin; with `keepSuffix` the rest of the request path after the repository part
+ * (`/repos/{o}/{r}` or `/repositories/{id}`) and the query string are appended to it.
+ */
+export class SimMoved extends SimHttpError {
+  readonly path: string;
+  readonly keepSuffix: boolean;
+  constructor(path: string, keepSuffix: boolean) {
+    super(301, "Moved Permanently");
+    this.path = path;
+    this.keepSuffix = keepSuffix;
   }
 }
 
@@ -51,6 +68,10 @@ export class SimState {
   issuesById = new Map<number, SimIssue>();
   installations = new Map<number, SimInstallation>();
   deletedIssues = new Set<string>();
+  /** `repoId#number` of a transferred issue → `repoId#number` of where it went. */
+  transferredIssues = new Map<string, string>();
+  /** Lower-cased `owner/name` a repository had before a rename or transfer → its id. */
+  redirects = new Map<string, number>();
   /** Registered users by lower-cased login. */
   users = new Map<string, SimUser>();
   private nextId = 1000;
@@ -75,6 +96,8 @@ export class SimState {
     this.issuesById.clear();
     this.installations.clear();
     this.deletedIssues.clear();
+    this.transferredIssues.clear();
+    this.redirects.clear();
     this.users.clear();
     this.nextId = 1000;
   }
@@ -91,19 +114,56 @@ export class SimState {
     return repo;
   }
 
+  repoById(id: number): SimRepo | undefined {
+    for (const repo of this.repos.values()) if (repo.id === id) return repo;
+    return undefined;
+  }
+
+  /**
+   * The repository at `owner/name` as GitHub's REST API resolves it: a name a repository had
+   * before a rename or transfer (and that no repository has taken since) throws `SimMoved` to
+   * `/repositories/{id}`; an unknown name 404.
+   */
+  requireRepoOrMoved(owner: string, name: string): SimRepo {
+    const repo = this.repo(owner, name);
+    if (repo) return repo;
+    const moved = this.renamedRepo(owner, name);
+    if (moved) throw new SimMoved(`/repositories/${moved.id}`, true);
+    throw new SimHttpError(404, "Not Found");
+  }
+
+  /** The repository that was at `owner/name` before a rename or transfer, if it still exists. */
+  renamedRepo(owner: string, name: string): SimRepo | undefined {
+    const id = this.redirects.get(`${owner}/${name}`.toLowerCase());
+    return id === undefined ? undefined : this.repoById(id);
+  }
+
   repoOf(issue: SimIssue): SimRepo {
     for (const repo of this.repos.values()) if (repo.id === issue.repoId) return repo;
     throw new Error(`issue ${issue.id} has no repository`);
   }
 
+  /**
+   * The issue `number` of `repo`. A deleted one answers 410; a transferred one throws `SimMoved`
+   * to `/repositories/{id}/issues/{n}` of where it lives now (following later transfers; 410
+   * when it was deleted there, 404 when its new repository is gone).
+   */
   requireIssue(repo: SimRepo, number: number): SimIssue {
     const issue = repo.issues.get(number);
-    if (!issue) {
-      if (this.deletedIssues.has(`${repo.id}#${number}`))
-        throw new SimHttpError(410, "This issue was deleted");
-      throw new SimHttpError(404, "Not Found");
+    if (issue) return issue;
+    let key = `${repo.id}#${number}`;
+    if (this.transferredIssues.has(key)) {
+      for (let hops = 0; hops < 100; hops += 1) {
+        const next = this.transferredIssues.get(key);
+        if (next === undefined) break;
+        key = next;
+      }
+      const [repoId, n] = key.split("#").map(Number) as [number, number];
+      const target = this.repoById(repoId)?.issues.get(n);
+      if (target) throw new SimMoved(`/repositories/${repoId}/issues/${n}`, false);
     }
-    return issue;
+    if (this.deletedIssues.has(key)) throw new SimHttpError(410, "This issue was deleted");
+    throw new SimHttpError(404, "Not Found");
   }
 
   /** `owner/name#n` or a number within `repo`. */
@@ -193,9 +253,155 @@ export class SimState {
       nextNumber: 1,
       files: new Map(),
       head: null,
+      archived: false,
+      private: false,
     };
     this.repos.set(`${owner}/${name}`.toLowerCase(), repo);
     return repo;
+  }
+
+  /** A `repository` webhook (renamed, transferred, deleted, archived, ...) for `repo`. */
+  private repositoryEvent(
+    action: string,
+    repo: SimRepo,
+    sender: string,
+    body: (base: string) => Record<string, unknown> = () => ({}),
+  ): void {
+    this.onEvent({ event: "repository", action, repo, sender, body });
+  }
+
+  /** Moves `repo` to `owner/name` in the name index; the old name redirects to its id. */
+  private moveRepo(repo: SimRepo, owner: string, name: string): void {
+    const clash = this.repo(owner, name);
+    if (clash && clash !== repo)
+      throw new SimHttpError(422, "Repository creation failed.", [
+        {
+          resource: "Repository",
+          code: "custom",
+          field: "name",
+          message: "name already exists on this account",
+        },
+      ]);
+    const oldKey = fullName(repo).toLowerCase();
+    const newKey = `${owner}/${name}`.toLowerCase();
+    this.repos.delete(oldKey);
+    repo.owner = owner;
+    repo.ownerId = accountId(owner);
+    repo.name = name;
+    this.repos.set(newKey, repo);
+    this.redirects.delete(newKey);
+    if (oldKey !== newKey) {
+      this.redirects.set(oldKey, repo.id);
+      // Collaborators keep their roles (registered users hold them by name).
+      for (const user of this.users.values()) {
+        const role = user.repos.get(oldKey);
+        if (role) {
+          user.repos.delete(oldKey);
+          user.repos.set(newKey, role);
+        }
+      }
+    }
+  }
+
+  /**
+   * Renames `repo` (a `repository.renamed` with `changes.repository.name.from`); the old name
+   * answers REST requests with a redirect to `/repositories/{id}` until another repository
+   * takes it.
+   */
+  renameRepo(repo: SimRepo, name: string, sender: string): void {
+    if (name === repo.name) return;
+    const from = repo.name;
+    this.moveRepo(repo, repo.owner, name);
+    this.repositoryEvent("renamed", repo, sender, () => ({
+      changes: { repository: { name: { from } } },
+    }));
+  }
+
+  /**
+   * Transfers `repo` to the account `owner`, keeping its id, issues, labels and files. The
+   * installation that covered it loses it (`installation_repositories.removed`, rendered before
+   * the move); an installation of the new owner on all its repositories gains it
+   * (`installation_repositories.added`) and gets the `repository.transferred`, which GitHub
+   * sends only to the account the repository was transferred to. A selected installation of the
+   * new owner does not cover it until the repository is added to it.
+   */
+  transferRepo(repo: SimRepo, owner: string, sender: string): void {
+    if (owner.toLowerCase() === repo.owner.toLowerCase()) return;
+    if (this.repo(owner, repo.name))
+      throw new SimHttpError(422, `${owner} already has a repository named ${repo.name}`);
+    const from = repo.owner;
+    const before = this.installationFor(repo);
+    if (before) {
+      const selection = before.repositoryIds === null ? "all" : "selected";
+      this.onEvent({
+        event: "installation_repositories",
+        action: "removed",
+        repo: null,
+        installation: before,
+        sender,
+        body: () => ({
+          installation: before,
+          repository_selection: selection,
+          repositories_added: [],
+          repositories_removed: [repo],
+        }),
+      });
+      if (before.repositoryIds !== null)
+        before.repositoryIds = before.repositoryIds.filter((id) => id !== repo.id);
+    }
+    this.moveRepo(repo, owner, repo.name);
+    const after = this.installationFor(repo);
+    if (after) {
+      this.onEvent({
+        event: "installation_repositories",
+        action: "added",
+        repo: null,
+        installation: after,
+        sender,
+        body: () => ({
+          installation: after,
+          repository_selection: after.repositoryIds === null ? "all" : "selected",
+          repositories_added: [repo],
+          repositories_removed: [],
+        }),
+      });
+    }
+    this.repositoryEvent("transferred", repo, sender, (base) => ({
+      changes: { owner: { from: { organization: renderOrganization(base, from) } } },
+    }));
+  }
+
+  /**
+   * Deletes `repo` (a `repository.deleted`, rendered before it goes): its name and id answer
+   * 404 afterwards, its issues are gone (edges from other repositories' issues go with them),
+   * and a selected installation forgets it without an `installation_repositories` event.
+   */
+  deleteRepo(repo: SimRepo, sender: string): void {
+    this.repositoryEvent("deleted", repo, sender);
+    for (const issue of repo.issues.values()) {
+      this.detachIssue(issue);
+      this.issuesById.delete(issue.id);
+    }
+    this.repos.delete(fullName(repo).toLowerCase());
+    for (const [name, id] of this.redirects) if (id === repo.id) this.redirects.delete(name);
+    for (const inst of this.installations.values()) {
+      if (inst.repositoryIds !== null)
+        inst.repositoryIds = inst.repositoryIds.filter((id) => id !== repo.id);
+    }
+  }
+
+  /** Archives or unarchives `repo` (`repository.archived` / `unarchived`); no-op when unchanged. */
+  setArchived(repo: SimRepo, archived: boolean, sender: string): void {
+    if (repo.archived === archived) return;
+    repo.archived = archived;
+    this.repositoryEvent(archived ? "archived" : "unarchived", repo, sender);
+  }
+
+  /** Makes `repo` private or public (`repository.privatized` / `publicized`); no-op when unchanged. */
+  setPrivate(repo: SimRepo, isPrivate: boolean, sender: string): void {
+    if (repo.private === isPrivate) return;
+    repo.private = isPrivate;
+    this.repositoryEvent(isPrivate ? "privatized" : "publicized", repo, sender);
   }
 
   ensureLabel(repo: SimRepo, name: string, sender: string, emit = true): SimLabel {
@@ -390,6 +596,14 @@ export class SimState {
     const repo = this.repoOf(issue);
     // Announce before the edges disappear so the payload still describes the issue.
     this.onEvent(this.issueEvent("deleted", issue, sender));
+    this.detachIssue(issue);
+    repo.issues.delete(issue.number);
+    this.issuesById.delete(issue.id);
+    this.deletedIssues.add(`${repo.id}#${issue.number}`);
+  }
+
+  /** Removes every edge touching `issue` from the issues on the other end (no events). */
+  private detachIssue(issue: SimIssue): void {
     if (issue.parentId !== null) {
       const parent = this.issuesById.get(issue.parentId);
       if (parent) parent.subIssueIds = parent.subIssueIds.filter((id) => id !== issue.id);
@@ -406,9 +620,6 @@ export class SimState {
       const blocked = this.issuesById.get(blockedId);
       if (blocked) blocked.blockedBy = blocked.blockedBy.filter((b) => b.issueId !== issue.id);
     }
-    repo.issues.delete(issue.number);
-    this.issuesById.delete(issue.id);
-    this.deletedIssues.add(`${repo.id}#${issue.number}`);
   }
 
   transferIssue(issue: SimIssue, target: SimRepo, sender: string): SimIssue {
@@ -431,7 +642,7 @@ export class SimState {
     });
     repo.issues.delete(issue.number);
     this.issuesById.delete(issue.id);
-    this.deletedIssues.add(`${repo.id}#${issue.number}`);
+    this.transferredIssues.set(`${repo.id}#${issue.number}`, `${target.id}#${moved.number}`);
     return moved;
   }
 

@@ -78,7 +78,7 @@ function shortRepo(repo: SimRepo) {
     node_id: repo.nodeId,
     name: repo.name,
     full_name: `${repo.owner}/${repo.name}`,
-    private: false,
+    private: repo.private,
   };
 }
 

@@ -49,6 +49,18 @@ export async function emitEveryWebhook() {
   await pushFiles(st, app, { ".github/switchyard.yml": null }, { actor: "alice" });
   st.transferIssue(two, lib, "alice");
   st.deleteIssue(one, "alice");
+  // The repository lifecycle: rename, archive, visibility, a transfer to an account the App is
+  // installed on (all repositories), then a delete there.
+  const tools = st.createRepo("acme", "tools");
+  st.changeInstallationRepos(inst, ["tools"], [], "octocat");
+  st.renameRepo(tools, "toolbox", "acme");
+  st.setArchived(tools, true, "acme");
+  st.setArchived(tools, false, "acme");
+  st.setPrivate(tools, true, "acme");
+  st.setPrivate(tools, false, "acme");
+  st.install("beta", "all", "octocat");
+  st.transferRepo(tools, "beta", "acme");
+  st.deleteRepo(tools, "beta");
   st.changeInstallationRepos(inst, [], ["lib"], "octocat");
   st.uninstall(inst, "octocat");
   return sim.webhooks.drain();

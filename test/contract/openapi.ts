@@ -70,8 +70,13 @@ function explain(v: ValidateFunction): string {
     .join("; ");
 }
 
-/** The OpenAPI template (`/repos/{owner}/{repo}/issues/{issue_number}`) a concrete path matches. */
+/**
+ * The OpenAPI template (`/repos/{owner}/{repo}/issues/{issue_number}`) a concrete path matches.
+ * GitHub's undocumented `/repositories/{repository_id}/...` routes are checked as their
+ * documented `/repos/{owner}/{repo}/...` twins.
+ */
 export function templateFor(method: string, path: string): string | null {
+  path = path.replace(/^\/repositories\/\d+(?=\/|$)/, "/repos/by-id/by-id");
   for (const key of Object.keys(SUBSET.operations)) {
     const [m, template] = key.split(" ") as [string, string];
     if (m !== method) continue;

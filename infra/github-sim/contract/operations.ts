@@ -2,6 +2,7 @@
 export const CONTRACT_OPERATIONS = [
   { method: "GET", path: "/app" },
   { method: "GET", path: "/app/installations" },
+  { method: "GET", path: "/app/installations/{installation_id}" },
   { method: "POST", path: "/app/installations/{installation_id}/access_tokens" },
   { method: "GET", path: "/installation/repositories" },
   { method: "GET", path: "/rate_limit" },
@@ -61,4 +62,11 @@ export const CONTRACT_WEBHOOKS = [
   "issue-dependencies-blocking-added",
   "issue-dependencies-blocking-removed",
   "push",
+  "repository-renamed",
+  "repository-transferred",
+  "repository-deleted",
+  "repository-archived",
+  "repository-unarchived",
+  "repository-privatized",
+  "repository-publicized",
 ] as const;
