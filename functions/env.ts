@@ -32,6 +32,11 @@ export interface Env {
   PUBLIC_URL?: string;
   /** The GitHub Actions OIDC issuer (default `https://token.actions.githubusercontent.com`). */
   OIDC_ISSUER?: string;
+  /**
+   * `1`: `GET /healthz` also names the version and the missing settings (names only). Unset
+   * (production): it answers `{"ok": true|false}` and nothing else.
+   */
+  HEALTH_DETAILS?: string;
 }
 
 /** Names the setting an operation needs when it is missing, instead of failing obscurely. */
@@ -42,6 +47,19 @@ export class MissingSettingError extends Error {
     super(`${operation} needs the ${setting} setting (a Worker secret or var; see README)`);
     this.setting = setting;
   }
+}
+
+/**
+ * A numeric setting (a var such as `PRODUCER_DEBOUNCE_MS`): its value when it is a finite number
+ * above zero (or zero, with `allowZero`), else undefined, so the caller's default applies.
+ */
+export function numberSetting(
+  value: string | undefined,
+  options: { allowZero?: boolean } = {},
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) && (options.allowZero ? n >= 0 : n > 0) ? n : undefined;
 }
 
 export function requireSetting(

@@ -1,6 +1,6 @@
 import type { TokenCache } from "../shared/github/auth.ts";
 import { GitHubClient } from "../shared/github/client.ts";
-import { type Env, requireSetting } from "./env.ts";
+import { type Env, numberSetting, requireSetting } from "./env.ts";
 
 /**
  * A GitHub client acting as the App's installation. The installation token is minted with the
@@ -14,16 +14,16 @@ export function installationClient(
 ): GitHubClient {
   const appId = requireSetting(env, "GITHUB_APP_ID", operation);
   const privateKey = requireSetting(env, "GITHUB_APP_PRIVATE_KEY", operation);
-  const base = Number(env.GITHUB_RETRY_BASE_MS);
-  const timeout = Number(env.GITHUB_TIMEOUT_MS);
+  const base = numberSetting(env.GITHUB_RETRY_BASE_MS);
+  const timeout = numberSetting(env.GITHUB_TIMEOUT_MS);
   return new GitHubClient({
     auth: { kind: "app", appId, privateKey, installationId, cache },
     baseUrl: env.GITHUB_API_URL || "https://api.github.com",
-    ...(Number.isFinite(timeout) && timeout > 0 ? { timeoutMs: timeout } : {}),
+    ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
     // Inside an alarm, wait briefly at most; longer waits become a rescheduled alarm.
     retry: {
       maxRateLimitWaitMs: 10_000,
-      ...(Number.isFinite(base) && base > 0 ? { baseDelayMs: base, maxDelayMs: base * 16 } : {}),
+      ...(base !== undefined ? { baseDelayMs: base, maxDelayMs: base * 16 } : {}),
     },
   });
 }

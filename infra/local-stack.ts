@@ -81,6 +81,8 @@ export async function startLocalStack(
     // OIDC tokens must name the Worker's own URL; the simulator is their issuer.
     PUBLIC_URL: workerUrl,
     OIDC_ISSUER: `${sim.url}/oidc`,
+    // `/healthz` names the version and any missing setting (production says only ok or not).
+    HEALTH_DETAILS: "1",
     ...opts.vars,
   };
   // wrangler runs on this same Node: the machine's default `node` may be too old for it.

@@ -1,5 +1,10 @@
 import type { Attempt, ClaimOutcome, ClaimView } from "../../shared/claims/rules.ts";
 import { formatInstant } from "../../shared/graph/time.ts";
+import {
+  AUTHOR_TRUST_TTL_MS,
+  CLAIM_HISTORY_RETENTION_MS,
+  IDEMPOTENCY_RETENTION_MS,
+} from "../../shared/schedule/retention.ts";
 import type { Sql } from "./sql.ts";
 
 /** A claim row as stored (`marker`: where its IDD mirror stands). */
@@ -321,7 +326,7 @@ export class ClaimsStore {
   trust(login: string, nowMs = Date.now()): boolean | undefined {
     const row = this.sql<{ trusted: number; checked_ms: number }>`
       SELECT trusted, checked_ms FROM author_trust WHERE login = ${login.toLowerCase()}`[0];
-    if (!row || row.checked_ms < nowMs - 86_400_000) return undefined;
+    if (!row || row.checked_ms < nowMs - AUTHOR_TRUST_TTL_MS) return undefined;
     return row.trusted === 1;
   }
 
@@ -371,8 +376,9 @@ export class ClaimsStore {
 
   /** Idempotency keys are kept a week; claims ended more than 30 days ago are dropped. */
   prune(nowMs: number): void {
-    this.sql`DELETE FROM idempotency WHERE created_ms < ${nowMs - 7 * 86_400_000}`;
-    this.sql`DELETE FROM claims WHERE ended_ms IS NOT NULL AND ended_ms < ${nowMs - 30 * 86_400_000}
+    this.sql`DELETE FROM idempotency WHERE created_ms < ${nowMs - IDEMPOTENCY_RETENTION_MS}`;
+    this
+      .sql`DELETE FROM claims WHERE ended_ms IS NOT NULL AND ended_ms < ${nowMs - CLAIM_HISTORY_RETENTION_MS}
       AND marker IN ('released', 'skip')`;
   }
 

@@ -20,7 +20,7 @@ export async function refreshConfig(
 ): Promise<ConfigOutcome> {
   const identity = store.identity();
   if (!identity) throw new Error("config refresh before the repository is known");
-  const etag = store.getMeta<string>("configEtag") ?? null;
+  const etag = store.meta.get("configEtag") ?? null;
   const generation = store.generation();
   const at = formatInstant(nowMs);
   let text: string | null;
@@ -43,9 +43,9 @@ export async function refreshConfig(
   return store.transaction((): ConfigOutcome => {
     // Suspended or removed while reading: nothing lands.
     if (!store.stillActive(generation)) return "unchanged";
-    store.setMeta("configEtag", nextEtag);
+    store.meta.set("configEtag", nextEtag);
     if (text === null) {
-      const had = store.getMeta("config") !== undefined;
+      const had = store.meta.get("config") !== undefined;
       store.setConfig({ ok: true, config: null }, at);
       if (had) store.audit("config", { outcome: "removed" }, nowMs);
       return had ? "removed" : "unchanged";

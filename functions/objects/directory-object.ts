@@ -59,10 +59,16 @@ export class DirectoryObject extends DurableObject<Env> {
     });
   }
 
-  /** GitHub names are case-insensitive; a renamed repository is found by its latest name. */
+  /**
+   * GitHub names are case-insensitive; a renamed repository is found by its latest name. A
+   * repository still installed (active or suspended) owns its name over any removed one, even
+   * a removal stamped later (a late or replayed removal of the name's former repository);
+   * otherwise the newest row wins.
+   */
   lookup(fullName: string): DirectoryEntry | null {
     const rows = this.sql<Row>`SELECT id, full_name, installation_id, status FROM repos
-      WHERE name_key = ${fullName.toLowerCase()} ORDER BY updated_ms DESC LIMIT 1`;
+      WHERE name_key = ${fullName.toLowerCase()}
+      ORDER BY CASE status WHEN 'removed' THEN 1 ELSE 0 END, updated_ms DESC LIMIT 1`;
     return rows[0] ? entry(rows[0]) : null;
   }
 

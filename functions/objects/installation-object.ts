@@ -1,14 +1,20 @@
 import { DurableObject } from "cloudflare:workers";
-import { type BudgetDecision, decideBudget } from "../../shared/budget/write-budget.ts";
+import {
+  BUDGET_HISTORY_MS,
+  type BudgetDecision,
+  decideBudget,
+} from "../../shared/budget/write-budget.ts";
 import {
   type InstallationStatus,
   type LifecycleChange,
   lifecycleOutcome,
   type RepoRef,
   type RepoStatus,
+  repoStatusFor,
 } from "../../shared/ingest/lifecycle.ts";
 import type { Env } from "../env.ts";
 import { directory } from "./directory-object.ts";
+import { Journal } from "./journal-store.ts";
 import { migrate, type Sql, sqlTag } from "./sql.ts";
 
 const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
@@ -34,6 +40,8 @@ const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
  */
 export class InstallationObject extends DurableObject<Env> {
   private readonly sql: Sql;
+  /** Delivery ids (this object keeps no audit log). */
+  private readonly journal: Journal;
   /** Installation tokens, in memory only: a raw token is never written to storage. */
   private readonly tokens = new Map<string, string>();
 
@@ -41,6 +49,7 @@ export class InstallationObject extends DurableObject<Env> {
     super(ctx, env);
     migrate(ctx.storage, MIGRATIONS);
     this.sql = sqlTag(ctx.storage.sql);
+    this.journal = new Journal(this.sql);
   }
 
   private meta(key: string): string | undefined {
@@ -86,10 +95,9 @@ export class InstallationObject extends DurableObject<Env> {
     nowMs: number,
   ): Promise<"applied" | "duplicate"> {
     const outcome = this.ctx.storage.transactionSync(() => {
-      if (this.sql`SELECT 1 FROM deliveries WHERE id = ${deliveryId}`.length > 0)
-        return "duplicate" as const;
-      this.sql`INSERT INTO deliveries (id, received_ms) VALUES (${deliveryId}, ${nowMs})`;
-      this.sql`DELETE FROM deliveries WHERE received_ms < ${nowMs - 7 * 86_400_000}`;
+      if (this.journal.hasDelivery(deliveryId)) return "duplicate" as const;
+      this.journal.recordDelivery(deliveryId, nowMs);
+      this.journal.pruneDeliveries(nowMs);
       this.setMeta("installationId", String(installationId));
       const current = (this.meta("status") as InstallationStatus | undefined) ?? null;
       // GitHub never reuses an installation id: once deleted, a late or replayed delivery of an
@@ -166,8 +174,7 @@ export class InstallationObject extends DurableObject<Env> {
    */
   registerRepo(repo: RepoRef): RepoStatus {
     const status = (this.meta("status") as InstallationStatus | undefined) ?? "active";
-    const repoStatus: RepoStatus =
-      status === "active" ? "active" : status === "suspended" ? "suspended" : "removed";
+    const repoStatus = repoStatusFor(status);
     this
       .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repoStatus})
       ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name`;
@@ -193,7 +200,7 @@ export class InstallationObject extends DurableObject<Env> {
    */
   reserveWrites(requested: number, nowMs = Date.now()): BudgetDecision {
     return this.ctx.storage.transactionSync(() => {
-      this.sql`DELETE FROM writes WHERE at_ms <= ${nowMs - 3_600_000}`;
+      this.sql`DELETE FROM writes WHERE at_ms <= ${nowMs - BUDGET_HISTORY_MS}`;
       const past = this.sql<{ at_ms: number }>`SELECT at_ms FROM writes ORDER BY at_ms`.map(
         (r) => r.at_ms,
       );

@@ -4,21 +4,12 @@ import { isRetryable } from "../../shared/github/errors.ts";
 import { addLabels, removeLabel } from "../../shared/github/writes.ts";
 import { analyzeGraph } from "../../shared/graph/analyze.ts";
 import { formatInstant } from "../../shared/graph/time.ts";
-import { type LabelChange, planFromAnalysis } from "../../shared/producer/plan.ts";
+import { planFromAnalysis } from "../../shared/producer/plan.ts";
+import type { ProducerRun } from "./meta-store.ts";
+import type { LabelOp } from "./outbox-store.ts";
 import type { RepoStore } from "./repo-store.ts";
 
-export interface LabelOp extends LabelChange {
-  action: "add" | "remove";
-}
-
-interface ProducerRun {
-  fence: number;
-  /** The producer watermark this run advances to once all its writes succeeded. */
-  throughSeq: number;
-  at: string;
-  /** The repository's lifecycle generation when the run was planned. */
-  generation: number;
-}
+export type { LabelOp };
 
 export interface FlushResult {
   done: number;
@@ -52,13 +43,11 @@ export class Producer {
   }
 
   private run(): ProducerRun | null {
-    return this.store.getMeta<ProducerRun>("producerRun") ?? null;
+    return this.store.meta.get("producerRun") ?? null;
   }
 
   pending(): LabelOp[] {
-    return this.store.sql<{ op: string }>`SELECT op FROM outbox ORDER BY seq`.map(
-      (r) => JSON.parse(r.op) as LabelOp,
-    );
+    return this.store.outbox.ops();
   }
 
   /**
@@ -94,17 +83,16 @@ export class Producer {
         this.store.updateWatermarks({ producer: { seq: maxSeq, at: now } });
         return 0;
       }
-      const fence = (this.store.getMeta<number>("producerFence") ?? 0) + 1;
+      const fence = (this.store.meta.get("producerFence") ?? 0) + 1;
       const run: ProducerRun = {
         fence,
         throughSeq: maxSeq,
         at: now,
         generation: this.store.generation(),
       };
-      this.store.setMeta("producerFence", fence);
-      this.store.setMeta("producerRun", run);
-      for (const op of ops)
-        this.store.sql`INSERT INTO outbox (fence, op) VALUES (${fence}, ${JSON.stringify(op)})`;
+      this.store.meta.set("producerFence", fence);
+      this.store.meta.set("producerRun", run);
+      this.store.outbox.enqueue(fence, ops);
       this.store.audit(
         "producer-plan",
         { fence, causes, add: labelPlan.add, remove: labelPlan.remove },
@@ -137,12 +125,11 @@ export class Producer {
     };
     for (;;) {
       if (!this.store.stillActive(run.generation)) return abandon();
-      const row = this.store.sql<{ seq: number; fence: number; op: string }>`
-        SELECT seq, fence, op FROM outbox ORDER BY seq LIMIT 1`[0];
+      const row = this.store.outbox.first();
       if (!row) break;
       // A row from an older fence belongs to an abandoned run; it must not be written now.
       if (row.fence !== run.fence) {
-        this.store.sql`DELETE FROM outbox WHERE seq = ${row.seq}`;
+        this.store.outbox.remove(row.seq);
         continue;
       }
       const budget = await reserve();
@@ -151,12 +138,12 @@ export class Producer {
         result.retryAtMs = budget.retryAtMs;
         break;
       }
-      const op = JSON.parse(row.op) as LabelOp;
+      const { op } = row;
       try {
         if (op.action === "add") await addLabels(client, identity.fullName, op.number, [op.label]);
         else await removeLabel(client, identity.fullName, op.number, op.label);
         this.store.transaction(() => {
-          this.store.sql`DELETE FROM outbox WHERE seq = ${row.seq}`;
+          this.store.outbox.remove(row.seq);
           this.store.applyOwnLabelWrite(op.number, op.label, op.action);
           this.store.audit("producer-write", { fence: run.fence, ...op }, nowMs());
         });
@@ -164,13 +151,12 @@ export class Producer {
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         if (isRetryable(error)) {
-          this.store
-            .sql`UPDATE outbox SET attempts = attempts + 1, last_error = ${message} WHERE seq = ${row.seq}`;
+          this.store.outbox.recordFailure(row.seq, message);
           result.failed = error instanceof Error ? error : new Error(message);
           break;
         }
         this.store.transaction(() => {
-          this.store.sql`DELETE FROM outbox WHERE seq = ${row.seq}`;
+          this.store.outbox.remove(row.seq);
           this.store.audit(
             "producer-write-dropped",
             { fence: run.fence, ...op, error: message },
@@ -179,10 +165,10 @@ export class Producer {
         });
       }
     }
-    result.left = this.store.sql<{ n: number }>`SELECT COUNT(*) AS n FROM outbox`[0]?.n ?? 0;
+    result.left = this.store.outbox.count();
     if (result.left === 0) {
       this.store.transaction(() => {
-        this.store.deleteMeta("producerRun");
+        this.store.meta.delete("producerRun");
         this.store.updateWatermarks({ producer: { seq: run.throughSeq, at: run.at } });
       });
     }

@@ -5,11 +5,11 @@ import { htmlBaseFor } from "../../shared/claims/rules.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
 import { collaboratorPermission } from "../../shared/github/permissions.ts";
 import { scan } from "../../shared/graph/scan.ts";
-import { formatInstant } from "../../shared/graph/time.ts";
+import { DAY_MS, formatInstant, HOUR_MS, MINUTE_MS } from "../../shared/graph/time.ts";
 import { permissionGrantsWrite } from "../../shared/idd/trust.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
-import { DAY_MS, reconcileKind, retryDelayMs } from "../../shared/schedule/policy.ts";
-import { type Env, MissingSettingError } from "../env.ts";
+import { reconcileKind, retryDelayMs } from "../../shared/schedule/policy.ts";
+import { type Env, MissingSettingError, numberSetting } from "../env.ts";
 import { installationClient } from "../github-client.ts";
 import { ClaimsStore } from "./claims-store.ts";
 import { refreshConfig } from "./config-sync.ts";
@@ -106,16 +106,13 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   private envMs(key: "PRODUCER_DEBOUNCE_MS" | "FLEET_WRITE_DELAY_MS", fallback: number): number {
-    const configured = Number(this.env[key]);
-    return this.env[key] !== undefined && Number.isFinite(configured) && configured >= 0
-      ? configured
-      : fallback;
+    return numberSetting(this.env[key], { allowZero: true }) ?? fallback;
   }
 
   /** Starts watching: learn the whole graph, prune delivery ids daily, kick only recent closes. */
   private activate(nowMs: number): void {
     this.store.setWatchingSince(
-      formatInstant(nowMs - this.store.config().kicks.windowHours * 3_600_000),
+      formatInstant(nowMs - this.store.config().kicks.windowHours * HOUR_MS),
     );
     this.schedules.at("reconcile-full", nowMs);
     this.schedules.ensure("prune", nowMs + DAY_MS);
@@ -291,15 +288,15 @@ export class RepoObject extends DurableObject<Env> {
     // Suspended or removed while the handler ran: nothing to retry.
     if (this.store.identity()?.status !== "active") return;
     const attempts = schedule.attempts + 1;
-    const base = Number(this.env.SCHEDULE_RETRY_BASE_MS);
+    const base = numberSetting(this.env.SCHEDULE_RETRY_BASE_MS);
     const delay = retryDelayMs(
       attempts,
       {
         missingSetting: error instanceof MissingSettingError,
         retryAfterMs: (error as { retryAfterMs?: number }).retryAfterMs,
       },
-      Number.isFinite(base) && base > 0
-        ? { baseMs: base, capMs: 15 * 60_000, missingSettingMs: 10 * 60_000 }
+      base !== undefined
+        ? { baseMs: base, capMs: 15 * MINUTE_MS, missingSettingMs: 10 * MINUTE_MS }
         : undefined,
     );
     this.schedules.retry(schedule, nowMs + delay);

@@ -3,7 +3,7 @@ import { describeInvalidWebhook, parseWebhook } from "../../shared/github/webhoo
 import { formatInstant } from "../../shared/graph/time.ts";
 import { routeWebhook } from "../../shared/ingest/from-webhook.ts";
 import { verifySignature } from "../../shared/webhooks/signature.ts";
-import type { Env } from "../env.ts";
+import { type Env, numberSetting } from "../env.ts";
 import { readBodyWithin } from "../http/read-body.ts";
 
 const DEFAULT_LIMIT = 1024 * 1024;
@@ -19,8 +19,7 @@ export const webhookRoutes = new Hono<{ Bindings: Env }>().post("/webhooks/githu
   if (!secret) {
     return c.json({ error: "webhook ingress needs the GITHUB_WEBHOOK_SECRET setting" }, 503);
   }
-  const configured = Number(c.env.WEBHOOK_MAX_BYTES);
-  const limit = Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_LIMIT;
+  const limit = numberSetting(c.env.WEBHOOK_MAX_BYTES) ?? DEFAULT_LIMIT;
   const body = await readBodyWithin(c.req.raw, limit);
   if (body === null) return c.json({ error: `body over the ${limit}-byte limit` }, 413);
   if (!(await verifySignature(secret, body, c.req.header("x-hub-signature-256")))) {

@@ -2,7 +2,7 @@
 // A key is `syk_<repoId>_<secret>`: the repository it belongs to is readable without a lookup
 // (a key of another repository is refused at once), the secret is 32 random bytes in
 // base64url. Only the key's SHA-256 is ever stored.
-import { formatInstant } from "../graph/time.ts";
+import { DAY_MS, formatInstant } from "../graph/time.ts";
 import { sha256Hex } from "./hash.ts";
 import type { KeySummary } from "./schemas.ts";
 
@@ -10,7 +10,6 @@ export const KEY_PREFIX = "syk_";
 export const KEY_SECRET_BYTES = 32;
 /** `last_used` is written at most once per this interval per key. */
 export const KEY_USE_RESOLUTION_MS = 60_000;
-export const DAY_MS = 86_400_000;
 
 const KEY_PATTERN = /^syk_([1-9][0-9]{0,15})_([A-Za-z0-9_-]{43})$/;
 

@@ -1,3 +1,5 @@
+import { HOUR_MS, MINUTE_MS } from "../graph/time.ts";
+
 /**
  * Content writes per installation in sliding windows. GitHub allows 80 a minute and 500 an
  * hour (spec 6.2); the defaults stay below both, leaving room for the client's own retries of
@@ -9,6 +11,10 @@ export interface BudgetLimits {
 }
 
 export const DEFAULT_BUDGET: BudgetLimits = { perMinute: 70, perHour: 450 };
+
+/** The sliding windows; a write older than the longest no longer counts (its record may go). */
+export const BUDGET_WINDOWS_MS = { minute: MINUTE_MS, hour: HOUR_MS } as const;
+export const BUDGET_HISTORY_MS = BUDGET_WINDOWS_MS.hour;
 
 export interface BudgetDecision {
   /** How many of the requested writes may go now. */
@@ -27,8 +33,8 @@ export function decideBudget(
   nowMs: number,
   limits: BudgetLimits = DEFAULT_BUDGET,
 ): BudgetDecision {
-  const minuteAgo = nowMs - 60_000;
-  const hourAgo = nowMs - 3_600_000;
+  const minuteAgo = nowMs - BUDGET_WINDOWS_MS.minute;
+  const hourAgo = nowMs - BUDGET_WINDOWS_MS.hour;
   const inHour = pastMs.filter((t) => t > hourAgo);
   const inMinute = inHour.filter((t) => t > minuteAgo);
   const room = Math.max(
@@ -41,10 +47,10 @@ export function decideBudget(
   const oldest = (window: number[]) => (window.length > 0 ? window[0]! : nowMs);
   let retryAtMs = nowMs;
   if (inMinute.length + granted >= limits.perMinute) {
-    retryAtMs = Math.max(retryAtMs, oldest(inMinute) + 60_000 + 1);
+    retryAtMs = Math.max(retryAtMs, oldest(inMinute) + BUDGET_WINDOWS_MS.minute + 1);
   }
   if (inHour.length + granted >= limits.perHour) {
-    retryAtMs = Math.max(retryAtMs, oldest(inHour) + 3_600_000 + 1);
+    retryAtMs = Math.max(retryAtMs, oldest(inHour) + BUDGET_WINDOWS_MS.hour + 1);
   }
   return { granted, retryAtMs };
 }

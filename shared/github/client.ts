@@ -3,6 +3,7 @@
 import { Octokit } from "@octokit/core";
 import { type GitHubAuth, octokitAuthOptions } from "./auth.ts";
 import { GitHubApiError, type GitHubErrorKind } from "./errors.ts";
+import { bucketOf, DEFAULT_PACE_BELOW, RateLimitPacer } from "./pacing.ts";
 import {
   backoffMs,
   DEFAULT_RETRY_POLICY,
@@ -24,6 +25,16 @@ export interface GitHubClientOptions {
   random?: () => number;
   now?: () => number;
   userAgent?: string;
+  /**
+   * Under this fraction of `x-ratelimit-limit` remaining, requests are spaced so the bucket
+   * lasts until `x-ratelimit-reset` (pacing.ts; default 0.1, 0 turns pacing off).
+   */
+  paceBelow?: number;
+  /**
+   * The rate-limit state pacing reads; by default the client's own. Clients acting as one
+   * identity (one installation, one token) may share one so their requests are spaced together.
+   */
+  rateLimitState?: RateLimitPacer;
 }
 
 export interface RequestSpec {
@@ -52,6 +63,9 @@ export interface ClientStats {
   requests: number;
   retries: number;
   rateLimitWaits: number;
+  /** Requests held back to space them out before the limit (pacing.ts), and for how long. */
+  paceWaits: number;
+  pacedMs: number;
   notModified: number;
   byRoute: Record<string, number>;
   /** The last `x-ratelimit-*` values seen. */
@@ -121,6 +135,8 @@ export class GitHubClient {
     requests: 0,
     retries: 0,
     rateLimitWaits: 0,
+    paceWaits: 0,
+    pacedMs: 0,
     notModified: 0,
     byRoute: {},
     rateLimit: null,
@@ -132,6 +148,8 @@ export class GitHubClient {
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly appAuth: boolean;
+  private readonly paceBelow: number;
+  private readonly pacer: RateLimitPacer;
 
   constructor(options: GitHubClientOptions) {
     this.appAuth = options.auth.kind === "app";
@@ -141,6 +159,8 @@ export class GitHubClient {
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.random = options.random ?? Math.random;
     this.now = options.now ?? (() => Date.now());
+    this.paceBelow = options.paceBelow ?? DEFAULT_PACE_BELOW;
+    this.pacer = options.rateLimitState ?? new RateLimitPacer();
     const fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
     this.octokit = new Octokit({
       baseUrl: this.baseUrl,
@@ -159,6 +179,7 @@ export class GitHubClient {
   }
 
   private observe(route: string, headers: Record<string, string | undefined>): void {
+    this.pacer.observe(headers, bucketOf(route));
     this.stats.requests += 1;
     this.stats.byRoute[route] = (this.stats.byRoute[route] ?? 0) + 1;
     const remaining = headers["x-ratelimit-remaining"];
@@ -185,7 +206,35 @@ export class GitHubClient {
     let retries = 0;
     let rateLimitRetries = 0;
     let refreshedToken = false;
+    const bucket = bucketOf(templ);
+    let waitedForLimit = false;
     for (let attempt = 1; ; attempt++) {
+      // Low on requests: space them so the bucket lasts until it resets (pacing.ts). A wait
+      // longer than the client accepts for a rate limit is a `rate-limited` refusal instead,
+      // before anything is sent (the Worker turns it into a later alarm). Right after waiting
+      // out a rate-limit answer, the wait GitHub asked for stands in for the spacing.
+      const now = this.now();
+      const pace = waitedForLimit ? 0 : this.pacer.delayFor(bucket, this.paceBelow, now);
+      waitedForLimit = false;
+      if (pace > this.policy.maxRateLimitWaitMs) {
+        throw new GitHubApiError({
+          kind: "rate-limited",
+          operation: spec.operation,
+          request: described,
+          status: null,
+          attempts: attempt - 1,
+          reason: `${this.pacer.bucket(bucket)?.remaining ?? 0} requests left of the ${bucket} rate limit; the next one may go out in ${Math.ceil(pace / 1000)} s`,
+          // An earlier attempt that failed in transit may have been applied.
+          outcome: method === "GET" ? undefined : retries > 0 ? "unknown" : "not-applied",
+          retryAfterMs: pace,
+        });
+      }
+      this.pacer.sent(bucket, now + pace);
+      if (pace > 0) {
+        this.stats.paceWaits += 1;
+        this.stats.pacedMs += pace;
+        await this.sleep(pace);
+      }
       const signal = AbortSignal.timeout(this.timeoutMs);
       try {
         const res = await this.octokit.request(spec.route, {
@@ -228,6 +277,7 @@ export class GitHubClient {
           }
           rateLimitRetries += 1;
           this.stats.rateLimitWaits += 1;
+          waitedForLimit = true;
           await this.sleep(limit.waitMs);
           continue;
         }

@@ -1,7 +1,7 @@
 import { type Config, DEFAULT_CONFIG } from "../config/schema.ts";
 import type { IssueRef } from "./refs.ts";
 import type { Snapshot } from "./snapshot.ts";
-import { formatInstant, instantMs } from "./time.ts";
+import { formatInstant, HOUR_MS, instantMs } from "./time.ts";
 
 export interface ScanOptions {
   /** The instant to evaluate at; wins over the snapshot's `now`. */
@@ -64,7 +64,7 @@ export function resolveScanOptions(snapshot: Snapshot, options: ScanOptions): Re
     if (!Number.isFinite(hours) || hours < 0)
       throw new RangeError(`invalid window hours: ${hours}`);
     windowToMs = nowMs;
-    windowFromMs = nowMs - hours * 3_600_000;
+    windowFromMs = nowMs - hours * HOUR_MS;
   }
   return {
     nowMs,

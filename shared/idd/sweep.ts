@@ -13,8 +13,10 @@ import {
 /**
  * The sweep-candidate predicate (issue-sweep Step 2): an issue needs the sweep when its latest
  * human input (its last human comment, or the issue body when no human comment exists) has no
- * agent answer after it, or when the last agent comment after it only defers the work. A
- * terminal or neutral agent comment answers it; a `> 📡` heartbeat answers nothing. A
+ * agent answer after it, or when the last agent comment after it is not terminal. As the seed
+ * says, skip only when the last agent comment is a terminal state with a real unlock condition
+ * (PR, closed, needs-human/needs-design/security/not-verifiable-here): a deferral or a neutral
+ * reply leaves the input unanswered; a `> 📡` heartbeat answers nothing. A
  * zero-comment `test-sweep-failure` / `test-sweep-report` issue is never a candidate (the label
  * wins over its `> 🤖`-headed body) until a human comments.
  */
@@ -54,6 +56,7 @@ export type SweepReason =
   | "unanswered-human-comment"
   | "unanswered-body"
   | "deferred-response"
+  | "neutral-response"
   | "answered"
   | "no-human-input"
   | "test-sweep-zero-comment";
@@ -132,14 +135,22 @@ export function evaluateSweep(input: unknown): SweepEvaluation {
         : { source: "comment", index: lastHuman };
     if (response === null) {
       reason = lastHuman === undefined ? "unanswered-body" : "unanswered-human-comment";
-    } else reason = response.verdict === "deferral" ? "deferred-response" : "answered";
+    } else {
+      reason =
+        response.verdict === "terminal"
+          ? "answered"
+          : response.verdict === "deferral"
+            ? "deferred-response"
+            : "neutral-response";
+    }
   }
 
   return {
     candidate:
       reason === "unanswered-human-comment" ||
       reason === "unanswered-body" ||
-      reason === "deferred-response",
+      reason === "deferred-response" ||
+      reason === "neutral-response",
     reason,
     latestHumanInput,
     response: latestHumanInput === null ? null : response,

@@ -15,8 +15,12 @@ export const IssueRecordSchema = SnapshotIssueSchema.pick({
   createdAt: true,
   updatedAt: true,
   closedAt: true,
-  labels: true,
 }).extend({
+  /**
+   * Absent when the source did not say (GitHub may send an issue object without `labels`):
+   * the stored labels are kept. An empty list means the issue has no labels.
+   */
+  labels: SnapshotIssueSchema.shape.labels.optional(),
   /** GitHub's REST id: sub-issue and dependency writes address issues by it. */
   id: z.number().int().nonnegative().nullable(),
   /** Absent when the source did not read bodies (a reconcile): the stored body is kept. */

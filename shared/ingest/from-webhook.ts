@@ -28,7 +28,8 @@ export function issueRecord(issue: WebhookIssue): IssueRecord {
     createdAt: issue.created_at,
     updatedAt: issue.updated_at,
     closedAt: issue.closed_at,
-    labels: (issue.labels ?? []).map((l) => l.name),
+    // No `labels` in the payload says nothing about them: the stored ones stay (not "none").
+    labels: issue.labels?.map((l) => l.name),
     body: issue.body ?? null,
   };
 }

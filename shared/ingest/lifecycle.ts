@@ -21,7 +21,8 @@ export interface LifecycleOutcome {
   repos: Array<RepoRef & { status: RepoStatus }>;
 }
 
-const repoStatusFor = (status: InstallationStatus): RepoStatus =>
+/** The status a repository of an installation in `status` has: a deleted installation's are removed. */
+export const repoStatusFor = (status: InstallationStatus): RepoStatus =>
   status === "active" ? "active" : status === "suspended" ? "suspended" : "removed";
 
 /**

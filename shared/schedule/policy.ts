@@ -2,7 +2,7 @@
  * When a repository reconciles and how a failed schedule backs off: the rules behind the
  * Worker's alarms, kept pure so they are tested without a runtime.
  */
-export const DAY_MS = 86_400_000;
+import { DAY_MS } from "../graph/time.ts";
 
 /** A full reconcile when none has run yet or the last is a day old; an incremental one otherwise. */
 export function reconcileKind(

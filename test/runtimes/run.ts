@@ -7,5 +7,6 @@ import { checks as github } from "./github.ts";
 import { checks as graph } from "./graph.ts";
 import { runChecks } from "./harness.ts";
 import { checks as idd } from "./idd.ts";
+import { checks as ingest } from "./ingest.ts";
 
-process.exitCode = await runChecks({ graph, idd, github, auth, fleet, claims });
+process.exitCode = await runChecks({ graph, idd, github, auth, fleet, claims, ingest });

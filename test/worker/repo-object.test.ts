@@ -2,7 +2,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import { parseWebhook } from "../../shared/github/webhooks.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
+import { routeWebhook } from "../../shared/ingest/from-webhook.ts";
 
 const repo = { id: 1001, fullName: "acme/rocket", installationId: 77 };
 let nextRepoId = 5000;
@@ -195,6 +197,44 @@ describe("RepoObject.ingest", () => {
     const comments = await runInDurableObject(stub, (o: RepoObject) => o.store.markerComments(10));
     expect(comments.map((c) => c.id)).toEqual([2]);
   });
+
+  it("an issue payload without labels keeps the stored labels (a hold label must not vanish)", async () => {
+    const { stub, repo } = await freshRepo();
+    await stub.ingest(delivery("h1"), repo, [
+      { type: "issue", issue: issue(11, { labels: ["agent:hold", "bug"] }) },
+    ]);
+    // GitHub may send an issue object without `labels` (the schema allows it): say nothing
+    // about labels then, and keep what is stored.
+    const parsed = parseWebhook("issues", {
+      action: "edited",
+      issue: {
+        id: 100_011,
+        node_id: "I_11",
+        number: 11,
+        title: "Issue 11, renamed",
+        state: "open",
+        state_reason: null,
+        body: null,
+        user: { login: "alice", id: 1, type: "User" },
+        created_at: "2026-11-01T00:00:00Z",
+        updated_at: "2026-11-28T06:00:00Z",
+        closed_at: null,
+      },
+      repository: { id: repo.id, name: "rocket", full_name: repo.fullName },
+      installation: { id: repo.installationId },
+      sender: { login: "alice", id: 1, type: "User" },
+    });
+    expect(parsed.kind).toBe("handled");
+    if (parsed.kind !== "handled") return;
+    const routed = routeWebhook(parsed, "2026-11-29T12:00:00Z");
+    if (routed.kind !== "repository")
+      throw new Error(`not routed to the repository: ${routed.kind}`);
+    expect(await stub.ingest(delivery("h2"), repo, routed.events)).toBe("applied");
+    const snapshot = await runInDurableObject(stub, (o: RepoObject) => o.store.snapshot());
+    const stored = snapshot.issues.find((i) => i.number === 11)!;
+    expect(stored.title).toBe("Issue 11, renamed");
+    expect(stored.labels).toEqual(["agent:hold", "bug"]);
+  });
 });
 
 describe("what wakes the producer", () => {
@@ -271,7 +311,7 @@ describe("what wakes the producer", () => {
     const { stub, repo } = await freshRepo();
     // Due far ahead (no alarm can run it away before it is looked at): only whether it is there matters.
     await runInDurableObject(stub, (o: RepoObject) =>
-      o.store.setMeta("watchingSince", "2026-11-01T00:00:00Z"),
+      o.store.meta.set("watchingSince", "2026-11-01T00:00:00Z"),
     );
     await stub.ingest(delivery("q1", Date.parse("2100-01-01T00:00:00Z")), repo, [
       {

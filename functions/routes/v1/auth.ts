@@ -21,26 +21,45 @@ import { parseKey } from "../../../shared/auth/keys.ts";
 import { DEFAULT_OIDC_ISSUER, jwksUrl, verifyActionsToken } from "../../../shared/auth/oidc.ts";
 import { parseAuthorization, tokenKind } from "../../../shared/auth/tokens.ts";
 import { TtlCache } from "../../../shared/auth/ttl-cache.ts";
+import { QueueQuerySchema } from "../../../shared/fleet/schemas.ts";
 import { GitHubClient } from "../../../shared/github/client.ts";
 import { GitHubApiError } from "../../../shared/github/errors.ts";
-import type { Env } from "../../env.ts";
+import { type Env, numberSetting } from "../../env.ts";
 import { directory } from "../../objects/directory-object.ts";
-import { apiError, type Caller, repoObject, type V1 } from "./context.ts";
+import { apiError, type Caller, repoObject, schemaFailureMessage, type V1 } from "./context.ts";
+import { GraphQuerySchema } from "./graph.ts";
+
+/** The query schemas of the `/v1` routes that take one, by method and last path segment. */
+const QUERY_SCHEMAS: Record<string, { safeParse(input: unknown): QueryCheck }> = {
+  "GET graph": GraphQuerySchema,
+  "GET queue": QueueQuerySchema,
+};
+type QueryCheck =
+  | { success: true }
+  | { success: false; error: Parameters<typeof schemaFailureMessage>[1] };
+
+/**
+ * A malformed query of a route that takes one is refused before the caller is proven, so a
+ * bad `?machine=` costs no directory lookup, key check or GitHub call. The route validates the
+ * same schema again (and owns the parsed value).
+ */
+function queryFailure(method: string, path: string, query: Record<string, string>) {
+  const route = /^\/v1\/repos\/[^/]+\/[^/]+\/([^/]+)\/?$/.exec(path)?.[1];
+  const schema = route === undefined ? undefined : QUERY_SCHEMAS[`${method} ${route}`];
+  if (!schema) return null;
+  const checked = schema.safeParse(query);
+  return checked.success ? null : schemaFailureMessage("query", checked.error);
+}
 
 /** GitHub's permission answers per (token SHA-256, repository), in this isolate's memory only. */
 const userChecks = new TtlCache<{ access: UserAccess; login: string }>(10_000);
 /** One remote key set per issuer: jose caches the keys (10 minutes) and refetches on a new kid. */
 const issuerKeySets = new Map<string, JWTVerifyGetKey>();
 
-function positive(value: string | undefined): number | undefined {
-  const n = Number(value);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
-}
-
 function issuerKeys(env: Env, issuer: string): JWTVerifyGetKey {
   let keys = issuerKeySets.get(issuer);
   if (!keys) {
-    const timeout = positive(env.GITHUB_TIMEOUT_MS);
+    const timeout = numberSetting(env.GITHUB_TIMEOUT_MS);
     keys = createRemoteJWKSet(new URL(jwksUrl(issuer)), {
       ...(timeout ? { timeoutDuration: Math.round(timeout) } : {}),
     });
@@ -51,8 +70,8 @@ function issuerKeys(env: Env, issuer: string): JWTVerifyGetKey {
 
 /** A client acting as the caller: the same timeouts as the App's, no waiting on rate limits. */
 function userClient(env: Env, token: string): GitHubClient {
-  const timeout = positive(env.GITHUB_TIMEOUT_MS);
-  const base = positive(env.GITHUB_RETRY_BASE_MS);
+  const timeout = numberSetting(env.GITHUB_TIMEOUT_MS);
+  const base = numberSetting(env.GITHUB_RETRY_BASE_MS);
   return new GitHubClient({
     auth: { kind: "token", token },
     baseUrl: env.GITHUB_API_URL || "https://api.github.com",
@@ -201,12 +220,17 @@ function refuse(c: Parameters<MiddlewareHandler<V1>>[0], failure: AuthFailure) {
 /**
  * Proves the caller's access to `/v1/repos/{owner}/{repo}` (spec 6.4): `Authorization: Bearer`
  * with a fleet key, a GitHub Actions OIDC token or a GitHub user token with push or admin. No
- * or a bad token: 401; no access: 403; an unknown or uninstalled repository: 404, and only to a
- * caller with access to it. Sets `c.var.caller` and `c.var.repo`.
+ * or a malformed header: 401; then a malformed query of a route that takes one: 400, before
+ * any Durable Object is asked; a bad token: 401; no access: 403; an unknown or uninstalled
+ * repository: 404, and only to a caller with access to it. Sets `c.var.caller` and `c.var.repo`.
  */
 export const repoAuth: MiddlewareHandler<V1> = async (c, next) => {
   const bearer = parseAuthorization(c.req.header("authorization"));
   if (!bearer.ok) return refuse(c, unauthorized(bearer.message));
+  // Order: a present, well-formed Authorization header (401), then the query (400), then the
+  // Durable Objects and GitHub that prove the token.
+  const badQuery = queryFailure(c.req.method, c.req.path, c.req.query());
+  if (badQuery !== null) return apiError(c, 400, "bad-request", badQuery);
   const proven = await prove(c.env, bearer.token, c.req.param("owner")!, c.req.param("repo")!);
   if (!proven.ok) return refuse(c, proven);
   if (!proven.resolution.ok) return refuse(c, proven.resolution);

@@ -36,6 +36,16 @@ export function apiError(
   return c.json({ error, message, ...extra }, status, headers);
 }
 
+/** The 400 message of a request part failing its schema: `query limit: must be at most 100`. */
+export function schemaFailureMessage(
+  target: string,
+  error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> },
+): string {
+  const issue = error.issues[0];
+  const path = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(request)";
+  return `${target} ${path}: ${issue?.message ?? "invalid"}`;
+}
+
 /**
  * A router for `/v1` routes: OpenAPI-described (merged into `/openapi.json`), and a request
  * failing its schema gets 400 `{error: "bad-request", message}` naming the first bad field.
@@ -44,14 +54,7 @@ export function v1Router<E extends { Bindings: Env } = V1>() {
   return new OpenAPIHono<E>({
     defaultHook: (result, c) => {
       if (result.success) return;
-      const issue = result.error.issues[0];
-      const path = issue && issue.path.length > 0 ? issue.path.join(".") : "(request)";
-      return apiError(
-        c,
-        400,
-        "bad-request",
-        `${result.target} ${path}: ${issue?.message ?? "invalid"}`,
-      );
+      return apiError(c, 400, "bad-request", schemaFailureMessage(result.target, result.error));
     },
   });
 }

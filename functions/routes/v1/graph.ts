@@ -7,6 +7,16 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,
 });
 
+/** The graph route's query; the auth middleware checks it too, before any Durable Object. */
+export const GraphQuerySchema = z.object({
+  // Rotates `ready` the way `switchyard scan --machine` does (spec 3.2).
+  machine: z
+    .string()
+    .min(1, "machine must be 1 to 200 characters")
+    .max(200, "machine must be 1 to 200 characters")
+    .optional(),
+});
+
 const graph = createRoute({
   method: "get",
   path: "/v1/repos/{owner}/{repo}/graph",
@@ -15,14 +25,7 @@ const graph = createRoute({
   security: [{ bearer: [] }],
   request: {
     params: z.object({ owner: z.string().min(1), repo: z.string().min(1) }),
-    query: z.object({
-      // Rotates `ready` the way `switchyard scan --machine` does (spec 3.2).
-      machine: z
-        .string()
-        .min(1, "machine must be 1 to 200 characters")
-        .max(200, "machine must be 1 to 200 characters")
-        .optional(),
-    }),
+    query: GraphQuerySchema,
   },
   responses: {
     200: json(

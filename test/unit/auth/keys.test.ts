@@ -2,7 +2,6 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../../shared/auth/hash.ts";
 import {
-  DAY_MS,
   formatKey,
   KEY_SECRET_BYTES,
   KEY_USE_RESOLUTION_MS,
@@ -16,6 +15,7 @@ import {
   shouldRecordUse,
 } from "../../../shared/auth/keys.ts";
 import { tokenKind } from "../../../shared/auth/tokens.ts";
+import { DAY_MS } from "../../../shared/graph/time.ts";
 
 const NOW = Date.parse("2026-12-01T10:00:00Z");
 const key = (extra: Partial<StoredKey> = {}): StoredKey => ({

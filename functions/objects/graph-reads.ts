@@ -1,0 +1,170 @@
+import type { IssueRef } from "../../shared/graph/refs.ts";
+import type { Snapshot, SnapshotIssue } from "../../shared/graph/snapshot.ts";
+import { instantMs } from "../../shared/graph/time.ts";
+import { decodeRef } from "../../shared/ingest/merge.ts";
+import { type IssueSqlRow, issueFromSql } from "./graph-store.ts";
+import type { Sql } from "./sql.ts";
+
+export type MarkerCommentRow = {
+  id: number;
+  number: number;
+  author: string;
+  author_type: string;
+  author_association: string | null;
+  body: string;
+  created_at: string;
+};
+
+/**
+ * The views of the stored graph: the snapshot the graph rules read, the closes the producer has
+ * not materialized, what a reconcile must re-read, marker comments. Reads only (graph-store.ts
+ * writes the graph tables).
+ */
+export class GraphReads {
+  private readonly sql: Sql;
+
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  /** The stored graph in the snapshot format of spec 3.1, issues ascending. */
+  snapshot(repo: string | null, now?: string): Snapshot {
+    const parents = new Map<number, IssueRef>();
+    for (const row of this.sql<{ child: number; parent: string }>`
+      SELECT child, parent FROM parents WHERE parent IS NOT NULL`) {
+      parents.set(row.child, decodeRef(row.parent));
+    }
+    const blockers = new Map<number, IssueRef[]>();
+    for (const row of this.sql<{ issue: number; blocker: string }>`
+      SELECT issue, blocker FROM blockers WHERE present = 1 ORDER BY issue, blocker`) {
+      const list = blockers.get(row.issue);
+      if (list) list.push(decodeRef(row.blocker));
+      else blockers.set(row.issue, [decodeRef(row.blocker)]);
+    }
+    const events = new Map<number, NonNullable<SnapshotIssue["labelEvents"]>>();
+    for (const row of this.sql<{
+      number: number;
+      label: string;
+      action: string;
+      actor: string | null;
+      created_at: string;
+    }>`
+      SELECT number, label, action, actor, created_at FROM label_events ORDER BY number, created_ms, action`) {
+      const event = {
+        label: row.label,
+        action: row.action as "labeled" | "unlabeled",
+        actor: row.actor,
+        createdAt: row.created_at,
+      };
+      const list = events.get(row.number);
+      if (list) list.push(event);
+      else events.set(row.number, [event]);
+    }
+    const issues: SnapshotIssue[] = this.sql<IssueSqlRow>`SELECT * FROM issues ORDER BY number`
+      .map(issueFromSql)
+      .map((r) => ({
+        number: r.number,
+        title: r.title,
+        state: r.state,
+        stateReason: r.stateReason as SnapshotIssue["stateReason"],
+        createdAt: r.createdAt,
+        updatedAt: r.updatedAt,
+        closedAt: r.closedAt,
+        labels: [...r.labels],
+        parent: parents.get(r.number) ?? null,
+        blockedBy: blockers.get(r.number) ?? [],
+        body: r.body,
+        labelEvents: events.get(r.number) ?? [],
+      }));
+    const external = this.sql<{ ref: string; state: string; closed_at: string | null }>`
+      SELECT ref, state, closed_at FROM external ORDER BY ref`.map((r) => ({
+      ref: r.ref,
+      state: r.state as "open" | "closed",
+      closedAt: r.closed_at,
+    }));
+    return {
+      repo: repo ?? "unknown/unknown",
+      ...(now !== undefined ? { now } : {}),
+      issues,
+      external,
+    };
+  }
+
+  /**
+   * Closes learned after `afterSeq` (the producer watermark) that happened after `since` (when
+   * switchyard began watching): the causes the producer has not materialized yet.
+   */
+  pendingCloses(afterSeq: number, since: string | null): { causes: IssueRef[]; maxSeq: number } {
+    const sinceMs = since === null ? Number.NEGATIVE_INFINITY : instantMs(since);
+    let maxSeq = afterSeq;
+    const causes: IssueRef[] = [];
+    for (const r of this.sql<{ number: number; closed_at: string | null; closed_seq: number }>`
+      SELECT number, closed_at, closed_seq FROM issues WHERE closed_seq > ${afterSeq} ORDER BY closed_seq`) {
+      maxSeq = Math.max(maxSeq, r.closed_seq);
+      if (r.closed_at !== null && instantMs(r.closed_at) > sinceMs) causes.push(r.number);
+    }
+    for (const r of this.sql<{ ref: string; closed_at: string | null; closed_seq: number }>`
+      SELECT ref, closed_at, closed_seq FROM external WHERE closed_seq > ${afterSeq} ORDER BY closed_seq`) {
+      maxSeq = Math.max(maxSeq, r.closed_seq);
+      if (r.closed_at !== null && instantMs(r.closed_at) > sinceMs) causes.push(decodeRef(r.ref));
+    }
+    return { causes, maxSeq };
+  }
+
+  /** Open cross-repository blockers of open issues: what a reconcile must re-read. */
+  externalProbes(): Array<{ ref: string; etag: string | null }> {
+    return this.sql<{ ref: string; etag: string | null }>`
+      SELECT DISTINCT b.blocker AS ref, e.etag AS etag FROM blockers b
+      JOIN issues i ON i.number = b.issue AND i.state = 'open'
+      LEFT JOIN external e ON e.ref = b.blocker
+      WHERE b.present = 1 AND b.blocker LIKE '%#%' AND (e.state IS NULL OR e.state = 'open')
+      ORDER BY ref`;
+  }
+
+  /** Issue numbers with the time of their stored state, for finding what a full fetch lacks. */
+  issueStamps(): Array<{ number: number; updatedMs: number }> {
+    return this.sql<{
+      number: number;
+      updated_ms: number;
+    }>`SELECT number, updated_ms FROM issues`.map((r) => ({
+      number: r.number,
+      updatedMs: r.updated_ms,
+    }));
+  }
+
+  /** When the stored state of an issue was current on GitHub (its `updated_at`), or null. */
+  issueUpdatedMs(number: number): number | null {
+    return (
+      this.sql<{ updated_ms: number }>`SELECT updated_ms FROM issues WHERE number = ${number}`[0]
+        ?.updated_ms ?? null
+    );
+  }
+
+  /** The stored labels of an issue, or null when it is not stored. */
+  issueLabels(number: number): string[] | null {
+    const row = this.sql<{ labels: string }>`SELECT labels FROM issues WHERE number = ${number}`[0];
+    return row ? (JSON.parse(row.labels) as string[]) : null;
+  }
+
+  /** The time of the latest recorded `unlabeled` event of `label` on an issue, or null. */
+  lastUnlabeledMs(number: number, label: string): number | null {
+    return (
+      this.sql<{ at: number | null }>`SELECT MAX(created_ms) AS at FROM label_events
+        WHERE number = ${number} AND label = ${label} AND action = 'unlabeled'`[0]?.at ?? null
+    );
+  }
+
+  markerComments(number: number): MarkerCommentRow[] {
+    return this.sql<MarkerCommentRow>`
+      SELECT id, number, author, author_type, author_association, body, created_at FROM comments
+      WHERE number = ${number} ORDER BY created_at, id`;
+  }
+
+  /** The marker comments of open issues, by issue then time: the IDD claims the fleet API respects. */
+  openMarkerComments(): MarkerCommentRow[] {
+    return this.sql<MarkerCommentRow>`
+      SELECT c.id, c.number, c.author, c.author_type, c.author_association, c.body, c.created_at
+      FROM comments c JOIN issues i ON i.number = c.number AND i.state = 'open'
+      ORDER BY c.number, c.created_at, c.id`;
+  }
+}

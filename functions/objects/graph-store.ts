@@ -1,0 +1,258 @@
+import type {
+  BlockerRow,
+  CommentRow,
+  ExternalRow,
+  IssueRow,
+  LabelEventRow,
+  ParentRow,
+  RowKeys,
+  RowWrite,
+  StoredRows,
+} from "../../shared/ingest/merge-event.ts";
+import type { Sql } from "./sql.ts";
+
+/** The graph tables: what their rows look like in SQLite. */
+export type IssueSqlRow = {
+  number: number;
+  id: number | null;
+  title: string;
+  state: string;
+  state_reason: string | null;
+  created_at: string;
+  updated_at: string;
+  updated_ms: number;
+  closed_at: string | null;
+  labels: string;
+  body: string | null;
+  closed_seq: number | null;
+};
+
+export function issueFromSql(r: IssueSqlRow): IssueRow {
+  return {
+    number: r.number,
+    id: r.id,
+    title: r.title,
+    state: r.state as IssueRow["state"],
+    stateReason: r.state_reason,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    updatedMs: r.updated_ms,
+    closedAt: r.closed_at,
+    labels: JSON.parse(r.labels) as string[],
+    body: r.body,
+    closedSeq: r.closed_seq,
+  };
+}
+
+/**
+ * The rows of the graph tables that events change: it reads what an event touches and carries
+ * out the writes `mergeEvent` (shared/ingest/merge-event.ts) decides. No rule lives here. The
+ * only code that writes these tables (graph-reads.ts reads them for the views).
+ */
+export class GraphStore {
+  private readonly sql: Sql;
+
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  /** The rows named by `keys` (see `rowsTouched`). */
+  read(keys: RowKeys): StoredRows {
+    const sql = this.sql;
+    return {
+      issues:
+        keys.issues === "all"
+          ? sql<IssueSqlRow>`SELECT * FROM issues ORDER BY number`.map(issueFromSql)
+          : keys.issues.flatMap((n) =>
+              sql<IssueSqlRow>`SELECT * FROM issues WHERE number = ${n}`.map(issueFromSql),
+            ),
+      tombstones: keys.tombstones.flatMap((n) =>
+        sql<{ at_ms: number }>`SELECT at_ms FROM tombstones WHERE number = ${n}`.map((r) => ({
+          number: n,
+          atMs: r.at_ms,
+        })),
+      ),
+      parents: keys.parents.flatMap((child) =>
+        sql<{ parent: string | null; at_ms: number }>`
+          SELECT parent, at_ms FROM parents WHERE child = ${child}`.map(
+          (r): ParentRow => ({ child, parent: r.parent, atMs: r.at_ms }),
+        ),
+      ),
+      blockers: keys.blockers.flatMap((issue) =>
+        sql<{ blocker: string; present: number; at_ms: number }>`
+          SELECT blocker, present, at_ms FROM blockers WHERE issue = ${issue}`.map(
+          (r): BlockerRow => ({
+            issue,
+            blocker: r.blocker,
+            present: r.present === 1,
+            atMs: r.at_ms,
+          }),
+        ),
+      ),
+      external: keys.external.flatMap((ref) =>
+        sql<{ state: string; closed_at: string | null; at_ms: number; closed_seq: number | null }>`
+          SELECT state, closed_at, at_ms, closed_seq FROM external WHERE ref = ${ref}`.map(
+          (r): ExternalRow => ({
+            ref,
+            state: r.state as ExternalRow["state"],
+            closedAt: r.closed_at,
+            atMs: r.at_ms,
+            closedSeq: r.closed_seq,
+          }),
+        ),
+      ),
+      labelEvents: keys.labelEvents.flatMap((k) =>
+        sql<{ actor: string | null; created_at: string }>`
+          SELECT actor, created_at FROM label_events WHERE number = ${k.number}
+            AND label = ${k.label} AND action = ${k.action} AND created_ms = ${k.createdMs}`.map(
+          (r): LabelEventRow => ({ ...k, actor: r.actor, createdAt: r.created_at }),
+        ),
+      ),
+      comments: keys.comments.flatMap((id) =>
+        sql<{
+          number: number;
+          author: string;
+          author_type: string;
+          author_association: string | null;
+          body: string;
+          created_at: string;
+          updated_ms: number;
+        }>`SELECT number, author, author_type, author_association, body, created_at, updated_ms
+          FROM comments WHERE id = ${id}`.map(
+          (r): CommentRow => ({
+            id,
+            number: r.number,
+            author: r.author,
+            authorType: r.author_type,
+            association: r.author_association,
+            body: r.body,
+            createdAt: r.created_at,
+            updatedMs: r.updated_ms,
+          }),
+        ),
+      ),
+      commentTombstones: keys.commentTombstones.flatMap((id) =>
+        sql<{ at_ms: number }>`SELECT at_ms FROM comment_tombstones WHERE id = ${id}`.map((r) => ({
+          id,
+          atMs: r.at_ms,
+        })),
+      ),
+    };
+  }
+
+  /** Carries out `writes` in order; `meta` writes are not this store's (the caller's). */
+  write(writes: readonly RowWrite[]): void {
+    const sql = this.sql;
+    for (const w of writes) {
+      switch (w.table) {
+        case "issues":
+          if (w.op === "upsert") {
+            const r = w.row;
+            sql`INSERT INTO issues (number, id, title, state, state_reason, created_at, updated_at, updated_ms, closed_at, labels, body, closed_seq)
+              VALUES (${r.number}, ${r.id}, ${r.title}, ${r.state}, ${r.stateReason}, ${r.createdAt},
+                      ${r.updatedAt}, ${r.updatedMs}, ${r.closedAt}, ${JSON.stringify(r.labels)}, ${r.body}, ${r.closedSeq})
+              ON CONFLICT (number) DO UPDATE SET id = excluded.id, title = excluded.title,
+                state = excluded.state, state_reason = excluded.state_reason, created_at = excluded.created_at,
+                updated_at = excluded.updated_at, updated_ms = excluded.updated_ms, closed_at = excluded.closed_at,
+                labels = excluded.labels, body = excluded.body, closed_seq = excluded.closed_seq`;
+          } else if (w.op === "labels") {
+            sql`UPDATE issues SET labels = ${JSON.stringify(w.labels)} WHERE number = ${w.number}`;
+          } else {
+            sql`DELETE FROM issues WHERE number = ${w.number}`;
+          }
+          break;
+        case "tombstones":
+          sql`INSERT INTO tombstones (number, at_ms) VALUES (${w.row.number}, ${w.row.atMs})
+            ON CONFLICT (number) DO UPDATE SET at_ms = excluded.at_ms`;
+          break;
+        case "parents":
+          if (w.op === "upsert") {
+            sql`INSERT INTO parents (child, parent, at_ms) VALUES (${w.row.child}, ${w.row.parent}, ${w.row.atMs})
+              ON CONFLICT (child) DO UPDATE SET parent = excluded.parent, at_ms = excluded.at_ms`;
+          } else {
+            sql`DELETE FROM parents WHERE child = ${w.number} OR parent = ${String(w.number)}`;
+          }
+          break;
+        case "blockers":
+          if (w.op === "upsert") {
+            const r = w.row;
+            sql`INSERT INTO blockers (issue, blocker, present, at_ms)
+              VALUES (${r.issue}, ${r.blocker}, ${r.present ? 1 : 0}, ${r.atMs})
+              ON CONFLICT (issue, blocker) DO UPDATE SET present = excluded.present, at_ms = excluded.at_ms`;
+          } else {
+            sql`DELETE FROM blockers WHERE issue = ${w.number} OR blocker = ${String(w.number)}`;
+          }
+          break;
+        case "external": {
+          // The ETag of the last conditional read stays: it is about GitHub, not the merge.
+          const r = w.row;
+          sql`INSERT INTO external (ref, state, closed_at, at_ms, closed_seq)
+            VALUES (${r.ref}, ${r.state}, ${r.closedAt}, ${r.atMs}, ${r.closedSeq})
+            ON CONFLICT (ref) DO UPDATE SET state = excluded.state, closed_at = excluded.closed_at,
+              at_ms = excluded.at_ms, closed_seq = excluded.closed_seq`;
+          break;
+        }
+        case "label_events":
+          if (w.op === "insert") {
+            const r = w.row;
+            sql`INSERT OR IGNORE INTO label_events (number, label, action, actor, created_at, created_ms)
+              VALUES (${r.number}, ${r.label}, ${r.action}, ${r.actor}, ${r.createdAt}, ${r.createdMs})`;
+          } else {
+            sql`DELETE FROM label_events WHERE number = ${w.number}`;
+          }
+          break;
+        case "comments":
+          if (w.op === "upsert") {
+            const r = w.row;
+            sql`INSERT INTO comments (id, number, author, author_type, author_association, body, created_at, updated_ms)
+              VALUES (${r.id}, ${r.number}, ${r.author}, ${r.authorType}, ${r.association}, ${r.body}, ${r.createdAt}, ${r.updatedMs})
+              ON CONFLICT (id) DO UPDATE SET number = excluded.number, author = excluded.author,
+                author_type = excluded.author_type, author_association = excluded.author_association,
+                body = excluded.body, created_at = excluded.created_at, updated_ms = excluded.updated_ms`;
+          } else if (w.op === "delete") {
+            sql`DELETE FROM comments WHERE id = ${w.id}`;
+          } else {
+            sql`DELETE FROM comments WHERE number = ${w.number}`;
+          }
+          break;
+        case "comment_tombstones":
+          sql`INSERT INTO comment_tombstones (id, at_ms) VALUES (${w.row.id}, ${w.row.atMs})
+            ON CONFLICT (id) DO UPDATE SET at_ms = excluded.at_ms`;
+          break;
+        case "meta":
+          break;
+      }
+    }
+  }
+
+  /**
+   * Records a label write switchyard itself made, so the next plan sees it at once. No label
+   * event is invented: GitHub's own (with GitHub's time) arrives by webhook or reconcile.
+   * False when the issue is not stored.
+   */
+  applyOwnLabelWrite(number: number, label: string, action: "add" | "remove"): boolean {
+    const row = this.sql<{ labels: string }>`SELECT labels FROM issues WHERE number = ${number}`[0];
+    if (!row) return false;
+    const labels = (JSON.parse(row.labels) as string[]).filter((l) => l !== label);
+    if (action === "add") labels.push(label);
+    this.sql`UPDATE issues SET labels = ${JSON.stringify(labels)} WHERE number = ${number}`;
+    return true;
+  }
+
+  /** The ETag of the last conditional read of a cross-repository issue. */
+  setExternalEtag(ref: string, etag: string | null): void {
+    this.sql`UPDATE external SET etag = ${etag} WHERE ref = ${ref}`;
+  }
+
+  /** Deletes every row of the graph tables. */
+  wipe(): void {
+    this.sql`DELETE FROM issues`;
+    this.sql`DELETE FROM tombstones`;
+    this.sql`DELETE FROM parents`;
+    this.sql`DELETE FROM blockers`;
+    this.sql`DELETE FROM external`;
+    this.sql`DELETE FROM label_events`;
+    this.sql`DELETE FROM comments`;
+    this.sql`DELETE FROM comment_tombstones`;
+  }
+}

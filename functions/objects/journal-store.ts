@@ -1,0 +1,66 @@
+import { formatInstant } from "../../shared/graph/time.ts";
+import { AUDIT_LIMIT, DELIVERY_RETENTION_MS } from "../../shared/schedule/retention.ts";
+import type { Sql } from "./sql.ts";
+
+/** What the audit log stores for an entry: a JSON object. */
+export type AuditDetail = Record<string, string | number | boolean | null | object>;
+
+export interface AuditEntry {
+  seq: number;
+  at: string;
+  kind: string;
+  detail: AuditDetail;
+}
+
+/**
+ * The journal of a Durable Object: the delivery ids it has applied (deduplication) and its
+ * audit log. The only code that runs SQL on `deliveries` and `audit`; the RepoObject has both
+ * tables, the InstallationObject `deliveries` only.
+ */
+export class Journal {
+  private readonly sql: Sql;
+  private auditInserts = 0;
+
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  hasDelivery(id: string): boolean {
+    return this.sql`SELECT 1 FROM deliveries WHERE id = ${id}`.length > 0;
+  }
+
+  recordDelivery(id: string, receivedMs: number): void {
+    this.sql`INSERT OR IGNORE INTO deliveries (id, received_ms) VALUES (${id}, ${receivedMs})`;
+  }
+
+  /** Forgets delivery ids older than the retention period. */
+  pruneDeliveries(nowMs: number): void {
+    this.sql`DELETE FROM deliveries WHERE received_ms < ${nowMs - DELIVERY_RETENTION_MS}`;
+  }
+
+  audit(kind: string, detail: unknown, atMs: number): void {
+    const text = JSON.stringify(detail);
+    this.sql`INSERT INTO audit (at_ms, kind, detail) VALUES (${atMs}, ${kind}, ${text})`;
+    // Trimmed every hundred entries: the log stays bounded without a delete per event.
+    this.auditInserts += 1;
+    if (this.auditInserts % 100 === 1) {
+      this.sql`DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - ${AUDIT_LIMIT}`;
+    }
+  }
+
+  /** The latest entries, newest first. */
+  auditLog(limit = 100): AuditEntry[] {
+    return this.sql<{ seq: number; at_ms: number; kind: string; detail: string }>`
+      SELECT seq, at_ms, kind, detail FROM audit ORDER BY seq DESC LIMIT ${limit}`.map((r) => ({
+      seq: r.seq,
+      at: formatInstant(r.at_ms),
+      kind: r.kind,
+      detail: JSON.parse(r.detail) as AuditDetail,
+    }));
+  }
+
+  /** The audit log names agents, their notes and who minted keys: it goes with an uninstall. */
+  wipeAudit(): void {
+    this.sql`DELETE FROM audit`;
+  }
+}
