@@ -11,6 +11,8 @@ export function installationClient(
   installationId: number,
   cache: TokenCache,
   operation: string,
+  /** The repository a RepoObject's client serves: requests naming it go by id. */
+  repository?: { id: number; fullName: string },
 ): GitHubClient {
   const appId = requireSetting(env, "GITHUB_APP_ID", operation);
   const privateKey = requireSetting(env, "GITHUB_APP_PRIVATE_KEY", operation);
@@ -19,6 +21,7 @@ export function installationClient(
   return new GitHubClient({
     auth: { kind: "app", appId, privateKey, installationId, cache },
     baseUrl: env.GITHUB_API_URL || "https://api.github.com",
+    ...(repository ? { repository } : {}),
     ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
     // Inside an alarm, wait briefly at most; longer waits become a rescheduled alarm.
     retry: {

@@ -1,10 +1,6 @@
 import type { Attempt, ClaimOutcome, ClaimView } from "../../shared/claims/rules.ts";
 import { formatInstant } from "../../shared/graph/time.ts";
-import {
-  AUTHOR_TRUST_TTL_MS,
-  CLAIM_HISTORY_RETENTION_MS,
-  IDEMPOTENCY_RETENTION_MS,
-} from "../../shared/schedule/retention.ts";
+import { AUTHOR_TRUST_TTL_MS, type RetentionCutoffs } from "../../shared/schedule/retention.ts";
 import type { Sql } from "./sql.ts";
 
 /** A claim row as stored (`marker`: where its IDD mirror stands). */
@@ -374,12 +370,25 @@ export class ClaimsStore {
       ON CONFLICT (key) DO UPDATE SET number = excluded.number, linked = excluded.linked`;
   }
 
-  /** Idempotency keys are kept a week; claims ended more than 30 days ago are dropped. */
-  prune(nowMs: number): void {
-    this.sql`DELETE FROM idempotency WHERE created_ms < ${nowMs - IDEMPOTENCY_RETENTION_MS}`;
-    this
-      .sql`DELETE FROM claims WHERE ended_ms IS NOT NULL AND ended_ms < ${nowMs - CLAIM_HISTORY_RETENTION_MS}
-      AND marker IN ('released', 'skip')`;
+  /**
+   * The daily prune (bounds in docs/worker.md): idempotency keys after a week, author-trust
+   * answers after a day, ended claims after 30 days once their IDD marker is settled, except a
+   * failed claim that still counts as an attempt of its issue (after its `reset_fence`: at most
+   * `claims.maxAttempts` per issue, kept until a reset, because the dead letter counts them),
+   * then `issue_fleet` rows with nothing set and no claim left for their `reset_fence` to hide.
+   */
+  prune(cutoffs: RetentionCutoffs): void {
+    this.sql`DELETE FROM idempotency WHERE created_ms < ${cutoffs.idempotencyMs}`;
+    this.sql`DELETE FROM author_trust WHERE checked_ms < ${cutoffs.authorTrustMs}`;
+    this.sql`DELETE FROM claims WHERE ended_ms IS NOT NULL AND ended_ms < ${cutoffs.claimsMs}
+      AND marker IN ('released', 'skip')
+      AND NOT (outcome IS NOT NULL AND outcome <> 'done'
+        AND fence > COALESCE((SELECT f.reset_fence FROM issue_fleet f WHERE f.number = claims.number), 0))`;
+    this.sql`DELETE FROM issue_fleet WHERE stuck = 0 AND stuck_labeled = 0 AND stuck_commented = 0
+      AND stuck_ms IS NULL AND done_suppressed = 0 AND remove_ready = 0 AND add_ready = 0
+      AND processing = 0 AND processing_ms IS NULL
+      AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.number = issue_fleet.number
+        AND c.fence <= issue_fleet.reset_fence)`;
   }
 
   /** Uninstalled: forget claims and fleet state, keep the fencing counter. */

@@ -9,6 +9,7 @@ import type {
   RowWrite,
   StoredRows,
 } from "../../shared/ingest/merge-event.ts";
+import type { RetentionCutoffs } from "../../shared/schedule/retention.ts";
 import type { Sql } from "./sql.ts";
 
 /** The graph tables: what their rows look like in SQLite. */
@@ -101,11 +102,18 @@ export class GraphStore {
           }),
         ),
       ),
+      // The event's own row or a later one of its issue, label and action: only the latest of
+      // each is kept (see `write`), and an earlier one changes nothing the rules read.
       labelEvents: keys.labelEvents.flatMap((k) =>
-        sql<{ actor: string | null; created_at: string }>`
-          SELECT actor, created_at FROM label_events WHERE number = ${k.number}
-            AND label = ${k.label} AND action = ${k.action} AND created_ms = ${k.createdMs}`.map(
-          (r): LabelEventRow => ({ ...k, actor: r.actor, createdAt: r.created_at }),
+        sql<{ actor: string | null; created_at: string; created_ms: number }>`
+          SELECT actor, created_at, created_ms FROM label_events WHERE number = ${k.number}
+            AND label = ${k.label} AND action = ${k.action} AND created_ms >= ${k.createdMs}`.map(
+          (r): LabelEventRow => ({
+            ...k,
+            actor: r.actor,
+            createdAt: r.created_at,
+            createdMs: r.created_ms,
+          }),
         ),
       ),
       comments: keys.comments.flatMap((id) =>
@@ -197,6 +205,11 @@ export class GraphStore {
             const r = w.row;
             sql`INSERT OR IGNORE INTO label_events (number, label, action, actor, created_at, created_ms)
               VALUES (${r.number}, ${r.label}, ${r.action}, ${r.actor}, ${r.createdAt}, ${r.createdMs})`;
+            // Pruned on write (a bot toggling a label is fast): the rules read only the latest
+            // event of each issue, label and action (shared/graph/labels.ts).
+            sql`DELETE FROM label_events WHERE number = ${r.number} AND label = ${r.label}
+              AND action = ${r.action} AND created_ms < (SELECT MAX(created_ms) FROM label_events
+                WHERE number = ${r.number} AND label = ${r.label} AND action = ${r.action})`;
           } else {
             sql`DELETE FROM label_events WHERE number = ${w.number}`;
           }
@@ -242,6 +255,24 @@ export class GraphStore {
   /** The ETag of the last conditional read of a cross-repository issue. */
   setExternalEtag(ref: string, etag: string | null): void {
     this.sql`UPDATE external SET etag = ${etag} WHERE ref = ${ref}`;
+  }
+
+  /**
+   * The daily prune (bounds in docs/worker.md): tombstones and removed blocker edges older than
+   * the tombstone period, label events that are not the latest of their issue, label and action
+   * (written so already; this catches rows stored before), cross-repository issues no present
+   * blocker edge (or parent link) refers to. Issues, parents and comments mirror GitHub and go with their issue.
+   */
+  prune(cutoffs: RetentionCutoffs): void {
+    const sql = this.sql;
+    sql`DELETE FROM tombstones WHERE at_ms < ${cutoffs.tombstonesMs}`;
+    sql`DELETE FROM comment_tombstones WHERE at_ms < ${cutoffs.tombstonesMs}`;
+    sql`DELETE FROM blockers WHERE present = 0 AND at_ms < ${cutoffs.tombstonesMs}`;
+    sql`DELETE FROM label_events WHERE created_ms < (SELECT MAX(l.created_ms) FROM label_events l
+      WHERE l.number = label_events.number AND l.label = label_events.label
+        AND l.action = label_events.action)`;
+    sql`DELETE FROM external WHERE ref NOT IN (SELECT blocker FROM blockers WHERE present = 1)
+      AND ref NOT IN (SELECT parent FROM parents WHERE parent IS NOT NULL)`;
   }
 
   /** Deletes every row of the graph tables. */

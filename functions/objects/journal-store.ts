@@ -1,5 +1,9 @@
 import { formatInstant } from "../../shared/graph/time.ts";
-import { AUDIT_LIMIT, DELIVERY_RETENTION_MS } from "../../shared/schedule/retention.ts";
+import {
+  AUDIT_LIMIT,
+  DELIVERY_RETENTION_MS,
+  type RetentionCutoffs,
+} from "../../shared/schedule/retention.ts";
 import type { Sql } from "./sql.ts";
 
 /** What the audit log stores for an entry: a JSON object. */
@@ -20,6 +24,7 @@ export interface AuditEntry {
 export class Journal {
   private readonly sql: Sql;
   private auditInserts = 0;
+  private deliveryInserts = 0;
 
   constructor(sql: Sql) {
     this.sql = sql;
@@ -31,11 +36,20 @@ export class Journal {
 
   recordDelivery(id: string, receivedMs: number): void {
     this.sql`INSERT OR IGNORE INTO deliveries (id, received_ms) VALUES (${id}, ${receivedMs})`;
+    // A busy repository records thousands a day: trimmed every hundred, besides the daily prune.
+    this.deliveryInserts += 1;
+    if (this.deliveryInserts % 100 === 0) this.pruneDeliveries(receivedMs);
   }
 
   /** Forgets delivery ids older than the retention period. */
   pruneDeliveries(nowMs: number): void {
     this.sql`DELETE FROM deliveries WHERE received_ms < ${nowMs - DELIVERY_RETENTION_MS}`;
+  }
+
+  /** The daily prune of both tables (the RepoObject's; the InstallationObject has no audit). */
+  prune(cutoffs: RetentionCutoffs): void {
+    this.sql`DELETE FROM deliveries WHERE received_ms < ${cutoffs.deliveriesMs}`;
+    this.sql`DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - ${cutoffs.auditLimit}`;
   }
 
   audit(kind: string, detail: unknown, atMs: number): void {
@@ -59,8 +73,12 @@ export class Journal {
     }));
   }
 
-  /** The audit log names agents, their notes and who minted keys: it goes with an uninstall. */
-  wipeAudit(): void {
+  /**
+   * An uninstall: the audit log names agents, their notes and who minted keys, and delivery ids
+   * are the repository's too; both go.
+   */
+  wipe(): void {
+    this.sql`DELETE FROM deliveries`;
     this.sql`DELETE FROM audit`;
   }
 }

@@ -91,8 +91,14 @@ export class KeysStore {
     return verdict;
   }
 
+  /** Keys revoked or expired before `cutoffMs` (FLEET_KEY_RETENTION_MS ago) are forgotten. */
+  prune(cutoffMs: number): void {
+    this.sql`DELETE FROM fleet_keys WHERE (revoked_ms IS NOT NULL AND revoked_ms < ${cutoffMs})
+      OR (expires_ms IS NOT NULL AND expires_ms < ${cutoffMs})`;
+  }
+
   /** An uninstall forgets the repository's keys with the rest of its data. */
-  deleteAll(): void {
+  wipe(): void {
     this.sql`DELETE FROM fleet_keys`;
   }
 }

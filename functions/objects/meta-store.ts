@@ -43,6 +43,8 @@ export interface MetaValues {
   watchingSince: string;
   producerRun: ProducerRun;
   producerFence: number;
+  /** The repository as GitHub last answered for its id (`GET /repositories/{id}`). */
+  repository: { archived: boolean; private: boolean | null; checkedAt: string };
   /** Operational counters (deliveries applied, duplicates seen). */
   [counter: `counter:${string}`]: number;
 }

@@ -10,9 +10,23 @@ export interface OutboxRow {
   /** The producer run (fence) the write belongs to. */
   fence: number;
   op: LabelOp;
+  /** Failed attempts so far. */
+  attempts: number;
 }
 
-/** The producer's queued label writes, in order. The only code that runs SQL on `outbox`. */
+/** A write set aside after it kept failing (or GitHub refused it with a 403). */
+export interface ParkedWrite {
+  seq: number;
+  op: LabelOp;
+  attempts: number;
+  lastError: string | null;
+  parkedMs: number;
+}
+
+/**
+ * The producer's queued label writes, in order, and the parked ones (kept aside, not in the
+ * queue). The only code that runs SQL on `outbox`.
+ */
 export class Outbox {
   private readonly sql: Sql;
 
@@ -20,8 +34,9 @@ export class Outbox {
     this.sql = sql;
   }
 
+  /** The queued writes (parked ones are not queued). */
   ops(): LabelOp[] {
-    return this.sql<{ op: string }>`SELECT op FROM outbox ORDER BY seq`.map(
+    return this.sql<{ op: string }>`SELECT op FROM outbox WHERE parked_ms IS NULL ORDER BY seq`.map(
       (r) => JSON.parse(r.op) as LabelOp,
     );
   }
@@ -31,26 +46,76 @@ export class Outbox {
       this.sql`INSERT INTO outbox (fence, op) VALUES (${fence}, ${JSON.stringify(op)})`;
   }
 
-  /** The next write, or undefined when the outbox is empty. */
+  /** The next queued write, or undefined when the queue is empty. */
   first(): OutboxRow | undefined {
-    const row = this.sql<{ seq: number; fence: number; op: string }>`
-      SELECT seq, fence, op FROM outbox ORDER BY seq LIMIT 1`[0];
-    return row && { seq: row.seq, fence: row.fence, op: JSON.parse(row.op) as LabelOp };
+    const row = this.sql<{ seq: number; fence: number; op: string; attempts: number }>`
+      SELECT seq, fence, op, attempts FROM outbox WHERE parked_ms IS NULL ORDER BY seq LIMIT 1`[0];
+    return (
+      row && {
+        seq: row.seq,
+        fence: row.fence,
+        op: JSON.parse(row.op) as LabelOp,
+        attempts: row.attempts,
+      }
+    );
   }
 
   remove(seq: number): void {
     this.sql`DELETE FROM outbox WHERE seq = ${seq}`;
   }
 
-  /** A failure that can pass: the write stays queued, its attempts counted. */
-  recordFailure(seq: number, message: string): void {
-    this.sql`UPDATE outbox SET attempts = attempts + 1, last_error = ${message} WHERE seq = ${seq}`;
+  /** A failed attempt: counted, its error kept. Returns the attempts so far (0: no such row). */
+  recordFailure(seq: number, message: string): number {
+    return (
+      this.sql<{ attempts: number }>`
+        UPDATE outbox SET attempts = attempts + 1, last_error = ${message} WHERE seq = ${seq}
+        RETURNING attempts`[0]?.attempts ?? 0
+    );
   }
 
+  /** Takes a write out of the queue and keeps it aside. */
+  park(seq: number, atMs: number): void {
+    this.sql`UPDATE outbox SET parked_ms = ${atMs} WHERE seq = ${seq}`;
+  }
+
+  /** The parked writes, oldest first. */
+  parked(): ParkedWrite[] {
+    return this.sql<{
+      seq: number;
+      op: string;
+      attempts: number;
+      last_error: string | null;
+      parked_ms: number;
+    }>`SELECT seq, op, attempts, last_error, parked_ms FROM outbox WHERE parked_ms IS NOT NULL
+      ORDER BY seq`.map((r) => ({
+      seq: r.seq,
+      op: JSON.parse(r.op) as LabelOp,
+      attempts: r.attempts,
+      lastError: r.last_error,
+      parkedMs: r.parked_ms,
+    }));
+  }
+
+  /** Deletes the writes parked before `beforeMs` and returns them (to be planned again). */
+  takeParked(beforeMs: number): ParkedWrite[] {
+    const taken = this.parked().filter((p) => p.parkedMs < beforeMs);
+    this.sql`DELETE FROM outbox WHERE parked_ms IS NOT NULL AND parked_ms < ${beforeMs}`;
+    return taken;
+  }
+
+  /** Queued writes (parked ones excluded). */
   count(): number {
-    return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM outbox`[0]?.n ?? 0;
+    return (
+      this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM outbox WHERE parked_ms IS NULL`[0]?.n ?? 0
+    );
   }
 
+  /** Drops the queued writes; parked ones stay (they are planned again after a full reconcile). */
+  dropQueued(): void {
+    this.sql`DELETE FROM outbox WHERE parked_ms IS NULL`;
+  }
+
+  /** Deletes every row, parked ones included. */
   clear(): void {
     this.sql`DELETE FROM outbox`;
   }

@@ -1,38 +1,56 @@
 import type { BudgetDecision } from "../../shared/budget/write-budget.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
-import { isRetryable } from "../../shared/github/errors.ts";
 import { addLabels, removeLabel } from "../../shared/github/writes.ts";
 import { analyzeGraph } from "../../shared/graph/analyze.ts";
-import { formatInstant } from "../../shared/graph/time.ts";
+import { formatInstant, instantMs } from "../../shared/graph/time.ts";
 import { planFromAnalysis } from "../../shared/producer/plan.ts";
+import { writeFailureVerdict } from "../../shared/producer/write-failure.ts";
 import type { ProducerRun } from "./meta-store.ts";
-import type { LabelOp } from "./outbox-store.ts";
+import type { LabelOp, ParkedWrite } from "./outbox-store.ts";
 import type { RepoStore } from "./repo-store.ts";
 
 export type { LabelOp };
+
+/** A parked write as the graph API shows it. */
+export interface ParkedWriteView {
+  number: number;
+  label: string;
+  action: "add" | "remove";
+  reason: string;
+  attempts: number;
+  lastError: string | null;
+  parkedAt: string;
+}
 
 export interface FlushResult {
   done: number;
   /** A failure that can pass; the write stays queued. */
   failed: Error | null;
-  /** Writes still queued. */
+  /** Writes still queued (parked ones are not). */
   left: number;
+  /** Writes parked by this flush. */
+  parked: number;
   /** Set when the budget ran out: when there is room again. */
   retryAtMs: number | null;
-  /** The repository stopped being active meanwhile: the run was abandoned. */
+  /**
+   * The run is over without finishing: the repository stopped being active meanwhile, or the
+   * run was dropped (and maybe replaced) while a write was in flight.
+   */
   stopped: boolean;
 }
 
-/**
- * The producer's durable half: plans go into an outbox under a fence, so two runs never
- * interleave their writes, a failed write is retried (never duplicated), and the watermark
- * moves only after every write of its run succeeded.
- */
 /** What the fleet API asks of the producer: issues not to label ready, and kicks that lift that. */
 export interface ProducerFleetHooks {
   exclusions(): { suppressed: ReadonlySet<number>; excluded: ReadonlySet<number> };
   liftSuppression(numbers: Iterable<number>): void;
 }
+
+/**
+ * The producer's durable half: plans go into an outbox under a fence, so two runs never
+ * interleave their writes, a failed write is retried (never duplicated) a bounded number of
+ * times and then parked, and the watermark moves only after every write of its run succeeded
+ * or was parked, and only while the run is still the current one.
+ */
 
 export class Producer {
   private readonly store: RepoStore;
@@ -50,6 +68,24 @@ export class Producer {
     return this.store.outbox.ops();
   }
 
+  /** Writes set aside after they kept failing; planned again after the next full reconcile. */
+  parked(): ParkedWriteView[] {
+    return this.store.outbox.parked().map((p: ParkedWrite) => ({
+      number: p.op.number,
+      label: p.op.label,
+      action: p.op.action,
+      reason: p.op.reason,
+      attempts: p.attempts,
+      lastError: p.lastError,
+      parkedAt: formatInstant(p.parkedMs),
+    }));
+  }
+
+  /** True while `run` is the recorded run and the repository is active in its generation. */
+  private current(run: ProducerRun): boolean {
+    return this.store.stillActive(run.generation) && this.run()?.fence === run.fence;
+  }
+
   /**
    * Plans from the stored graph and queues the writes. Returns the number queued. Does nothing
    * while a previous run still has writes outstanding (they go first), and nothing before the
@@ -61,6 +97,11 @@ export class Producer {
       const watermarks = this.store.watermarks();
       if (watermarks.lastFullReconcileAt === null) return 0;
       const { causes, maxSeq } = this.store.pendingCloses(watermarks.producer.seq);
+      // Writes parked before the last full reconcile are planned again (if still needed) now.
+      const retried = this.store.outbox.takeParked(instantMs(watermarks.lastFullReconcileAt));
+      const retryAdds = new Map(
+        retried.filter((p) => p.op.action === "add").map((p) => [p.op.number, p.op.reason]),
+      );
       const now = formatInstant(nowMs);
       const analysis = analyzeGraph(this.store.snapshot(now), {
         now,
@@ -68,7 +109,7 @@ export class Producer {
         config: this.store.config(),
       });
       const exclusions = this.fleet?.exclusions();
-      const labelPlan = planFromAnalysis(analysis, exclusions ?? {});
+      const labelPlan = planFromAnalysis(analysis, { ...exclusions, retryAdds });
       // A kick brings an issue released `done` back: the next plan may label it again.
       if (exclusions && exclusions.suppressed.size > 0) {
         this.fleet!.liftSuppression(
@@ -95,7 +136,13 @@ export class Producer {
       this.store.outbox.enqueue(fence, ops);
       this.store.audit(
         "producer-plan",
-        { fence, causes, add: labelPlan.add, remove: labelPlan.remove },
+        {
+          fence,
+          causes,
+          add: labelPlan.add,
+          remove: labelPlan.remove,
+          ...(retried.length > 0 ? { retriedParked: retried.map((p) => p.op) } : {}),
+        },
         nowMs,
       );
       return ops.length;
@@ -105,8 +152,11 @@ export class Producer {
   /**
    * Performs the current run's queued writes in order, each after reserving room in the
    * installation's write budget. Stops when the budget is spent or at the first failure that can
-   * pass (the rest stay queued); drops a write GitHub will never accept, and says so. When the
-   * outbox empties, the run ends and the watermark advances.
+   * pass (the rest stay queued); parks a write that failed `MAX_WRITE_ATTEMPTS` times or was
+   * refused with a 403 and goes on with the next; drops a write GitHub will never accept, and
+   * says so. When the queue empties, the run ends and the watermark advances, unless the run
+   * stopped being the current one meanwhile (a suspension or removal landed while a write was
+   * in flight): then its kicks are planned again later.
    */
   async flush(
     client: GitHubClient,
@@ -115,16 +165,28 @@ export class Producer {
   ): Promise<FlushResult> {
     const run = this.run();
     const identity = this.store.identity();
-    const result: FlushResult = { done: 0, failed: null, left: 0, retryAtMs: null, stopped: false };
+    const result: FlushResult = {
+      done: 0,
+      failed: null,
+      left: 0,
+      parked: 0,
+      retryAtMs: null,
+      stopped: false,
+    };
     if (run === null || !identity) return result;
     const abandon = () => {
       // Planned before a suspension or removal: its writes may be wrong now; plan anew later.
-      this.store.transaction(() => this.store.dropProducerQueue());
+      // (A suspension drops the queue itself; a newer run's queue is not this run's to drop.)
+      this.store.transaction(() => {
+        if (this.run()?.fence === run.fence) this.store.dropProducerQueue();
+      });
+      result.failed = null;
+      result.left = this.store.outbox.count();
       result.stopped = true;
       return result;
     };
     for (;;) {
-      if (!this.store.stillActive(run.generation)) return abandon();
+      if (!this.current(run)) return abandon();
       const row = this.store.outbox.first();
       if (!row) break;
       // A row from an older fence belongs to an abandoned run; it must not be written now.
@@ -133,7 +195,7 @@ export class Producer {
         continue;
       }
       const budget = await reserve();
-      if (!this.store.stillActive(run.generation)) return abandon();
+      if (!this.current(run)) return abandon();
       if (budget.granted === 0) {
         result.retryAtMs = budget.retryAtMs;
         break;
@@ -149,29 +211,47 @@ export class Producer {
         });
         result.done += 1;
       } catch (error) {
+        // Suspended, removed or replaced while the write was in flight: nothing to count.
+        if (!this.current(run)) return abandon();
         const message = error instanceof Error ? error.message : String(error);
-        if (isRetryable(error)) {
-          this.store.outbox.recordFailure(row.seq, message);
+        const verdict = this.store.transaction(() => {
+          const attempts = this.store.outbox.recordFailure(row.seq, message);
+          const verdict = writeFailureVerdict(error, attempts);
+          if (verdict === "park") {
+            this.store.outbox.park(row.seq, nowMs());
+            this.store.audit(
+              "producer-write-parked",
+              { fence: run.fence, ...op, attempts, error: message },
+              nowMs(),
+            );
+          } else if (verdict === "drop") {
+            this.store.outbox.remove(row.seq);
+            this.store.audit(
+              "producer-write-dropped",
+              { fence: run.fence, ...op, error: message },
+              nowMs(),
+            );
+          }
+          return verdict;
+        });
+        if (verdict === "retry") {
           result.failed = error instanceof Error ? error : new Error(message);
           break;
         }
-        this.store.transaction(() => {
-          this.store.outbox.remove(row.seq);
-          this.store.audit(
-            "producer-write-dropped",
-            { fence: run.fence, ...op, error: message },
-            nowMs(),
-          );
-        });
+        if (verdict === "park") result.parked += 1;
       }
     }
-    result.left = this.store.outbox.count();
-    if (result.left === 0) {
-      this.store.transaction(() => {
+    const finished = this.store.transaction(() => {
+      if (!this.current(run)) return null;
+      const left = this.store.outbox.count();
+      if (left === 0) {
         this.store.meta.delete("producerRun");
         this.store.updateWatermarks({ producer: { seq: run.throughSeq, at: run.at } });
-      });
-    }
+      }
+      return left;
+    });
+    if (finished === null) return abandon();
+    result.left = finished;
     return result;
   }
 }

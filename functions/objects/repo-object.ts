@@ -3,12 +3,15 @@ import type { KeyVerdict } from "../../shared/auth/keys.ts";
 import type { KeySummary } from "../../shared/auth/schemas.ts";
 import { htmlBaseFor } from "../../shared/claims/rules.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
+import { GitHubApiError, RepositoryMismatchError } from "../../shared/github/errors.ts";
 import { collaboratorPermission } from "../../shared/github/permissions.ts";
 import { scan } from "../../shared/graph/scan.ts";
 import { DAY_MS, formatInstant, HOUR_MS, MINUTE_MS } from "../../shared/graph/time.ts";
 import { permissionGrantsWrite } from "../../shared/idd/trust.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
+import type { RepositoryAction } from "../../shared/ingest/from-webhook.ts";
 import { reconcileKind, retryDelayMs } from "../../shared/schedule/policy.ts";
+import { retentionCutoffs } from "../../shared/schedule/retention.ts";
 import { type Env, MissingSettingError, numberSetting } from "../env.ts";
 import { installationClient } from "../github-client.ts";
 import { ClaimsStore } from "./claims-store.ts";
@@ -98,7 +101,84 @@ export class RepoObject extends DurableObject<Env> {
         set: (key, value) => installation.tokenCacheSet(key, value),
       },
       operation,
+      // Every request about this repository goes by its id, never by its (reusable) name.
+      { id: identity.repoId, fullName: identity.fullName },
     );
+  }
+
+  /** Archived on GitHub: read-only, so no writes are planned or made (the graph API says so). */
+  private archived(): boolean {
+    return this.store.meta.get("repository")?.archived === true;
+  }
+
+  /**
+   * Reads the repository by id (`GET /repositories/{id}`): its current name (a rename or a
+   * transfer), archived state and visibility. Gone (404/410, with the installation itself still
+   * there) means deleted or no longer installed: the repository is removed. A webhook never
+   * changes these by itself; it only asks for this read.
+   */
+  private async checkRepository(identity: RepoIdentity): Promise<void> {
+    const generation = this.store.generation();
+    const client = this.client(`read repository ${identity.repoId} (${identity.fullName}) by id`);
+    let repo: { full_name: string; archived?: boolean; private?: boolean };
+    try {
+      repo = (
+        await client.send<{ full_name: string; archived?: boolean; private?: boolean }>({
+          operation: `read repository ${identity.repoId} (${identity.fullName}) by id`,
+          route: "GET /repositories/{repository_id}",
+          params: { repository_id: identity.repoId },
+          idempotent: true,
+        })
+      ).data;
+    } catch (error) {
+      if (!(error instanceof GitHubApiError) || error.kind !== "not-found") throw error;
+      // The repository's 404 could be the installation's: only a live installation makes it
+      // the repository's own answer (the installation's removal reaches it through lifecycle).
+      await client.send({
+        operation: `check installation ${identity.installationId}`,
+        route: "GET /app/installations/{installation_id}",
+        params: { installation_id: identity.installationId },
+        idempotent: true,
+      });
+      if (!this.store.stillActive(generation)) return;
+      this.store.audit(
+        "repository-gone",
+        { repoId: identity.repoId, status: error.status },
+        Date.now(),
+      );
+      await directory(this.env).upsert([{ ...identity, status: "removed" }], Date.now());
+      await this.setLifecycle({ ...identity, status: "removed" });
+      return;
+    }
+    const nowMs = Date.now();
+    let renamed: RepoIdentity | null = null;
+    let resumed = false;
+    this.store.transaction(() => {
+      if (!this.store.stillActive(generation)) return;
+      const current = this.store.identity()!;
+      if (current.fullName !== repo.full_name) {
+        this.store.audit("renamed", { from: current.fullName, to: repo.full_name }, nowMs);
+        renamed = { ...current, fullName: repo.full_name };
+        this.store.setIdentity(renamed);
+      }
+      const before = this.store.meta.get("repository");
+      const archived = repo.archived === true;
+      if (before?.archived !== archived || before?.private !== (repo.private ?? null)) {
+        this.store.audit("repository", { archived, private: repo.private ?? null }, nowMs);
+      }
+      this.store.meta.set("repository", {
+        archived,
+        private: repo.private ?? null,
+        checkedAt: formatInstant(nowMs),
+      });
+      if (before?.archived === true && !archived) resumed = true;
+    });
+    if (renamed) await directory(this.env).upsert([renamed], nowMs);
+    if (resumed) {
+      // Unarchived: plan and write again.
+      this.schedules.at("producer", nowMs);
+      this.schedules.at("fleet", nowMs);
+    }
   }
 
   private debounceMs(): number {
@@ -140,17 +220,14 @@ export class RepoObject extends DurableObject<Env> {
         // writes belong to a plan of a graph that may be stale when (if) it comes back.
         this.store.bumpGeneration();
         this.store.dropProducerQueue();
-        if (identity.status === "removed") {
-          this.store.wipe();
-          this.fleet.claims.wipe(); // the fencing counter stays
-          this.fleetKeys.deleteAll(); // keys die with the installation
-        }
         this.schedules.clear();
       } else if (before?.status !== "active") {
         this.activate(nowMs);
       }
-      this.store.setIdentity(identity);
       this.store.audit("lifecycle", { from: before?.status ?? null, to: identity.status }, nowMs);
+      // Removed: every stored row goes, this audit entry too (see `wipe` for what stays).
+      if (identity.status === "removed") this.wipe();
+      this.store.setIdentity(identity);
     });
     await this.schedules.rearm();
     return "applied";
@@ -164,6 +241,7 @@ export class RepoObject extends DurableObject<Env> {
     delivery: Delivery,
     repo: { id: number; fullName: string; installationId: number },
     events: GraphEvent[],
+    repositoryAction?: RepositoryAction,
   ): Promise<IngestOutcome> {
     const outcome = this.store.transaction((): IngestOutcome => {
       if (this.store.hasDelivery(delivery.id)) {
@@ -172,6 +250,8 @@ export class RepoObject extends DurableObject<Env> {
       }
       let identity = this.store.identity();
       if (identity?.status === "removed" || identity?.status === "suspended") return "ignored";
+      // A deletion of a repository never seen says nothing worth keeping.
+      if (!identity && repositoryAction === "deleted") return "ignored";
       if (!identity) {
         // Events can outrun the installation event; they prove the App is installed here. The
         // directory and the installation learn of the repository by the `sync` schedule.
@@ -184,20 +264,27 @@ export class RepoObject extends DurableObject<Env> {
         this.store.setIdentity(identity);
         this.activate(delivery.receivedMs);
         this.schedules.at("sync", delivery.receivedMs);
-      } else if (
-        identity.fullName !== repo.fullName ||
-        identity.installationId !== repo.installationId
-      ) {
-        this.store.audit(
-          "renamed",
-          { from: identity.fullName, to: repo.fullName },
-          delivery.receivedMs,
-        );
-        identity = { ...identity, fullName: repo.fullName, installationId: repo.installationId };
-        this.store.setIdentity(identity);
-        this.schedules.at("sync", delivery.receivedMs);
+      } else {
+        if (identity.installationId !== repo.installationId) {
+          identity = { ...identity, installationId: repo.installationId };
+          this.store.setIdentity(identity);
+          this.schedules.at("sync", delivery.receivedMs);
+        }
+        // Another name in a payload is a hint, not a fact (a replayed delivery carries an old
+        // name): the name changes only when GitHub, asked by id, says so (`sync`).
+        if (identity.fullName !== repo.fullName) this.schedules.at("sync", delivery.receivedMs);
       }
       this.store.recordDelivery(delivery.id, delivery.receivedMs);
+      if (repositoryAction !== undefined) {
+        this.store.count("deliveriesApplied");
+        this.store.audit(
+          "webhook",
+          { delivery: delivery.id, event: delivery.event, action: repositoryAction },
+          delivery.receivedMs,
+        );
+        this.schedules.at("sync", delivery.receivedMs);
+        return "applied";
+      }
       const { changes, graphChanged } = this.store.applyEvents(events);
       this.store.updateWatermarks({ lastEventAt: formatInstant(delivery.receivedMs) });
       if (events.some((e) => e.type === "config-changed"))
@@ -225,15 +312,34 @@ export class RepoObject extends DurableObject<Env> {
   graph(nowMs = Date.now(), machine?: string) {
     const now = formatInstant(nowMs);
     const config = this.store.config();
-    const result = scan(this.store.snapshot(now), { config, ...(machine ? { machine } : {}) });
+    const watermarks = this.store.watermarks();
+    // Kicks are those of the closes learned since the producer watermark (spec 3.2), the causes
+    // the producer plans with: what it will do next, not what a time window would show.
+    const { causes } = this.store.pendingCloses(watermarks.producer.seq);
+    const result = scan(this.store.snapshot(now), {
+      config,
+      causes,
+      ...(machine ? { machine } : {}),
+    });
     return {
       ...result,
-      watermarks: this.store.watermarks(),
+      watermarks,
+      /** Label writes set aside after they kept failing; planned again after a full reconcile. */
+      parkedWrites: this.producer.parked(),
       deliveries: {
         applied: this.store.counter("deliveriesApplied"),
         duplicate: this.store.counter("deliveriesDuplicate"),
       },
       config: { status: this.store.configStatus(), effective: config },
+      /** The repository as GitHub last answered for its id; `writes` says why none are made. */
+      repository: {
+        ...(this.store.meta.get("repository") ?? {
+          archived: false,
+          private: null,
+          checkedAt: null,
+        }),
+        writes: this.archived() ? ("paused: the repository is archived" as const) : ("on" as const),
+      },
     };
   }
 
@@ -274,12 +380,32 @@ export class RepoObject extends DurableObject<Env> {
           await this.runSchedule(schedule.name);
           this.schedules.complete(schedule);
         } catch (error) {
+          if (error instanceof RepositoryMismatchError) this.mismatch(error);
           this.failed(schedule, error);
         }
       }
     } finally {
       await this.schedules.rearm();
     }
+  }
+
+  /**
+   * A read by name answered for another repository (renamed or deleted, its name reused): work
+   * in flight must not land and queued writes go (their plan may be about the other one), until
+   * `sync` has read the repository again by id.
+   */
+  private mismatch(error: RepositoryMismatchError): void {
+    const nowMs = Date.now();
+    this.store.transaction(() => {
+      this.store.bumpGeneration();
+      this.store.dropProducerQueue();
+      this.store.audit(
+        "repository-mismatch",
+        { name: error.fullName, expected: error.expectedId, found: error.foundId },
+        nowMs,
+      );
+      this.schedules.at("sync", nowMs);
+    });
   }
 
   /** A failed schedule is retried with backoff; the audit log names what failed and why. */
@@ -324,7 +450,11 @@ export class RepoObject extends DurableObject<Env> {
           fullName: identity.fullName,
         });
         await directory(this.env).upsert([{ ...identity, status }], nowMs);
-        if (status !== "active") await this.setLifecycle({ ...identity, status });
+        if (status !== "active") {
+          await this.setLifecycle({ ...identity, status });
+          return;
+        }
+        await this.checkRepository(identity);
         return;
       }
       case "config": {
@@ -374,6 +504,7 @@ export class RepoObject extends DurableObject<Env> {
         return;
       }
       case "producer": {
+        if (this.archived()) return; // read-only on GitHub: nothing to plan for
         this.producer.plan(nowMs);
         // Notices a stuck label taken off by hand and asks for whatever fleet writes it implies.
         this.fleet.queueView(nowMs);
@@ -381,12 +512,14 @@ export class RepoObject extends DurableObject<Env> {
         return;
       }
       case "outbox":
+        if (this.archived()) return;
         await this.flushOutbox();
         return;
       case "claims":
         this.fleet.runExpiry(nowMs);
         return;
       case "fleet":
+        if (this.archived()) return;
         await flushFleetWrites(this.fleet, {
           client: () => this.client(`apply the fleet writes of ${identity.fullName}`),
           installation: this.installation(),
@@ -401,11 +534,37 @@ export class RepoObject extends DurableObject<Env> {
         await this.checkMarkerAuthors(identity.fullName, nowMs);
         return;
       case "prune":
-        this.fleet.claims.prune(nowMs);
-        this.store.pruneDeliveries(nowMs);
+        this.prune(nowMs);
         this.schedules.at("prune", nowMs + DAY_MS);
         return;
     }
+  }
+
+  /**
+   * The daily prune: every table to its bound (shared/schedule/retention.ts; the table of bounds
+   * is in docs/worker.md). Each store prunes its own tables.
+   */
+  prune(nowMs = Date.now()): void {
+    const cutoffs = retentionCutoffs(nowMs);
+    this.store.transaction(() => {
+      this.store.prune(cutoffs);
+      this.fleet.claims.prune(cutoffs);
+      this.fleetKeys.prune(cutoffs.fleetKeysMs);
+    });
+  }
+
+  /**
+   * Uninstalled (or the repository removed from the installation): deletes every stored row of
+   * the repository, audit and deliveries included, but the fencing counter (`fence`: fences never
+   * go backwards, even across a reinstall) and the `identity` and `generation` meta rows (what
+   * says "removed", and what work begun before checks). Every table must be wiped here: the
+   * retention test lists them all.
+   */
+  private wipe(): void {
+    this.store.wipe();
+    this.fleet.claims.wipe();
+    this.fleetKeys.wipe();
+    this.schedules.clear();
   }
 
   /** Sends queued label writes, each within the installation's write budget. */
@@ -414,8 +573,10 @@ export class RepoObject extends DurableObject<Env> {
     const client = this.client(`apply the agent:ready plan of ${this.store.identity()?.fullName}`);
     const installation = this.installation();
     const result = await this.producer.flush(client, () => installation.reserveWrites(1), Date.now);
-    if (result.failed) throw result.failed;
+    // Suspended, removed or replaced meanwhile: the run's kicks are planned again later.
     if (result.stopped) return;
+    // Retried with the schedule's backoff; after MAX_WRITE_ATTEMPTS the write is parked.
+    if (result.failed) throw result.failed;
     if (result.left > 0) {
       // Over budget (or stopped): the writes wait for room, they are not dropped.
       this.schedules.at("outbox", result.retryAtMs ?? Date.now() + 60_000);
@@ -478,6 +639,12 @@ export class RepoObject extends DurableObject<Env> {
     const start = Date.now();
     const inactive = this.inactive();
     if (inactive) return inactive;
+    if (this.archived()) {
+      return {
+        status: 409,
+        body: { error: "archived", message: "the repository is archived: it is read-only" },
+      };
+    }
     const identity = this.store.identity()!;
     return fencedWrite(this.fleet, this.store, {
       number,

@@ -103,4 +103,9 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     )`);
     sql.exec(`ALTER TABLE comments ADD COLUMN author_association TEXT`);
   },
+  (sql) => {
+    // A label write that kept failing (or met a 403) is parked: kept aside, out of the queue,
+    // until the next plan after a full reconcile plans it again.
+    sql.exec(`ALTER TABLE outbox ADD COLUMN parked_ms INTEGER`);
+  },
 ];

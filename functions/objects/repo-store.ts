@@ -3,6 +3,7 @@ import type { IssueRef } from "../../shared/graph/refs.ts";
 import type { Snapshot } from "../../shared/graph/snapshot.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
 import { mergeEvent, rowsTouched } from "../../shared/ingest/merge-event.ts";
+import type { RetentionCutoffs } from "../../shared/schedule/retention.ts";
 import { GraphReads, type MarkerCommentRow } from "./graph-reads.ts";
 import { GraphStore } from "./graph-store.ts";
 import { type AuditDetail, type AuditEntry, Journal } from "./journal-store.ts";
@@ -90,9 +91,12 @@ export class RepoStore {
     return this.identity()?.status === "active" && this.generation() === generation;
   }
 
-  /** Drops queued producer writes and the run they belong to (the repository stopped being active). */
+  /**
+   * Drops queued producer writes and the run they belong to (the repository stopped being
+   * active). Parked writes stay: the next plan after a full reconcile plans them again.
+   */
   dropProducerQueue(): void {
-    this.outbox.clear();
+    this.outbox.dropQueued();
     this.meta.delete("producerRun");
   }
 
@@ -171,8 +175,13 @@ export class RepoStore {
     this.journal.recordDelivery(id, receivedMs);
   }
 
-  pruneDeliveries(nowMs: number): void {
-    this.journal.pruneDeliveries(nowMs);
+  /**
+   * The daily prune of the graph tables and the journal (bounds in docs/worker.md); the caller
+   * prunes the fleet's tables.
+   */
+  prune(cutoffs: RetentionCutoffs): void {
+    this.graph.prune(cutoffs);
+    this.journal.prune(cutoffs);
   }
 
   audit(kind: string, detail: unknown, atMs: number): void {
@@ -286,13 +295,14 @@ export class RepoStore {
   }
 
   /**
-   * Deletes every stored row of these tables: the App was uninstalled or the repository removed
-   * from it. The caller wipes the fleet's and the schedules' tables.
+   * Deletes every stored row of these tables (the graph, the outbox, deliveries and audit, meta
+   * but the identity and generation): the App was uninstalled or the repository removed from
+   * it. The caller (RepoObject.wipe) wipes the fleet's and the schedules' tables.
    */
   wipe(): void {
     this.graph.wipe();
     this.outbox.clear();
-    this.journal.wipeAudit();
+    this.journal.wipe();
     this.meta.wipe();
     this.parsedConfig = null;
     this.version += 1;

@@ -60,6 +60,7 @@ export const webhookRoutes = new Hono<{ Bindings: Env }>().post("/webhooks/githu
     { id: deliveryId, event, receivedMs },
     routed.repo,
     routed.events,
+    routed.repositoryAction,
   );
   return c.json({ status: outcome }, outcome === "ignored" ? 202 : 200);
 });

@@ -35,6 +35,13 @@ export interface GitHubClientOptions {
    * identity (one installation, one token) may share one so their requests are spaced together.
    */
   rateLimitState?: RateLimitPacer;
+  /**
+   * The repository this client serves (a RepoObject's): every `/repos/{owner}/{repo}/...`
+   * request naming it goes to `/repositories/{id}/...` instead, so a rename, or another
+   * repository created under its former name, never redirects a request to the wrong one.
+   * GraphQL readers compare the answer's `databaseId` with `id` (RepositoryMismatchError).
+   */
+  repository?: { id: number; fullName: string };
 }
 
 export interface RequestSpec {
@@ -82,6 +89,29 @@ interface Failure {
 const TRANSIENT = new Set<GitHubErrorKind>(["server", "network", "timeout"]);
 
 const SILENT_LOG = { debug() {}, info() {}, warn() {}, error() {} };
+
+const BY_NAME = /^(\w+) \/repos\/\{owner\}\/\{repo\}(?=\/|$)/;
+
+/**
+ * `route` and `params` addressed by repository id when they name `repository` (case-insensitive,
+ * as GitHub's names are); anything else unchanged. GitHub serves every `/repos/{owner}/{repo}`
+ * route under `/repositories/{id}` too (not in its OpenAPI description; the simulator's
+ * contract lists those routes by their name twins).
+ */
+export function addressById(
+  route: string,
+  params: Record<string, unknown>,
+  repository: { id: number; fullName: string } | undefined,
+): { route: string; params: Record<string, unknown> } {
+  if (!repository || !BY_NAME.test(route)) return { route, params };
+  const named = `${String(params.owner)}/${String(params.repo)}`;
+  if (named.toLowerCase() !== repository.fullName.toLowerCase()) return { route, params };
+  const { owner: _owner, repo: _repo, ...rest } = params;
+  return {
+    route: route.replace(BY_NAME, "$1 /repositories/{repository_id}"),
+    params: { ...rest, repository_id: repository.id },
+  };
+}
 
 function expand(route: string, params: Record<string, unknown>): string {
   return route.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -150,8 +180,10 @@ export class GitHubClient {
   private readonly appAuth: boolean;
   private readonly paceBelow: number;
   private readonly pacer: RateLimitPacer;
+  readonly repository: { id: number; fullName: string } | undefined;
 
   constructor(options: GitHubClientOptions) {
+    this.repository = options.repository;
     this.appAuth = options.auth.kind === "app";
     this.baseUrl = (options.baseUrl ?? "https://api.github.com").replace(/\/+$/, "");
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
@@ -198,11 +230,13 @@ export class GitHubClient {
    * conditional requests read naturally; every other failure throws GitHubApiError.
    */
   async send<T>(spec: RequestSpec): Promise<GitHubResponse<T>> {
-    const params = spec.params ?? {};
-    const method = spec.route.split(" ")[0]!;
-    const path = spec.route.slice(method.length + 1);
+    // Counted under the route as written (the `/repos/{owner}/{repo}` twin), sent by id.
+    const templ0 = spec.route;
+    const { route, params } = addressById(spec.route, spec.params ?? {}, this.repository);
+    const method = route.split(" ")[0]!;
+    const path = route.slice(method.length + 1);
     const described = `${method} ${path.startsWith("http") ? new URL(path).pathname : expand(path, params)}`;
-    const templ = path.startsWith("http") ? `${method} ${new URL(path).pathname}` : spec.route;
+    const templ = path.startsWith("http") ? `${method} ${new URL(path).pathname}` : templ0;
     let retries = 0;
     let rateLimitRetries = 0;
     let refreshedToken = false;
@@ -237,7 +271,7 @@ export class GitHubClient {
       }
       const signal = AbortSignal.timeout(this.timeoutMs);
       try {
-        const res = await this.octokit.request(spec.route, {
+        const res = await this.octokit.request(route, {
           ...params,
           headers: spec.headers,
           request: { signal },

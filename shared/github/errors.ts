@@ -117,3 +117,24 @@ export class GitHubContentError extends Error {
     this.ref = details.ref ?? null;
   }
 }
+
+/**
+ * A repository read by name turned out to be another repository than the one the client serves
+ * (`databaseId` differs): renamed or deleted, and its former name reused. Nothing read may be
+ * applied, and nothing may be written, until the repository's name is read again by id.
+ */
+export class RepositoryMismatchError extends Error {
+  override name = "RepositoryMismatchError";
+  readonly expectedId: number;
+  readonly foundId: number | null;
+  readonly fullName: string;
+
+  constructor(details: { expectedId: number; foundId: number | null; fullName: string }) {
+    super(
+      `${details.fullName} is repository ${details.foundId ?? "(none)"}, not ${details.expectedId}: renamed or deleted, its name taken by another`,
+    );
+    this.expectedId = details.expectedId;
+    this.foundId = details.foundId;
+    this.fullName = details.fullName;
+  }
+}

@@ -10,7 +10,7 @@ import {
   type SnapshotIssue,
 } from "../graph/snapshot.ts";
 import type { GitHubClient } from "./client.ts";
-import { GitHubApiError } from "./errors.ts";
+import { GitHubApiError, RepositoryMismatchError } from "./errors.ts";
 import {
   ISSUE_OVERFLOW_QUERY,
   ISSUES_BY_ID_BATCH,
@@ -244,6 +244,7 @@ export async function fetchSnapshot(
     report.pages += 1;
     const data: {
       repository: {
+        databaseId?: number | null;
         issues: {
           pageInfo: { hasNextPage: boolean; endCursor: string | null };
           nodes: (GqlIssue | null)[];
@@ -259,6 +260,12 @@ export async function fetchSnapshot(
         withBody: opts.withBody === true,
       },
     );
+    const pinned = client.repository;
+    const serves = pinned !== undefined && pinned.fullName.toLowerCase() === repo.toLowerCase();
+    if (serves && (data.repository?.databaseId ?? null) !== pinned.id) {
+      const foundId = data.repository?.databaseId ?? null;
+      throw new RepositoryMismatchError({ expectedId: pinned.id, foundId, fullName: repo });
+    }
     if (!data.repository) {
       throw new GitHubApiError({
         kind: "not-found",

@@ -46,6 +46,7 @@ fragment SwitchyardRelated on Issue {
 export const ISSUES_PAGE_QUERY = /* GraphQL */ `
 query SwitchyardIssuesPage($owner: String!, $name: String!, $after: String, $withBody: Boolean!) {
   repository(owner: $owner, name: $name) {
+    databaseId
     issues(first: 100, after: $after, orderBy: {field: CREATED_AT, direction: ASC}) {
       pageInfo { hasNextPage endCursor }
       nodes { ...SwitchyardIssue }

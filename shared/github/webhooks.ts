@@ -165,6 +165,31 @@ const label = {
   deleted: z.object({ action: z.literal("deleted"), ...repoEvent, label: WebhookLabelSchema }),
 };
 
+// `repository` events: switchyard reads the repository again by id when one arrives (the payload
+// is a hint, not the truth: GitHub does not sign the event name), so only the shape is checked.
+const repositoryPayload = <A extends string>(a: A, changes?: z.ZodType) =>
+  z.object({
+    action: z.literal(a),
+    ...repoEvent,
+    repository: WebhookRepositorySchema.extend({
+      archived: z.boolean().optional(),
+      private: z.boolean().optional(),
+    }),
+    ...(changes ? { changes } : {}),
+  });
+const repository = {
+  renamed: repositoryPayload(
+    "renamed",
+    z.object({ repository: z.object({ name: z.object({ from: z.string() }) }) }),
+  ),
+  transferred: repositoryPayload("transferred", z.object({ owner: z.object({}).loose() })),
+  deleted: repositoryPayload("deleted"),
+  archived: repositoryPayload("archived"),
+  unarchived: repositoryPayload("unarchived"),
+  privatized: repositoryPayload("privatized"),
+  publicized: repositoryPayload("publicized"),
+};
+
 const installationObject = z.object({
   id,
   account: z.object({ login: z.string().min(1), id }).nullable(),
@@ -214,6 +239,148 @@ export const PushPayloadSchema = z.object({
   installation: WebhookInstallationRefSchema.optional(),
 });
 
+/**
+ * Top-level keys that say which event a payload is (GitHub's webhook payloads, from
+ * `@octokit/webhooks-examples` and the schemas above). GitHub signs the body but not
+ * `X-GitHub-Event`, so a signed body of one event can be replayed under another's name: a
+ * payload carrying a key of this list that its own event and action do not have is refused.
+ * The envelope every event may carry (`action`, `sender`, `repository`, `organization`,
+ * `installation`, `enterprise`, `changes`, `requester`) is not on it.
+ */
+export const EVENT_IDENTIFYING_KEYS: ReadonlySet<string> = new Set([
+  // issues, issue_comment, label, sub_issues, issue_dependencies
+  "issue",
+  "comment",
+  "label",
+  "assignee",
+  "assignees",
+  "milestone",
+  "type",
+  "sub_issue",
+  "sub_issue_id",
+  "sub_issue_repo",
+  "parent_issue",
+  "parent_issue_id",
+  "parent_issue_repo",
+  "blocked_issue",
+  "blocked_issue_id",
+  "blocked_issue_repo",
+  "blocking_issue",
+  "blocking_issue_id",
+  "blocking_issue_repo",
+  // installation, installation_repositories
+  "repositories",
+  "repositories_added",
+  "repositories_removed",
+  "repository_selection",
+  // push, create, delete
+  "ref",
+  "ref_type",
+  "before",
+  "after",
+  "created",
+  "deleted",
+  "forced",
+  "base_ref",
+  "compare",
+  "commits",
+  "head_commit",
+  "pusher",
+  "pusher_type",
+  "master_branch",
+  // pull requests, reviews, checks, workflows, deployments, statuses
+  "pull_request",
+  "review",
+  "thread",
+  "number",
+  "requested_reviewer",
+  "requested_team",
+  "reviewers",
+  "check_run",
+  "check_suite",
+  "requested_action",
+  "workflow",
+  "workflow_run",
+  "workflow_job",
+  "inputs",
+  "deployment",
+  "deployment_status",
+  "merge_group",
+  "sha",
+  "state",
+  "status",
+  "commit",
+  "branches",
+  "branch",
+  "context",
+  "target_url",
+  "build",
+  "client_payload",
+  // everything else GitHub sends
+  "alert",
+  "answer",
+  "old_answer",
+  "discussion",
+  "forkee",
+  "hook",
+  "hook_id",
+  "zen",
+  "key",
+  "member",
+  "membership",
+  "invitation",
+  "team",
+  "blocked_user",
+  "pages",
+  "release",
+  "package",
+  "registry_package",
+  "project",
+  "project_card",
+  "project_column",
+  "projects_v2",
+  "projects_v2_item",
+  "projects_v2_status_update",
+  "rule",
+  "repository_ruleset",
+  "repository_advisory",
+  "security_advisory",
+  "personal_access_token_request",
+  "definition",
+  "new_property_values",
+  "old_property_values",
+  "sponsorship",
+  "marketplace_purchase",
+  "previous_marketplace_purchase",
+  "effective_date",
+  "starred_at",
+  "scope",
+  "since",
+  "requestor",
+  "id",
+  "name",
+  "description",
+  "avatar_url",
+  "user",
+  "created_at",
+  "updated_at",
+]);
+
+/** Identifying keys an event carries beyond the fields its schema reads. */
+const OWN_UNREAD_KEYS: Partial<Record<string, readonly string[]>> = {
+  push: ["before", "created", "deleted", "forced", "base_ref", "compare", "pusher"],
+};
+
+/** The first key of `body` that identifies an event other than `event` (with its schema). */
+function foreignKey(event: string, schema: z.ZodType, body: unknown): string | null {
+  if (!body || typeof body !== "object" || Array.isArray(body)) return null;
+  const own = schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  const allowed = new Set([...own, ...(OWN_UNREAD_KEYS[event] ?? [])]);
+  return (
+    Object.keys(body).find((key) => EVENT_IDENTIFYING_KEYS.has(key) && !allowed.has(key)) ?? null
+  );
+}
+
 /** Handled events and actions → payload schema. `push` has no action (key `""`). */
 export const WEBHOOK_SCHEMAS = {
   installation,
@@ -223,6 +390,7 @@ export const WEBHOOK_SCHEMAS = {
   sub_issues: subIssues,
   issue_dependencies: issueDependencies,
   label,
+  repository,
   push: { "": PushPayloadSchema },
 } as const satisfies Record<string, Record<string, z.ZodType>>;
 
@@ -271,7 +439,13 @@ export function parseWebhook(event: string, body: unknown): ParsedWebhook {
   if (!Object.hasOwn(byAction, key)) {
     return { kind: "ignored", event, action, reason: `${event}.${key} is not handled` };
   }
-  const result = byAction[key]!.safeParse(body);
+  const schema = byAction[key]!;
+  const foreign = foreignKey(event, schema, body);
+  if (foreign !== null) {
+    const message = "the key belongs to another event";
+    return { kind: "invalid", event, action, path: foreign, message };
+  }
+  const result = schema.safeParse(body);
   if (!result.success) {
     const first = firstIssue(result.error);
     return { kind: "invalid", event, action, path: first.path, message: first.message };

@@ -14,9 +14,21 @@ export type RoutedWebhook =
       kind: "repository";
       repo: { id: number; fullName: string; installationId: number };
       events: GraphEvent[];
+      /** A `repository` event's action: the repository is read again by id before anything changes. */
+      repositoryAction?: RepositoryAction;
     }
   | { kind: "installation"; installationId: number; change: LifecycleChange }
   | { kind: "skip"; reason: string };
+
+/** The `repository` actions switchyard handles (spec 6.1). */
+export type RepositoryAction =
+  | "renamed"
+  | "transferred"
+  | "deleted"
+  | "archived"
+  | "unarchived"
+  | "privatized"
+  | "publicized";
 
 export function issueRecord(issue: WebhookIssue): IssueRecord {
   return {
@@ -239,6 +251,10 @@ export function routeWebhook(webhook: HandledWebhook, receivedAt: string): Route
     }
     case "push":
       return routed([{ type: "config-changed", at: receivedAt }]);
+    case "repository":
+      // Name, owner, archived state, visibility and existence are read again from GitHub by id
+      // (the `sync` schedule): a replayed or relabelled delivery cannot rename or wipe anything.
+      return { kind: "repository", repo, events: [], repositoryAction: action as RepositoryAction };
     default:
       return { kind: "skip", reason: `${event}.${action} is not routed` };
   }

@@ -118,6 +118,7 @@ export interface RowKeys {
   /** Every blocker row of these issues. */
   blockers: readonly number[];
   external: readonly string[];
+  /** The event's row, or the later ones of its issue, label and action (which supersede it). */
   labelEvents: ReadonlyArray<Omit<LabelEventRow, "actor" | "createdAt">>;
   comments: readonly number[];
   commentTombstones: readonly number[];
@@ -493,12 +494,14 @@ export function mergeEvent(event: GraphEvent, stored: Stored): MergeResult {
     case "label-event": {
       if (!stored.watchedLabels.has(event.label)) return NOTHING;
       const createdMs = instantMs(event.at);
+      // Seen, or superseded: the rules read only the latest event of each issue, label and
+      // action, so the store keeps only that one and an earlier event changes nothing.
       const seen = stored.labelEvents.some(
         (r) =>
           r.number === event.number &&
           r.label === event.label &&
           r.action === event.action &&
-          r.createdMs === createdMs,
+          r.createdMs >= createdMs,
       );
       if (seen) return NOTHING;
       return {

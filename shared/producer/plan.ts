@@ -24,6 +24,11 @@ export interface PlanOptions extends ScanOptions {
   suppressed?: ReadonlySet<number>;
   /** Never added (dead-lettered by the fleet API, even before its label lands). */
   excluded?: ReadonlySet<number>;
+  /**
+   * Adds of an earlier plan that were parked (GitHub kept refusing them), by issue, with their
+   * reasons: planned again like kick targets while the issue is still ready.
+   */
+  retryAdds?: ReadonlyMap<number, string>;
 }
 
 const ref = (r: IssueRef) => (typeof r === "number" ? `#${r}` : r);
@@ -71,8 +76,11 @@ export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions =
     if (labels.includes(readyLabel)) continue;
     const kicks = kicksByTarget.get(number);
     if (!kicks && options.suppressed?.has(number)) continue;
+    const retried = options.retryAdds?.get(number);
     if (kicks) {
       add.push({ number, label: readyLabel, reason: kickReason(kicks) });
+    } else if (retried !== undefined) {
+      add.push({ number, label: readyLabel, reason: `retry of a parked write (${retried})` });
     } else if (mode === "all") {
       if (approval === null) add.push({ number, label: readyLabel, reason: "mode all: ready" });
       else if (labels.includes(approval)) {

@@ -479,3 +479,72 @@ describe("payload corpus", () => {
     await untouched(id);
   });
 });
+
+describe("cross-event replay (GitHub does not sign X-GitHub-Event)", () => {
+  /** A real-shaped `issue_comment.deleted` body about issue 1 of `repoId`. */
+  function commentDeleted(repoId: number) {
+    const opened = issuesOpened(repoId);
+    return {
+      action: "deleted",
+      issue: { ...opened.issue, updated_at: "2026-11-29T11:00:00Z" },
+      comment: {
+        id: 77,
+        node_id: "IC_77",
+        body: "thanks",
+        user: { login: "octocat", id: 1, type: "User" },
+        author_association: "OWNER",
+        created_at: "2026-11-29T10:30:00Z",
+        updated_at: "2026-11-29T10:30:00Z",
+      },
+      repository: opened.repository,
+      sender: opened.sender,
+      installation: opened.installation,
+    };
+  }
+
+  async function send(event: string, payload: unknown) {
+    const body = JSON.stringify(payload);
+    const response = await postWebhook(headers(event, await signBody(WEBHOOK_SECRET, body)), body);
+    return { status: response.status, answer: (await response.json()) as Record<string, string> };
+  }
+
+  it("an issue_comment.deleted body sent as issues is refused and the issue stays", async () => {
+    const repoId = nextRepo++;
+    expect((await send("issues", issuesOpened(repoId))).status).toBe(200);
+    const replay = await send("issues", commentDeleted(repoId));
+    expect(replay.status).toBe(400);
+    expect(replay.answer.error).toBe(
+      "invalid issues.deleted payload at comment: the key belongs to another event",
+    );
+    const graph = await repoStub(repoId).graph();
+    expect(graph.stats.issues).toBe(1);
+    // The real event is still welcome under its own name.
+    expect((await send("issue_comment", commentDeleted(repoId))).status).toBe(200);
+    expect((await repoStub(repoId).graph()).stats.issues).toBe(1);
+  });
+
+  it("keys of other events are refused wherever they appear", async () => {
+    const repoId = nextRepo++;
+    const opened = issuesOpened(repoId);
+    const labelDeleted = {
+      action: "deleted",
+      label: { id: 1, name: "bug" },
+      repository: opened.repository,
+      sender: opened.sender,
+      installation: opened.installation,
+    };
+    const cases: Array<[string, unknown, string]> = [
+      ["label", { ...labelDeleted, issue: opened.issue }, "issue"],
+      ["issues", { ...opened, action: "closed", sub_issue: opened.issue }, "sub_issue"],
+      ["issues", { ...opened, action: "closed", pull_request: {} }, "pull_request"],
+      ["issues", { ...opened, repositories_removed: [] }, "repositories_removed"],
+      ["issue_comment", { ...commentDeleted(repoId), label: labelDeleted.label }, "label"],
+    ];
+    for (const [event, payload, key] of cases) {
+      const { status, answer } = await send(event, payload);
+      expect(status, `${event} with ${key}`).toBe(400);
+      expect(answer.error).toContain(`payload at ${key}: the key belongs to another event`);
+    }
+    await untouched(repoId);
+  });
+});

@@ -313,21 +313,34 @@ describe("lifecycle", () => {
       repo: "reg-suspend/app",
       issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
     });
+    // The first label write stalls (the suspension lands while it is in flight), then it and
+    // every retry fail: the run ends with a failure after its queue was dropped.
+    const label = `/repos/${repo}/issues/2/labels`;
     await sim("/faults", {
       method: "PUT",
       body: {
         requests: [
-          { method: "POST", path: `/repos/${repo}/issues/2/labels`, status: 502, times: 1000 },
+          { method: "POST", path: label, status: 502, delayMs: 400, times: 1 },
+          { method: "POST", path: label, status: 502, times: 1000 },
         ],
       },
     });
     await sim(`/repos/${repo}/issues/1/close`, { body: {} });
     await deliverAll();
-    await new Promise((r) => setTimeout(r, 150));
-    expect((await stub.status()).pendingWrites).toBe(1);
+    void runDurableObjectAlarm(stub);
+    const inFlight = async () =>
+      (await sim<{ requests: number }>("/faults", { body: {} })).requests === 1000;
+    for (let i = 0; i < 200 && !(await inFlight()); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(await inFlight()).toBe(true);
     const identity = (await stub.identity())!;
     await stub.setLifecycle({ ...identity, status: "suspended" });
     expect((await stub.status()).pendingWrites).toBe(0);
+    // The stalled write fails after the suspension; wait for its run to end.
+    for (let i = 0; i < 300 && (await stub.status()).running; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect((await stub.status()).running).toBe(false);
+    expect((await stub.graph()).watermarks.producer.seq).toBe(0);
     await sim("/faults", { method: "DELETE" });
     await stub.setLifecycle({ ...identity, status: "active" });
     for (let i = 0; i < 4; i++) {

@@ -40,7 +40,7 @@ function read(rows: Rows, keys: RowKeys): StoredRows {
           k.number === r.number &&
           k.label === r.label &&
           k.action === r.action &&
-          k.createdMs === r.createdMs,
+          r.createdMs >= k.createdMs,
       ),
     ),
     comments: rows.comments.filter((r) => keys.comments.includes(r.id)),
@@ -95,7 +95,18 @@ function perform(rows: Rows, writes: readonly RowWrite[]): Rows {
     } else if (w.table === "external")
       next.external = upsert(next.external, w.row, (r) => r.ref === w.row.ref);
     else if (w.table === "label_events") {
-      if (w.op === "insert") next.labelEvents = [...next.labelEvents, w.row];
+      // Only the latest event of each issue, label and action is kept (as graph-store.ts does).
+      if (w.op === "insert")
+        next.labelEvents = [
+          ...next.labelEvents.filter(
+            (r) =>
+              r.number !== w.row.number ||
+              r.label !== w.row.label ||
+              r.action !== w.row.action ||
+              r.createdMs > w.row.createdMs,
+          ),
+          w.row,
+        ];
       else next.labelEvents = next.labelEvents.filter((r) => r.number !== w.number);
     } else if (w.table === "comments") {
       if (w.op === "upsert") next.comments = upsert(next.comments, w.row, (r) => r.id === w.row.id);
@@ -377,6 +388,21 @@ describe("mergeEvent", () => {
     expect(result.change).toEqual({ description: "issue #1 updated", graph: false });
     const { labels: _none, ...fresh } = issue(2);
     expect(step(empty(), { type: "issue", issue: fresh }).rows.issues[0]!.labels).toEqual([]);
+  });
+
+  it("keeps only the latest label event of an issue, label and action; an earlier one changes nothing", () => {
+    const labeled = (at: string): GraphEvent => ({
+      type: "label-event",
+      number: 3,
+      label: "agent:ready",
+      action: "labeled",
+      actor: "alice",
+      at,
+    });
+    const rows = applyAll([labeled("2026-11-28T00:00:00Z"), labeled("2026-11-29T00:00:00Z")]);
+    expect(rows.labelEvents.map((r) => r.createdAt)).toEqual(["2026-11-29T00:00:00Z"]);
+    const late = step(rows, labeled("2026-11-27T00:00:00Z"));
+    expect(late.result).toEqual({ writes: [], change: null, stateChange: null });
   });
 
   it("an older record never regresses a newer one, and a removed issue is not brought back", () => {

@@ -1,0 +1,193 @@
+// The producer against the simulator: writes that keep failing are parked (not retried
+// forever, not holding up the rest of the outbox) and planned again after a full reconcile;
+// the graph API's kicks are the ones the producer will act on next.
+import { runInDurableObject } from "cloudflare:test";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import { MAX_WRITE_ATTEMPTS } from "../../shared/producer/write-failure.ts";
+import { deliverAll, install, labelsOf, seedIssue, settle, sim } from "./helpers.ts";
+
+type Stub = Awaited<ReturnType<typeof install>>["stub"];
+
+beforeAll(async () => {
+  await sim("/reset", { method: "POST" });
+});
+beforeEach(async () => {
+  await sim("/faults", { method: "DELETE" });
+});
+
+/** #2, #3 and #4 all wait on #1. */
+const fanOut = (repo: string) => ({
+  repo,
+  issues: [
+    seedIssue(1),
+    seedIssue(2, { blockedBy: [1] }),
+    seedIssue(3, { blockedBy: [1] }),
+    seedIssue(4, { blockedBy: [1] }),
+  ],
+});
+
+async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean) {
+  for (let i = 0; i < 400; i++) {
+    const value = await read();
+    if (ok(value)) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function fullReconcile(stub: Stub) {
+  await runInDurableObject(stub, async (o: RepoObject) => {
+    o.schedules.at("reconcile-full", Date.now());
+    await o.schedules.rearm();
+  });
+  for (let i = 0; i < 3; i++) {
+    await settle(stub);
+    await deliverAll();
+  }
+}
+
+describe("parked writes", () => {
+  it("a write refused with a permanent 403 is parked and the other writes still land", async () => {
+    const { stub, repo } = await install(fanOut("prod-403/app"));
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          {
+            method: "POST",
+            path: `/repos/${repo}/issues/2/labels`,
+            status: 403,
+            body: { message: "Repository was archived so is read-only." },
+            times: 1000,
+          },
+        ],
+      },
+    });
+    await sim(`/repos/${repo}/issues/1/close`, { body: {} });
+    await deliverAll();
+    for (let i = 0; i < 3; i++) {
+      await settle(stub);
+      await deliverAll();
+    }
+    expect(await labelsOf(repo, 3)).toContain("agent:ready");
+    expect(await labelsOf(repo, 4)).toContain("agent:ready");
+    expect(await labelsOf(repo, 2)).not.toContain("agent:ready");
+    const graph = await stub.graph();
+    expect(graph.parkedWrites).toEqual([
+      {
+        number: 2,
+        label: "agent:ready",
+        action: "add",
+        reason: expect.stringContaining("kick"),
+        attempts: 1,
+        lastError: expect.stringContaining("HTTP 403"),
+        parkedAt: expect.any(String),
+      },
+    ]);
+    // The run is over: the outbox is free and the watermark moved past the close.
+    expect((await stub.status()).pendingWrites).toBe(0);
+    expect(graph.watermarks.producer.seq).toBeGreaterThan(0);
+    const audit = await stub.auditLog(100);
+    expect(audit.filter((a) => a.kind === "producer-write-parked")).toHaveLength(1);
+
+    // GitHub accepts it again; the next plan after a full reconcile writes it.
+    await sim("/faults", { method: "DELETE" });
+    await fullReconcile(stub);
+    expect(await labelsOf(repo, 2)).toContain("agent:ready");
+    expect((await stub.graph()).parkedWrites).toEqual([]);
+  });
+
+  it("a write failing with 5xx is parked after the bound and planned again after a full reconcile", async () => {
+    const { stub, repo } = await install(fanOut("prod-5xx/app"));
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          { method: "POST", path: `/repos/${repo}/issues/2/labels`, status: 502, times: 10_000 },
+        ],
+      },
+    });
+    await sim(`/repos/${repo}/issues/1/close`, { body: {} });
+    await deliverAll();
+    await settle(stub);
+    // The schedule retries it with backoff by itself until the bound parks it.
+    const graph = await until(
+      "the write to be parked",
+      () => stub.graph(),
+      (g) => g.parkedWrites.length > 0,
+    );
+    expect(graph.parkedWrites).toEqual([
+      expect.objectContaining({
+        number: 2,
+        action: "add",
+        attempts: MAX_WRITE_ATTEMPTS,
+        lastError: expect.stringContaining("HTTP 502"),
+      }),
+    ]);
+    await settle(stub);
+    expect(await labelsOf(repo, 3)).toContain("agent:ready");
+    expect(await labelsOf(repo, 4)).toContain("agent:ready");
+    const errors = (await stub.auditLog(200)).filter(
+      (a) =>
+        a.kind === "error" && (a.detail as { error: string }).error.includes("issues/2/labels"),
+    );
+    expect(errors).toHaveLength(MAX_WRITE_ATTEMPTS - 1);
+    // Backoff: each retry waits longer than the one before.
+    const delays = errors.reverse().map((a) => (a.detail as { retryInMs: number }).retryInMs);
+    expect(delays).toEqual([...delays].sort((a, b) => a - b));
+    expect(new Set(delays).size).toBe(delays.length);
+
+    // An incremental reconcile does not bring it back; the next full one does.
+    await sim("/faults", { method: "DELETE" });
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      o.schedules.at("producer", Date.now());
+      await o.schedules.rearm();
+    });
+    await settle(stub);
+    expect((await stub.graph()).parkedWrites).toHaveLength(1);
+    await fullReconcile(stub);
+    expect(await labelsOf(repo, 2)).toContain("agent:ready");
+    expect((await stub.graph()).parkedWrites).toEqual([]);
+    const plans = (await stub.auditLog(200)).filter((a) => a.kind === "producer-plan");
+    expect(
+      (plans[0]!.detail as { retriedParked?: Array<{ number: number }> }).retriedParked,
+    ).toEqual([expect.objectContaining({ number: 2, action: "add" })]);
+  });
+});
+
+describe("graph API kicks", () => {
+  it("are the kicks of the closes learned since the producer watermark, not of a window", async () => {
+    const { stub, repo } = await install({
+      repo: "prod-kicks/app",
+      issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
+    });
+    expect((await stub.graph()).kicks).toEqual([]);
+    // Hold the producer's write so its run cannot finish: the kick is still to be done.
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          { method: "POST", path: `/repos/${repo}/issues/2/labels`, status: 502, times: 10_000 },
+        ],
+      },
+    });
+    await sim(`/repos/${repo}/issues/1/close`, { body: {} });
+    await deliverAll();
+    await settle(stub);
+    const pending = await stub.graph();
+    expect(pending.kicks).toEqual([expect.objectContaining({ target: 2, causes: [1] })]);
+    // The write lands and the watermark moves past the close: nothing left to kick, although
+    // the close is well inside the kick window.
+    await sim("/faults", { method: "DELETE" });
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      o.schedules.at("outbox", Date.now());
+      await o.schedules.rearm();
+    });
+    await settle(stub);
+    expect(await labelsOf(repo, 2)).toContain("agent:ready");
+    const after = await stub.graph();
+    expect(after.watermarks.producer.seq).toBeGreaterThan(0);
+    expect(after.kicks).toEqual([]);
+  });
+});
