@@ -167,4 +167,55 @@ export class GraphReads {
       FROM comments c JOIN issues i ON i.number = c.number AND i.state = 'open'
       ORDER BY c.number, c.created_at, c.id`;
   }
+
+  /** An issue's stored state, close time and `updated_at`, or null when it is not stored. */
+  issueState(
+    number: number,
+  ): { state: "open" | "closed"; closedAt: string | null; updatedAt: string } | null {
+    const row = this.sql<{ state: string; closed_at: string | null; updated_at: string }>`
+      SELECT state, closed_at, updated_at FROM issues WHERE number = ${number}`[0];
+    return row
+      ? {
+          state: row.state as "open" | "closed",
+          closedAt: row.closed_at,
+          updatedAt: row.updated_at,
+        }
+      : null;
+  }
+
+  /**
+   * The cross-repository blockers among `refs` that a present edge names, keyed by lower-cased
+   * ref (GitHub names are case-insensitive), valued by the spelling stored on the edge.
+   */
+  presentBlockerRefs(refs: readonly string[]): Map<string, string> {
+    const wanted = new Set(refs.map((r) => r.toLowerCase()));
+    const out = new Map<string, string>();
+    if (wanted.size === 0) return out;
+    for (const row of this.sql<{ blocker: string }>`
+      SELECT DISTINCT blocker FROM blockers WHERE present = 1 AND blocker LIKE '%#%'`) {
+      const key = row.blocker.toLowerCase();
+      if (wanted.has(key)) out.set(key, row.blocker);
+    }
+    return out;
+  }
+
+  /** Open issues that have a stored marker comment or carry `label`, ascending. */
+  openIssuesWithMarkersOrLabel(label: string): number[] {
+    return this.sql<{ number: number }>`
+      SELECT i.number FROM issues i WHERE i.state = 'open' AND (
+        EXISTS (SELECT 1 FROM comments c WHERE c.number = i.number)
+        OR EXISTS (SELECT 1 FROM json_each(i.labels) l WHERE l.value = ${label})
+      ) ORDER BY i.number`.map((r) => r.number);
+  }
+
+  /** Which of `numbers` are stored open issues, ascending. */
+  openAmong(numbers: readonly number[]): number[] {
+    const wanted = new Set(numbers);
+    if (wanted.size === 0) return [];
+    return this.sql<{
+      number: number;
+    }>`SELECT number FROM issues WHERE state = 'open' ORDER BY number`
+      .map((r) => r.number)
+      .filter((n) => wanted.has(n));
+  }
 }

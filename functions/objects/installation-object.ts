@@ -4,6 +4,7 @@ import {
   type BudgetDecision,
   decideBudget,
 } from "../../shared/budget/write-budget.ts";
+import { GitHubApiError } from "../../shared/github/errors.ts";
 import {
   type InstallationStatus,
   type LifecycleChange,
@@ -13,6 +14,7 @@ import {
   repoStatusFor,
 } from "../../shared/ingest/lifecycle.ts";
 import type { Env } from "../env.ts";
+import { installationClient } from "../github-client.ts";
 import { directory } from "./directory-object.ts";
 import { Journal } from "./journal-store.ts";
 import { migrate, type Sql, sqlTag } from "./sql.ts";
@@ -31,6 +33,15 @@ const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     /** Times of recent content writes, for the sliding-window write budget. */
     sql.exec(`CREATE TABLE writes (seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL)`);
     sql.exec(`CREATE INDEX writes_by_time ON writes (at_ms)`);
+  },
+  (sql) => {
+    /**
+     * Repositories a webhook said were removed from the installation: applied only once GitHub
+     * confirms it (the App's token no longer reaches them), never on the webhook's word alone.
+     */
+    sql.exec(
+      `CREATE TABLE confirm_removed (repo_id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, received_ms INTEGER NOT NULL)`,
+    );
   },
 ];
 
@@ -87,6 +98,8 @@ export class InstallationObject extends DurableObject<Env> {
   /**
    * Records a lifecycle change durably and queues the repository transitions it implies; the
    * alarm carries them out, so the webhook is acknowledged without waiting on other objects.
+   * A deletion of the installation or a removal of repositories is only recorded: the alarm
+   * asks GitHub first (`confirmRemovals`), since GitHub signs a delivery's body but not its id.
    */
   async lifecycle(
     installationId: number,
@@ -99,37 +112,131 @@ export class InstallationObject extends DurableObject<Env> {
       this.journal.recordDelivery(deliveryId, nowMs);
       this.journal.pruneDeliveries(nowMs);
       this.setMeta("installationId", String(installationId));
-      const current = (this.meta("status") as InstallationStatus | undefined) ?? null;
-      // GitHub never reuses an installation id: once deleted, a late or replayed delivery of an
-      // earlier event must not bring it (or its repositories) back.
-      if (current === "deleted") return "applied" as const;
-      const installed = this.sql<{ id: number; full_name: string }>`
-        SELECT id, full_name FROM repos WHERE status <> 'removed' ORDER BY id`.map((r) => ({
-        id: r.id,
-        fullName: r.full_name,
-      }));
-      const outcome = lifecycleOutcome(current, change, installed);
-      this.setMeta("status", outcome.status);
-      if (change.kind === "created") this.setMeta("account", change.account);
-      for (const repo of outcome.repos) {
-        this
-          .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
-          ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status`;
-        this
-          .sql`INSERT INTO pending (repo_id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
-          ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status, attempts = 0`;
+      if (change.kind === "deleted") {
+        this.setMeta("confirmDeleted", String(nowMs));
+        return "applied" as const;
       }
+      if (change.kind === "repos-removed") {
+        for (const repo of change.repos) {
+          this.sql`INSERT INTO confirm_removed (repo_id, full_name, received_ms)
+            VALUES (${repo.id}, ${repo.fullName}, ${nowMs})
+            ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name`;
+        }
+        return "applied" as const;
+      }
+      this.applyChange(change);
       return "applied" as const;
     });
     if (outcome === "applied") await this.ctx.storage.setAlarm(nowMs);
     return outcome;
   }
 
-  /** Carries out queued repository transitions: directory entry first, then the RepoObject. */
+  /** Applies a (confirmed) lifecycle change: installation status, repositories, their transitions. */
+  private applyChange(change: LifecycleChange): void {
+    const current = (this.meta("status") as InstallationStatus | undefined) ?? null;
+    // GitHub never reuses an installation id: once deleted, a late or replayed delivery of an
+    // earlier event must not bring it (or its repositories) back.
+    if (current === "deleted") return;
+    const installed = this.sql<{ id: number; full_name: string }>`
+        SELECT id, full_name FROM repos WHERE status <> 'removed' ORDER BY id`.map((r) => ({
+      id: r.id,
+      fullName: r.full_name,
+    }));
+    const outcome = lifecycleOutcome(current, change, installed);
+    this.setMeta("status", outcome.status);
+    if (change.kind === "created") this.setMeta("account", change.account);
+    for (const repo of outcome.repos) {
+      this
+        .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
+          ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status`;
+      this
+        .sql`INSERT INTO pending (repo_id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
+          ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status, attempts = 0`;
+    }
+  }
+
+  /**
+   * Asks GitHub about the removals webhooks announced, with the App's credentials: the
+   * installation (`GET /app/installations/{id}`: 404 confirms its deletion) and each repository
+   * said to be removed (`GET /repositories/{id}` with the installation's token: 404 or 410
+   * confirms it no longer reaches it; 200 means it is still installed and nothing changes).
+   * An answer that is neither stays recorded and is asked again.
+   */
+  private async confirmRemovals(installationId: number): Promise<boolean> {
+    const deleted = this.meta("confirmDeleted");
+    const removed = this.sql<{ repo_id: number; full_name: string }>`
+      SELECT repo_id, full_name FROM confirm_removed ORDER BY repo_id`;
+    if (deleted === undefined && removed.length === 0) return false;
+    const client = installationClient(
+      this.env,
+      installationId,
+      {
+        get: (key) => this.tokens.get(key),
+        set: (key, value) => {
+          this.tokens.set(key, value);
+        },
+      },
+      `confirm removals of installation ${installationId}`,
+    );
+    const gone = async (operation: string, route: string, params: Record<string, unknown>) => {
+      try {
+        await client.send({ operation, route, params, idempotent: true, redirect: "manual" });
+        return false;
+      } catch (error) {
+        if (error instanceof GitHubApiError && error.kind === "not-found") return true;
+        throw error;
+      }
+    };
+    let retry = false;
+    if (deleted !== undefined) {
+      try {
+        const confirmed = await gone(
+          `confirm the deletion of installation ${installationId}`,
+          "GET /app/installations/{installation_id}",
+          { installation_id: installationId },
+        );
+        this.ctx.storage.transactionSync(() => {
+          this.sql`DELETE FROM meta WHERE key = 'confirmDeleted'`;
+          if (confirmed) this.applyChange({ kind: "deleted" });
+        });
+      } catch (error) {
+        retry = true;
+        console.error(`installation ${installationId}: confirming its deletion failed`, error);
+      }
+    }
+    for (const row of removed) {
+      try {
+        const confirmed = await gone(
+          `confirm the removal of ${row.full_name} from installation ${installationId}`,
+          "GET /repositories/{repository_id}",
+          { repository_id: row.repo_id },
+        );
+        this.ctx.storage.transactionSync(() => {
+          this.sql`DELETE FROM confirm_removed WHERE repo_id = ${row.repo_id}`;
+          if (confirmed) {
+            this.applyChange({
+              kind: "repos-removed",
+              repos: [{ id: row.repo_id, fullName: row.full_name }],
+            });
+          }
+        });
+      } catch (error) {
+        retry = true;
+        console.error(
+          `installation ${installationId}: confirming ${row.full_name}'s removal failed`,
+          error,
+        );
+      }
+    }
+    return retry;
+  }
+
+  /** Carries out queued repository transitions: the RepoObject first, then its directory entry. */
   override async alarm(): Promise<void> {
     const installationId = Number(this.meta("installationId"));
     let retry = false;
     try {
+      retry = await this.confirmRemovals(installationId);
       const pending = this.sql<{
         repo_id: number;
         full_name: string;
@@ -140,17 +247,17 @@ export class InstallationObject extends DurableObject<Env> {
       for (const row of pending) {
         const status = row.status as RepoStatus;
         try {
-          await directory(this.env).upsert(
-            [{ repoId: row.repo_id, fullName: row.full_name, installationId, status }],
-            Date.now(),
-          );
           const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repo_id)));
-          await repo.setLifecycle({
+          const outcome = await repo.setLifecycle({
             repoId: row.repo_id,
             fullName: row.full_name,
             installationId,
             status,
           });
+          // The directory follows the repository's accepted outcome only: a transition the
+          // repository refused (it belongs to another installation now) must not touch it.
+          const accepted = outcome === "applied" ? await repo.identity() : null;
+          if (accepted) await directory(this.env).upsert([accepted], Date.now());
           // Only clear the row if no newer transition replaced it meanwhile.
           this.sql`DELETE FROM pending WHERE repo_id = ${row.repo_id} AND status = ${row.status}`;
         } catch (error) {
@@ -163,7 +270,10 @@ export class InstallationObject extends DurableObject<Env> {
         }
       }
     } finally {
-      const left = this.sql`SELECT 1 FROM pending LIMIT 1`.length > 0;
+      const left =
+        this.sql`SELECT 1 FROM pending LIMIT 1`.length > 0 ||
+        this.sql`SELECT 1 FROM confirm_removed LIMIT 1`.length > 0 ||
+        this.meta("confirmDeleted") !== undefined;
       if (left) await this.ctx.storage.setAlarm(Date.now() + (retry ? 30_000 : 0));
     }
   }

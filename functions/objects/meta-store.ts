@@ -1,3 +1,4 @@
+import type { CrossRepoNotice } from "../../shared/ingest/cross-repo.ts";
 import type { Sql } from "./sql.ts";
 
 export interface Watermarks {
@@ -45,6 +46,15 @@ export interface MetaValues {
   producerFence: number;
   /** The repository as GitHub last answered for its id (`GET /repositories/{id}`). */
   repository: { archived: boolean; private: boolean | null; checkedAt: string };
+  /** Issues a webhook said were deleted or transferred, until GitHub confirms or denies it. */
+  pendingIssueRemovals: number[];
+  /** An installation other than the repository's sent an event about it: asked about by `sync`. */
+  installationCandidate: number;
+  /**
+   * Closes and reopens of this repository's issues learned from webhooks, not yet delivered to
+   * the other repositories of the installation (functions/objects/cross-repo.ts).
+   */
+  crossRepoNotices: CrossRepoNotice[];
   /** Operational counters (deliveries applied, duplicates seen). */
   [counter: `counter:${string}`]: number;
 }

@@ -4,10 +4,12 @@ import type { KeySummary } from "../../shared/auth/schemas.ts";
 import { htmlBaseFor } from "../../shared/claims/rules.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
 import { GitHubApiError, RepositoryMismatchError } from "../../shared/github/errors.ts";
+import { splitRepo } from "../../shared/github/fetch-snapshot.ts";
 import { collaboratorPermission } from "../../shared/github/permissions.ts";
 import { scan } from "../../shared/graph/scan.ts";
 import { DAY_MS, formatInstant, HOUR_MS, MINUTE_MS } from "../../shared/graph/time.ts";
 import { permissionGrantsWrite } from "../../shared/idd/trust.ts";
+import { removalVerdict } from "../../shared/ingest/confirm.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
 import type { RepositoryAction } from "../../shared/ingest/from-webhook.ts";
 import { reconcileKind, retryDelayMs } from "../../shared/schedule/policy.ts";
@@ -16,6 +18,12 @@ import { type Env, MissingSettingError, numberSetting } from "../env.ts";
 import { installationClient } from "../github-client.ts";
 import { ClaimsStore } from "./claims-store.ts";
 import { refreshConfig } from "./config-sync.ts";
+import {
+  type CrossRepoDelivery,
+  deliverNotices,
+  receiveNotices,
+  recordStateChanges,
+} from "./cross-repo.ts";
 import { directory, type RepoStatus } from "./directory-object.ts";
 import { type FencedOp, fencedWrite } from "./fenced-write.ts";
 import {
@@ -28,6 +36,7 @@ import {
 } from "./fleet.ts";
 import { flushFleetWrites } from "./fleet-writes.ts";
 import { KeysStore, type NewKey } from "./keys-store.ts";
+import { rereadMarkerComments } from "./marker-reread.ts";
 import { Producer } from "./producer.ts";
 import { reconcileFull, reconcileIncremental } from "./reconcile.ts";
 import { type RepoIdentity, RepoStore } from "./repo-store.ts";
@@ -53,6 +62,7 @@ const HANDLER_ORDER: Record<ScheduleName, number> = {
   producer: 7,
   fleet: 8,
   prune: 9,
+  "cross-repo": 10,
 };
 
 /**
@@ -83,9 +93,42 @@ export class RepoObject extends DurableObject<Env> {
   private installation() {
     const identity = this.store.identity();
     if (!identity) throw new Error("the repository's installation is not known yet");
-    return this.env.INSTALLATION.get(
-      this.env.INSTALLATION.idFromName(String(identity.installationId)),
+    return this.installationObject(identity.installationId);
+  }
+
+  private installationObject(installationId: number) {
+    return this.env.INSTALLATION.get(this.env.INSTALLATION.idFromName(String(installationId)));
+  }
+
+  /**
+   * Whether installation `installationId` covers this repository now: its token reads the
+   * repository by id (`GET /repositories/{id}`: 200 yes, 404 no). A repository belongs to one
+   * account and so to at most one installation of the App at a time.
+   */
+  private async covers(installationId: number, repoId: number): Promise<boolean> {
+    const installation = this.installationObject(installationId);
+    const operation = `check that installation ${installationId} covers repository ${repoId}`;
+    const client = installationClient(
+      this.env,
+      installationId,
+      {
+        get: (key) => installation.tokenCacheGet(key),
+        set: (key, value) => installation.tokenCacheSet(key, value),
+      },
+      operation,
     );
+    try {
+      await client.send({
+        operation,
+        route: "GET /repositories/{repository_id}",
+        params: { repository_id: repoId },
+        idempotent: true,
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof GitHubApiError && error.kind === "not-found") return false;
+      throw error;
+    }
   }
 
   /** A client for this repository's installation; tokens live in the InstallationObject's memory. */
@@ -213,6 +256,21 @@ export class RepoObject extends DurableObject<Env> {
     ) {
       return "ignored";
     }
+    // Another installation's activation: a move, or a late or replayed event of a former
+    // installation. Only GitHub can tell: accepted if that installation covers it now.
+    if (
+      before &&
+      identity.status === "active" &&
+      before.installationId !== identity.installationId &&
+      !(await this.covers(identity.installationId, identity.repoId))
+    ) {
+      this.store.audit(
+        "installation-refused",
+        { installation: identity.installationId, current: before.installationId },
+        Date.now(),
+      );
+      return "ignored";
+    }
     const nowMs = Date.now();
     this.store.transaction(() => {
       if (identity.status !== "active") {
@@ -241,14 +299,29 @@ export class RepoObject extends DurableObject<Env> {
     delivery: Delivery,
     repo: { id: number; fullName: string; installationId: number },
     events: GraphEvent[],
-    repositoryAction?: RepositoryAction,
+    extra: { repositoryAction?: RepositoryAction; confirmIssueRemoved?: number } = {},
   ): Promise<IngestOutcome> {
-    const outcome = this.store.transaction((): IngestOutcome => {
+    const { repositoryAction, confirmIssueRemoved } = extra;
+    const outcome = this.store.transaction((): IngestOutcome | "moved" => {
       if (this.store.hasDelivery(delivery.id)) {
         this.store.count("deliveriesDuplicate");
         return "duplicate";
       }
       let identity = this.store.identity();
+      if (identity && identity.installationId !== repo.installationId) {
+        // An event of another installation: the repository moved (and its `added` has not
+        // arrived), or a late or replayed event of a former installation. Nothing is applied;
+        // `sync` asks GitHub whether that installation covers it now and, if so, moves it there
+        // (a full reconcile then learns what this event said).
+        this.store.meta.set("installationCandidate", repo.installationId);
+        this.schedules.at("sync", delivery.receivedMs);
+        this.store.audit(
+          "webhook-other-installation",
+          { delivery: delivery.id, installation: repo.installationId },
+          delivery.receivedMs,
+        );
+        return "moved";
+      }
       if (identity?.status === "removed" || identity?.status === "suspended") return "ignored";
       // A deletion of a repository never seen says nothing worth keeping.
       if (!identity && repositoryAction === "deleted") return "ignored";
@@ -265,27 +338,37 @@ export class RepoObject extends DurableObject<Env> {
         this.activate(delivery.receivedMs);
         this.schedules.at("sync", delivery.receivedMs);
       } else {
-        if (identity.installationId !== repo.installationId) {
-          identity = { ...identity, installationId: repo.installationId };
-          this.store.setIdentity(identity);
-          this.schedules.at("sync", delivery.receivedMs);
-        }
         // Another name in a payload is a hint, not a fact (a replayed delivery carries an old
         // name): the name changes only when GitHub, asked by id, says so (`sync`).
         if (identity.fullName !== repo.fullName) this.schedules.at("sync", delivery.receivedMs);
       }
       this.store.recordDelivery(delivery.id, delivery.receivedMs);
-      if (repositoryAction !== undefined) {
+      if (repositoryAction !== undefined || confirmIssueRemoved !== undefined) {
+        // Destructive or identity-changing claims: recorded now, applied by `sync` once GitHub,
+        // asked by id, confirms them.
+        if (confirmIssueRemoved !== undefined) {
+          const pending = this.store.meta.get("pendingIssueRemovals") ?? [];
+          if (!pending.includes(confirmIssueRemoved)) {
+            this.store.meta.set("pendingIssueRemovals", [...pending, confirmIssueRemoved]);
+          }
+        }
         this.store.count("deliveriesApplied");
         this.store.audit(
           "webhook",
-          { delivery: delivery.id, event: delivery.event, action: repositoryAction },
+          {
+            delivery: delivery.id,
+            event: delivery.event,
+            ...(repositoryAction ? { action: repositoryAction } : {}),
+            ...(confirmIssueRemoved ? { toConfirm: { issueRemoved: confirmIssueRemoved } } : {}),
+          },
           delivery.receivedMs,
         );
         this.schedules.at("sync", delivery.receivedMs);
         return "applied";
       }
-      const { changes, graphChanged } = this.store.applyEvents(events);
+      const { changes, graphChanged, stateChanges } = this.store.applyEvents(events);
+      // Closes and reopens here are told to the installation's other repositories (cross-repo.ts).
+      recordStateChanges(this.store, this.schedules, stateChanges, delivery.receivedMs);
       this.store.updateWatermarks({ lastEventAt: formatInstant(delivery.receivedMs) });
       if (events.some((e) => e.type === "config-changed"))
         this.schedules.at("config", delivery.receivedMs);
@@ -304,6 +387,10 @@ export class RepoObject extends DurableObject<Env> {
       if (graphChanged) this.schedules.at("producer", delivery.receivedMs + this.debounceMs());
       return "applied";
     });
+    if (outcome === "moved") {
+      await this.schedules.rearm();
+      return "ignored";
+    }
     if (outcome === "applied" || outcome === "unchanged") await this.schedules.rearm();
     return outcome;
   }
@@ -390,6 +477,93 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /**
+   * An installation other than the repository's sent an event about it (see `ingest`): if
+   * GitHub says that installation covers the repository now, the repository moves there (with
+   * the status that installation gives it), the directory follows, and a full reconcile learns
+   * what the events it ignored meanwhile said. True when it moved.
+   */
+  private async adoptCandidate(identity: RepoIdentity, nowMs: number): Promise<boolean> {
+    const candidate = this.store.meta.get("installationCandidate");
+    if (candidate === undefined) return false;
+    const clear = () => this.store.meta.delete("installationCandidate");
+    if (candidate === identity.installationId) {
+      clear();
+      return false;
+    }
+    if (!(await this.covers(candidate, identity.repoId))) {
+      clear();
+      this.store.audit("installation-refused", { installation: candidate }, nowMs);
+      return false;
+    }
+    const status = await this.installationObject(candidate).registerRepo({
+      id: identity.repoId,
+      fullName: identity.fullName,
+    });
+    clear();
+    const moved = { ...identity, installationId: candidate, status };
+    if ((await this.setLifecycle(moved)) !== "applied") return false;
+    const accepted = this.store.identity()!;
+    await directory(this.env).upsert([accepted], Date.now());
+    if (accepted.status === "active") {
+      this.schedules.at("reconcile-full", Date.now());
+      this.schedules.at("sync", Date.now());
+    }
+    return true;
+  }
+
+  /**
+   * Issues a webhook said were deleted or transferred away, asked about one by one (by
+   * repository id, redirects not followed): 301 means transferred, 404 or 410 gone, and then the
+   * issue is removed as of the answer's `Date`; 200 means it is still here and nothing changes.
+   */
+  private async confirmIssueRemovals(): Promise<void> {
+    const pending = this.store.meta.get("pendingIssueRemovals") ?? [];
+    if (pending.length === 0) return;
+    const identity = this.store.identity()!;
+    const generation = this.store.generation();
+    const client = this.client(`confirm issue removals in ${identity.fullName}`);
+    const { owner, name: repo } = splitRepo(identity.fullName);
+    for (const number of pending) {
+      let status: number;
+      let date: string | undefined;
+      try {
+        const res = await client.send({
+          operation: `confirm the removal of ${identity.fullName}#${number}`,
+          route: "GET /repos/{owner}/{repo}/issues/{issue_number}",
+          params: { owner, repo, issue_number: number },
+          idempotent: true,
+          redirect: "manual",
+        });
+        status = res.status;
+        date = res.headers.date;
+      } catch (error) {
+        if (!(error instanceof GitHubApiError) || error.kind !== "not-found") throw error;
+        status = error.status ?? 404;
+        date = error.responseDate;
+      }
+      const verdict = removalVerdict(status);
+      const nowMs = Date.now();
+      this.store.transaction(() => {
+        if (!this.store.stillActive(generation)) return;
+        const left = (this.store.meta.get("pendingIssueRemovals") ?? []).filter(
+          (n) => n !== number,
+        );
+        this.store.meta.set("pendingIssueRemovals", left);
+        if (verdict === "here") {
+          this.store.audit("removal-denied", { issue: number, status }, nowMs);
+          return;
+        }
+        const atMs = date && !Number.isNaN(Date.parse(date)) ? Date.parse(date) : nowMs;
+        const { changes, graphChanged } = this.store.applyEvents([
+          { type: "issue-removed", number, at: formatInstant(Math.floor(atMs / 1000) * 1000) },
+        ]);
+        this.store.audit("removal-confirmed", { issue: number, verdict, status, changes }, nowMs);
+        if (graphChanged) this.schedules.at("producer", nowMs + this.debounceMs());
+      });
+    }
+  }
+
+  /**
    * A read by name answered for another repository (renamed or deleted, its name reused): work
    * in flight must not land and queued writes go (their plan may be about the other one), until
    * `sync` has read the repository again by id.
@@ -440,9 +614,15 @@ export class RepoObject extends DurableObject<Env> {
   private async runSchedule(name: ScheduleName): Promise<void> {
     const nowMs = Date.now();
     const identity = this.store.identity();
-    if (identity?.status !== "active") return;
+    if (!identity) return;
+    // A removed or suspended repository still answers whether another installation took it.
+    if (identity.status !== "active") {
+      if (name === "sync") await this.adoptCandidate(identity, nowMs);
+      return;
+    }
     switch (name) {
       case "sync": {
+        if (await this.adoptCandidate(identity, nowMs)) return;
         // The directory (name → id, for routes and the cron) and the installation (for
         // lifecycle) must know every repository this object serves.
         const status = await this.installation().registerRepo({
@@ -455,6 +635,7 @@ export class RepoObject extends DurableObject<Env> {
           return;
         }
         await this.checkRepository(identity);
+        await this.confirmIssueRemovals();
         return;
       }
       case "config": {
@@ -487,6 +668,17 @@ export class RepoObject extends DurableObject<Env> {
         const reconcile = name === "reconcile-full" ? reconcileFull : reconcileIncremental;
         const outcome = await reconcile(this.store, client, Date.now);
         if (outcome === null) return; // the repository stopped being active meanwhile
+        // A full read also re-reads the comments of issues whose IDD claims matter (own client:
+        // its requests are counted apart from the graph fetch's).
+        const markers =
+          outcome.kind === "full"
+            ? await rereadMarkerComments(
+                this.store,
+                this.fleet.claims,
+                this.client(`re-read marker comments of ${identity.fullName}`),
+                Date.now,
+              )
+            : null;
         this.store.audit(
           "reconcile",
           {
@@ -494,6 +686,7 @@ export class RepoObject extends DurableObject<Env> {
             requests: outcome.requests,
             corrected: outcome.corrections,
             unavailable: outcome.unavailable,
+            ...(markers ? { markers } : {}),
           },
           Date.now(),
         );
@@ -536,6 +729,11 @@ export class RepoObject extends DurableObject<Env> {
       case "prune":
         this.prune(nowMs);
         this.schedules.at("prune", nowMs + DAY_MS);
+        return;
+      case "cross-repo":
+        await deliverNotices(this.store, identity, this.env, (repoId) =>
+          this.env.REPO.get(this.env.REPO.idFromName(String(repoId))),
+        );
         return;
     }
   }
@@ -655,6 +853,22 @@ export class RepoObject extends DurableObject<Env> {
       installation: this.installation(),
       now: () => nowMs + (Date.now() - start),
     });
+  }
+
+  /**
+   * Another repository of the installation says one of its issues closed or reopened: applied
+   * where a blocker edge here names it, then the producer runs (functions/objects/cross-repo.ts).
+   */
+  async externalStates(delivery: CrossRepoDelivery): Promise<{ applied: number }> {
+    const result = receiveNotices(
+      this.store,
+      this.schedules,
+      delivery,
+      Date.now(),
+      this.debounceMs(),
+    );
+    await this.schedules.rearm();
+    return result;
   }
 
   /** Asks GitHub whether marker authors of unknown standing have write access (spec 5). */

@@ -207,8 +207,14 @@ export class RepoStore {
    * labels, an edge, a cross-repository state): a title edit or a comment does not wake the
    * producer.
    */
-  applyEvents(events: readonly GraphEvent[]): { changes: string[]; graphChanged: boolean } {
+  applyEvents(events: readonly GraphEvent[]): {
+    changes: string[];
+    graphChanged: boolean;
+    /** Issues of this repository whose state changed (closed or reopened), in order. */
+    stateChanges: Array<{ number: number; state: "open" | "closed" }>;
+  } {
     const changes: string[] = [];
+    const stateChanges: Array<{ number: number; state: "open" | "closed" }> = [];
     let graphChanged = false;
     const { labels } = this.config();
     const watchedLabels = new Set([
@@ -226,7 +232,10 @@ export class RepoStore {
         closedSeq: this.meta.get("closedSeq") ?? 0,
       };
       const { writes, change, stateChange } = mergeEvent(event, stored);
-      if (stateChange) this.onStateChange?.(stateChange.number, stateChange.state);
+      if (stateChange) {
+        stateChanges.push(stateChange);
+        this.onStateChange?.(stateChange.number, stateChange.state);
+      }
       for (const write of writes)
         if (write.table === "meta") this.meta.set("closedSeq", write.value);
       this.graph.write(writes);
@@ -236,7 +245,7 @@ export class RepoStore {
       }
     }
     if (changes.length > 0) this.version += 1;
-    return { changes, graphChanged };
+    return { changes, graphChanged, stateChanges };
   }
 
   /**
@@ -292,6 +301,27 @@ export class RepoStore {
 
   openMarkerComments(): MarkerCommentRow[] {
     return this.reads.openMarkerComments();
+  }
+
+  issueState(
+    number: number,
+  ): { state: "open" | "closed"; closedAt: string | null; updatedAt: string } | null {
+    return this.reads.issueState(number);
+  }
+
+  /** The stored spelling of each cross-repository blocker named by a present edge, by lower-cased ref. */
+  presentBlockerRefs(refs: readonly string[]): Map<string, string> {
+    return this.reads.presentBlockerRefs(refs);
+  }
+
+  /** Open issues with a stored marker comment or carrying `label`: whose comments a full reconcile re-reads. */
+  openIssuesWithMarkersOrLabel(label: string): number[] {
+    return this.reads.openIssuesWithMarkersOrLabel(label);
+  }
+
+  /** Which of `numbers` are stored open issues. */
+  openAmong(numbers: readonly number[]): number[] {
+    return this.reads.openAmong(numbers);
   }
 
   /**

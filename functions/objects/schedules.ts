@@ -13,7 +13,9 @@ export type ScheduleName =
   /** Writes owed for the fleet: IDD mirror markers, processing labels, dead letters. */
   | "fleet"
   /** Asks GitHub whether IDD marker authors have write access. */
-  | "trust";
+  | "trust"
+  /** Tells the installation's other repositories of closes and reopens here (cross-repo.ts). */
+  | "cross-repo";
 
 /** How long a taken schedule stays leased: longer than any alarm run can last. */
 const LEASE_MS = 10 * 60_000;

@@ -60,7 +60,10 @@ export const webhookRoutes = new Hono<{ Bindings: Env }>().post("/webhooks/githu
     { id: deliveryId, event, receivedMs },
     routed.repo,
     routed.events,
-    routed.repositoryAction,
+    {
+      ...(routed.repositoryAction ? { repositoryAction: routed.repositoryAction } : {}),
+      ...(routed.confirmIssueRemoved ? { confirmIssueRemoved: routed.confirmIssueRemoved } : {}),
+    },
   );
   return c.json({ status: outcome }, outcome === "ignored" ? 202 : 200);
 });

@@ -57,6 +57,11 @@ export interface RequestSpec {
    * 5xx, network error or timeout, because the first attempt may have been applied.
    */
   idempotent: boolean;
+  /**
+   * `manual`: a 3xx is answered as it is (status and `location`), not followed. Confirming a
+   * removal needs it: a 301 for an issue means it was transferred.
+   */
+  redirect?: "manual";
 }
 
 export interface GitHubResponse<T> {
@@ -274,7 +279,7 @@ export class GitHubClient {
         const res = await this.octokit.request(route, {
           ...params,
           headers: spec.headers,
-          request: { signal },
+          request: { signal, ...(spec.redirect ? { redirect: spec.redirect } : {}) },
         });
         const headers = res.headers as Record<string, string | undefined>;
         this.observe(templ, headers);
@@ -295,6 +300,7 @@ export class GitHubClient {
             attempts: attempt,
             reason: failure.reason,
             outcome: method === "GET" ? undefined : TRANSIENT.has(kind) ? "unknown" : "not-applied",
+            ...(failure.headers.date ? { responseDate: failure.headers.date } : {}),
             ...extra,
           });
         const limit =

@@ -36,6 +36,8 @@ export interface GitHubErrorDetails {
   reason: string;
   retryAfterMs?: number;
   outcome?: WriteOutcome;
+  /** The answer's `Date` header, when there was an answer (a removal is stamped with it). */
+  responseDate?: string;
 }
 
 /** Every failure of shared/github surfaces as this error: which request failed and why. */
@@ -49,6 +51,7 @@ export class GitHubApiError extends Error {
   readonly reason: string;
   readonly retryAfterMs: number | undefined;
   readonly outcome: WriteOutcome | undefined;
+  readonly responseDate: string | undefined;
 
   constructor(details: GitHubErrorDetails) {
     const status = details.status === null ? "" : ` (HTTP ${details.status})`;
@@ -70,6 +73,7 @@ export class GitHubApiError extends Error {
     this.reason = details.reason;
     this.retryAfterMs = details.retryAfterMs;
     this.outcome = details.outcome;
+    this.responseDate = details.responseDate;
   }
 }
 

@@ -16,6 +16,11 @@ export type RoutedWebhook =
       events: GraphEvent[];
       /** A `repository` event's action: the repository is read again by id before anything changes. */
       repositoryAction?: RepositoryAction;
+      /**
+       * An issue said to be deleted or transferred away: recorded, and removed only once GitHub
+       * confirms it (a replayed or relabelled delivery must not remove an issue that exists).
+       */
+      confirmIssueRemoved?: number;
     }
   | { kind: "installation"; installationId: number; change: LifecycleChange }
   | { kind: "skip"; reason: string };
@@ -129,13 +134,7 @@ export function routeWebhook(webhook: HandledWebhook, receivedAt: string): Route
     case "issues": {
       const payload = p as WebhookPayload<"issues", "labeled">;
       if (action === "deleted" || action === "transferred") {
-        return routed([
-          {
-            type: "issue-removed",
-            number: payload.issue.number,
-            at: latest(payload.issue.updated_at, receivedAt),
-          },
-        ]);
+        return { kind: "repository", repo, events: [], confirmIssueRemoved: payload.issue.number };
       }
       const events: GraphEvent[] = [{ type: "issue", issue: issueRecord(payload.issue) }];
       if ((action === "labeled" || action === "unlabeled") && payload.label) {

@@ -552,6 +552,15 @@ export function mergeEvent(event: GraphEvent, stored: Stored): MergeResult {
           { table: "comments", op: "delete", id: event.id },
         ]);
       }
+      // The same comment again (a replay, or a reconcile re-reading it): nothing to change.
+      if (
+        row &&
+        at === row.updatedMs &&
+        row.body === event.body &&
+        (event.association ?? row.association) === row.association
+      ) {
+        return NOTHING;
+      }
       // Who wrote it and when never change; an edit brings a new body (and maybe the association).
       return comment(`marker comment ${event.id} on #${event.number}`, [
         {

@@ -66,6 +66,8 @@ describe("InstallationObject lifecycle", () => {
     expect(await stub.ingest(delivery, { ...repo!, installationId }, [])).toBe("ignored");
     expect(await stub.armReconcile()).toBe(false);
 
+    // A deletion is applied once GitHub confirms it: uninstalled there first.
+    await sim(`/installations/${installationId}`, { method: "DELETE", body: {} });
     await inst.lifecycle(installationId, "d", { kind: "deleted" }, NOW);
     await runDurableObjectAlarm(inst);
     expect((await stub.graph()).stats.issues).toBe(0);
@@ -90,6 +92,7 @@ describe("the scheduled handler", () => {
     const inst = installationStub(installationId);
     await inst.lifecycle(installationId, "c14", { kind: "created", account: "life-c", repos }, NOW);
     await runDurableObjectAlarm(inst);
+    await sim(`/installations/${installationId}/repositories`, { body: { remove: ["cron-b"] } });
     await inst.lifecycle(installationId, "r14", { kind: "repos-removed", repos: [repos[1]!] }, NOW);
     await runDurableObjectAlarm(inst);
     for (const repo of repos) await settle(repoStub(repo.id));

@@ -277,6 +277,8 @@ describe("lifecycle", () => {
     const repos = [{ id: 990101, fullName: "gone/app" }];
     await inst.lifecycle(990001, "c", { kind: "created", account: "gone", repos }, Date.now());
     await inst.lifecycle(990001, "d", { kind: "deleted" }, Date.now());
+    // Applied once GitHub confirms it (the simulator has no installation 990001: 404).
+    await runDurableObjectAlarm(inst);
     await inst.lifecycle(990001, "u", { kind: "unsuspended" }, Date.now());
     await inst.lifecycle(
       990001,

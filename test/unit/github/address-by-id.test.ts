@@ -1,0 +1,42 @@
+// A RepoObject's client addresses its repository by id (issue 9 fix 1): requests naming it go to
+// `/repositories/{id}`, anything else is left alone.
+import { describe, expect, it } from "vitest";
+import { addressById } from "../../../shared/github/client.ts";
+
+const pinned = { id: 1001, fullName: "Acme/App" };
+
+describe("addressById", () => {
+  it("sends a route naming the pinned repository (any case) by id", () => {
+    expect(
+      addressById(
+        "POST /repos/{owner}/{repo}/issues/{issue_number}/labels",
+        { owner: "acme", repo: "app", issue_number: 5, labels: ["x"] },
+        pinned,
+      ),
+    ).toEqual({
+      route: "POST /repositories/{repository_id}/issues/{issue_number}/labels",
+      params: { repository_id: 1001, issue_number: 5, labels: ["x"] },
+    });
+    expect(
+      addressById("GET /repos/{owner}/{repo}", { owner: "ACME", repo: "APP" }, pinned),
+    ).toEqual({ route: "GET /repositories/{repository_id}", params: { repository_id: 1001 } });
+  });
+
+  it("leaves other repositories, other routes and unpinned clients alone", () => {
+    const other = { owner: "acme", repo: "lib", issue_number: 1 };
+    const route = "GET /repos/{owner}/{repo}/issues/{issue_number}";
+    expect(addressById(route, other, pinned)).toEqual({ route, params: other });
+    expect(
+      addressById("GET /app/installations/{installation_id}", { installation_id: 3 }, pinned),
+    ).toEqual({
+      route: "GET /app/installations/{installation_id}",
+      params: { installation_id: 3 },
+    });
+    const own = { owner: "acme", repo: "app", issue_number: 1 };
+    expect(addressById(route, own, undefined)).toEqual({ route, params: own });
+    // `/repos/{owner}/{repository}`-like lookalikes are not rewritten.
+    expect(
+      addressById("GET /repositories/{repository_id}", { repository_id: 7 }, pinned).route,
+    ).toBe("GET /repositories/{repository_id}");
+  });
+});
