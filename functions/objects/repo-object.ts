@@ -629,11 +629,14 @@ export class RepoObject extends DurableObject<Env> {
           id: identity.repoId,
           fullName: identity.fullName,
         });
-        await directory(this.env).upsert([{ ...identity, status }], nowMs);
         if (status !== "active") {
-          await this.setLifecycle({ ...identity, status });
+          // The directory follows the outcome this object accepted, never the request.
+          if ((await this.setLifecycle({ ...identity, status })) === "applied") {
+            await directory(this.env).upsert([this.store.identity()!], nowMs);
+          }
           return;
         }
+        await directory(this.env).upsert([identity], nowMs);
         await this.checkRepository(identity);
         await this.confirmIssueRemovals();
         return;

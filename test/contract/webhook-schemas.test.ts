@@ -61,6 +61,11 @@ function mutations(
         { path: ["repository", "id"], value: undefined, expectPath: "repository.id" },
         { path: ["commits"], value: "none", expectPath: "commits" },
       ];
+    case "repository":
+      return [
+        { path: ["repository", "id"], value: "42", expectPath: "repository.id" },
+        { path: ["sender"], value: undefined, expectPath: "sender" },
+      ];
     case "label":
       return [
         { path: ["label", "name"], value: 7, expectPath: "label.name" },
@@ -89,6 +94,7 @@ describe("webhook schemas (shared/github/webhooks.ts)", () => {
       "issues",
       "label",
       "push",
+      "repository",
     ]);
   });
 
