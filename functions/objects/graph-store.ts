@@ -170,8 +170,12 @@ export class GraphStore {
           }
           break;
         case "tombstones":
-          sql`INSERT INTO tombstones (number, at_ms) VALUES (${w.row.number}, ${w.row.atMs})
-            ON CONFLICT (number) DO UPDATE SET at_ms = excluded.at_ms`;
+          if (w.op === "upsert") {
+            sql`INSERT INTO tombstones (number, at_ms) VALUES (${w.row.number}, ${w.row.atMs})
+              ON CONFLICT (number) DO UPDATE SET at_ms = excluded.at_ms`;
+          } else {
+            sql`DELETE FROM tombstones WHERE number = ${w.number}`;
+          }
           break;
         case "parents":
           if (w.op === "upsert") {

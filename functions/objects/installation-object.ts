@@ -111,24 +111,43 @@ export class InstallationObject extends DurableObject<Env> {
       if (this.journal.hasDelivery(deliveryId)) return "duplicate" as const;
       this.journal.recordDelivery(deliveryId, nowMs);
       this.journal.pruneDeliveries(nowMs);
-      this.setMeta("installationId", String(installationId));
-      if (change.kind === "deleted") {
-        this.setMeta("confirmDeleted", String(nowMs));
-        return "applied" as const;
-      }
-      if (change.kind === "repos-removed") {
-        for (const repo of change.repos) {
-          this.sql`INSERT INTO confirm_removed (repo_id, full_name, received_ms)
-            VALUES (${repo.id}, ${repo.fullName}, ${nowMs})
-            ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name`;
-        }
-        return "applied" as const;
-      }
-      this.applyChange(change);
+      this.record(installationId, change, nowMs);
       return "applied" as const;
     });
     if (outcome === "applied") await this.ctx.storage.setAlarm(nowMs);
     return outcome;
+  }
+
+  /**
+   * The cron's installation check found GitHub disagreeing with what this repository holds (a
+   * move, removal or addition whose webhooks were lost; functions/installation-check.ts): the
+   * change goes the way its webhook would have, a removal confirmed with GitHub again.
+   */
+  async coverageChanged(
+    installationId: number,
+    change: Extract<LifecycleChange, { kind: "repos-added" | "repos-removed" }>,
+    nowMs: number,
+  ): Promise<void> {
+    this.ctx.storage.transactionSync(() => this.record(installationId, change, nowMs));
+    await this.ctx.storage.setAlarm(nowMs);
+  }
+
+  /** A change as received: deletions and removals wait for GitHub's confirmation. */
+  private record(installationId: number, change: LifecycleChange, nowMs: number): void {
+    this.setMeta("installationId", String(installationId));
+    if (change.kind === "deleted") {
+      this.setMeta("confirmDeleted", String(nowMs));
+      return;
+    }
+    if (change.kind === "repos-removed") {
+      for (const repo of change.repos) {
+        this.sql`INSERT INTO confirm_removed (repo_id, full_name, received_ms)
+          VALUES (${repo.id}, ${repo.fullName}, ${nowMs})
+          ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name`;
+      }
+      return;
+    }
+    this.applyChange(change);
   }
 
   /** Applies a (confirmed) lifecycle change: installation status, repositories, their transitions. */

@@ -12,10 +12,15 @@ import { permissionGrantsWrite } from "../../shared/idd/trust.ts";
 import { removalVerdict } from "../../shared/ingest/confirm.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
 import type { RepositoryAction } from "../../shared/ingest/from-webhook.ts";
+import {
+  type InstallationCheckAction,
+  installationCheckAction,
+} from "../../shared/schedule/installation-check.ts";
 import { reconcileKind, retryDelayMs } from "../../shared/schedule/policy.ts";
 import { retentionCutoffs } from "../../shared/schedule/retention.ts";
 import { type Env, MissingSettingError, numberSetting } from "../env.ts";
 import { installationClient } from "../github-client.ts";
+import { askInstallation } from "../installation-check.ts";
 import { ClaimsStore } from "./claims-store.ts";
 import { refreshConfig } from "./config-sync.ts";
 import {
@@ -446,6 +451,61 @@ export class RepoObject extends DurableObject<Env> {
     this.schedules.ensure("prune", nowMs + DAY_MS);
     await this.schedules.rearm();
     return true;
+  }
+
+  /**
+   * Cron entry, once a day per repository (shared/schedule/installation-check.ts): asks GitHub
+   * which installation covers this repository and, where that differs from what this object or
+   * the directory holds, starts the installation transition its lost webhook would have. The
+   * decision is made on the state read after GitHub answered.
+   */
+  async checkInstallation(): Promise<InstallationCheckAction["kind"] | null> {
+    const before = this.store.identity();
+    if (!before) return null;
+    const answer = await askInstallation(
+      this.env,
+      { id: before.repoId, fullName: before.fullName },
+      before,
+      (installationId) => {
+        const installation = this.installationObject(installationId);
+        return {
+          get: (key) => installation.tokenCacheGet(key),
+          set: (key, value) => installation.tokenCacheSet(key, value),
+        };
+      },
+    );
+    const identity = this.store.identity()!;
+    const action = installationCheckAction(
+      identity,
+      await directory(this.env).get(identity.repoId),
+      answer,
+    );
+    const nowMs = Date.now();
+    // A removed repository keeps no audit log (see `wipe`).
+    if (action.kind !== "none" && identity.status !== "removed") {
+      this.store.audit("installation-check", { answer, action }, nowMs);
+    }
+    const ref = { id: identity.repoId, fullName: identity.fullName };
+    switch (action.kind) {
+      case "directory":
+        await directory(this.env).upsert([identity], nowMs);
+        break;
+      case "removed":
+        await this.installationObject(action.installationId).coverageChanged(
+          action.installationId,
+          { kind: "repos-removed", repos: [ref] },
+          nowMs,
+        );
+        break;
+      case "added":
+        await this.installationObject(action.installationId).coverageChanged(
+          action.installationId,
+          { kind: "repos-added", repos: [{ ...ref, fullName: action.fullName }] },
+          nowMs,
+        );
+        break;
+    }
+    return action.kind;
   }
 
   override async alarm(): Promise<void> {

@@ -29,7 +29,17 @@ export const IssueRecordSchema = SnapshotIssueSchema.pick({
 export type IssueRecord = z.infer<typeof IssueRecordSchema>;
 
 export const GraphEventSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("issue"), issue: IssueRecordSchema }),
+  z.object({
+    type: z.literal("issue"),
+    issue: IssueRecordSchema,
+    /**
+     * When GitHub was read and said the issue exists (a reconcile's fetch start); absent for a
+     * webhook's record. It is evidence of existence newer than a removal stamped before it, so a
+     * fetched record can restore a tombstoned issue, where a webhook's (ordered by `updatedAt`
+     * only) cannot: a late redelivery must not resurrect a deleted issue.
+     */
+    observedAt: instant.optional(),
+  }),
   /** Deleted or transferred away: gone from this repository as of `at`. */
   z.object({ type: z.literal("issue-removed"), number: z.number().int().positive(), at: instant }),
   z.object({

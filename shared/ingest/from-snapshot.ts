@@ -5,6 +5,8 @@ import type { GraphEvent } from "./events.ts";
  * Events that make a repository's store hold what a fetch from GitHub saw at `at`: each
  * issue, its exact parent and blocker set, the cross-repository states, and label events.
  * Stamped with the fetch time, so a webhook that arrived after the fetch started still wins.
+ * Each issue record also carries the fetch time as `observedAt`: GitHub said the issue exists
+ * then, so a removal stamped earlier (a tombstone) no longer hides it.
  */
 export function fetchedEvents(
   issues: readonly SnapshotIssue[],
@@ -27,6 +29,7 @@ export function fetchedEvents(
         labels: issue.labels,
         ...(issue.body !== undefined ? { body: issue.body } : {}),
       },
+      observedAt: at,
     });
     events.push({ type: "parent", child: issue.number, parent: issue.parent ?? null, at });
     events.push({ type: "blockers", issue: issue.number, blockers: issue.blockedBy ?? [], at });

@@ -8,9 +8,10 @@ import { encodeRef, supersedes } from "./merge.ts";
  * How each event changes a repository's stored graph, as a pure function: the store reads the
  * rows an event touches (`rowsTouched`), `mergeEvent` decides, and the store performs the writes
  * it returns. Every rule lives here: the time order of `supersedes`, tombstones (an issue or a
- * comment removed later is never brought back by an older event), close sequencing (each close
- * numbered once, as it is learned), detaches that name the parent they detach from, and which
- * changes are graph changes (they wake the producer).
+ * comment removed later is never brought back by an older event; an issue read from GitHub after
+ * its removal is restored), close sequencing (each close numbered once, as it is learned),
+ * detaches that name the parent they detach from, and which changes are graph changes (they wake
+ * the producer).
  */
 
 /** An issue as stored. `updatedMs` is `updatedAt` in milliseconds, the merge rule's stamp. */
@@ -130,6 +131,8 @@ export type RowWrite =
   | { table: "issues"; op: "labels"; number: number; labels: readonly string[] }
   | { table: "issues"; op: "delete"; number: number }
   | { table: "tombstones"; op: "upsert"; row: IssueTombstone }
+  /** The issue was seen on GitHub after its removal: the tombstone goes. */
+  | { table: "tombstones"; op: "delete"; number: number }
   | { table: "parents"; op: "upsert"; row: ParentRow }
   /** Every parent row naming the issue, as child or as parent. */
   | { table: "parents"; op: "delete-involving"; number: number }
@@ -291,12 +294,34 @@ function closedSeq(
 const sameLabels = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((l, i) => l === b[i]);
 
-/** An issue record over the stored row, unless what is stored is newer or the issue was removed later. */
-function mergeIssue(issue: IssueRecord, stored: Stored): MergeResult {
+/**
+ * An issue record over the stored row, unless what is stored is newer or the issue was removed
+ * later. A record read from GitHub (`observedAt`) after the removal restores the issue and clears
+ * its tombstone: GitHub saying the issue exists is newer evidence than the removal, however the
+ * tombstone was stamped (a receipt time, a full reconcile that did not see it). A webhook's record
+ * is ordered by `updatedAt` only, so a late redelivery cannot resurrect a deleted issue.
+ */
+function mergeIssue(
+  issue: IssueRecord,
+  observedAt: string | undefined,
+  stored: Stored,
+): MergeResult {
   const at = instantMs(issue.updatedAt);
-  if (removedSince(stored, issue.number, at)) return NOTHING;
+  const tombstone = stored.tombstones.find((t) => t.number === issue.number);
+  const restored =
+    tombstone !== undefined && observedAt !== undefined && instantMs(observedAt) > tombstone.atMs;
+  if (!restored && removedSince(stored, issue.number, at)) return NOTHING;
+  const clear: RowWrite[] = restored
+    ? [{ table: "tombstones", op: "delete", number: issue.number }]
+    : [];
   const row = stored.issues.find((r) => r.number === issue.number);
-  if (row && !supersedes(at, row.updatedMs)) return NOTHING;
+  // The stored row is already as new (a tombstone written beside it): only the tombstone goes.
+  const restoredOnly: MergeResult = {
+    writes: clear,
+    change: { description: `issue #${issue.number} restored`, graph: false },
+    stateChange: null,
+  };
+  if (row && !supersedes(at, row.updatedMs)) return restored ? restoredOnly : NOTHING;
   // A source that did not say (a payload without `labels`, a reconcile without bodies) keeps
   // what is stored: an absent list is not an empty one.
   const labels = issue.labels ?? row?.labels ?? [];
@@ -312,9 +337,9 @@ function mergeIssue(issue: IssueRecord, stored: Stored): MergeResult {
     row.updatedAt === issue.updatedAt &&
     (issue.id === null || row.id === issue.id)
   ) {
-    return NOTHING;
+    return restored ? restoredOnly : NOTHING;
   }
-  const writes: RowWrite[] = [];
+  const writes: RowWrite[] = [...clear];
   const seq = closedSeq(issue.state, issue.closedAt, row, stored, writes);
   writes.push({
     table: "issues",
@@ -342,7 +367,7 @@ function mergeIssue(issue: IssueRecord, stored: Stored): MergeResult {
     !sameLabels(row.labels, labels);
   return {
     writes,
-    change: { description: `issue #${issue.number} updated`, graph },
+    change: { description: `issue #${issue.number} ${restored ? "restored" : "updated"}`, graph },
     stateChange:
       row && row.state !== issue.state ? { number: issue.number, state: issue.state } : null,
   };
@@ -374,7 +399,7 @@ export function mergeEvent(event: GraphEvent, stored: Stored): MergeResult {
   const ref = (r: IssueRef) => encodeRef(stored.repo ? canonicalRef(r, stored.repo) : r);
   switch (event.type) {
     case "issue":
-      return mergeIssue(event.issue, stored);
+      return mergeIssue(event.issue, event.observedAt, stored);
     case "issue-removed": {
       const at = instantMs(event.at);
       const existed = stored.issues.some((r) => r.number === event.number);

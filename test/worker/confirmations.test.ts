@@ -1,10 +1,12 @@
 // Destructive changes are confirmed with GitHub before they are applied (spec 6.1, issue 9 fix 2):
 // GitHub signs a delivery's body but not X-GitHub-Event or X-GitHub-Delivery, so a captured
 // delivery replayed under a new id must not remove what still exists.
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { directory } from "../../functions/objects/directory-object.ts";
+import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import { formatInstant } from "../../shared/graph/time.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
 import { WEBHOOK_SECRET } from "./global-setup.ts";
 import {
@@ -159,5 +161,30 @@ describe("deleted and transferred issues", () => {
       "gone",
       "transferred",
     ]);
+  });
+
+  it("a full reconcile restores an issue that exists, whatever stamped its tombstone", async () => {
+    const { stub } = await install({
+      repo: "issue-restores/app",
+      issues: [seedIssue(1, { labels: ["agent:hold"] }), seedIssue(2, { blockedBy: [1] })],
+    });
+    // A tombstone stamped at receipt time an hour ago (as older removals and the full
+    // reconcile's "stored but not seen" were), newer than the issue's last update a day ago.
+    const hourAgo = formatInstant(Math.floor((Date.now() - 3_600_000) / 1000) * 1000);
+    await runInDurableObject(stub, (o: RepoObject) =>
+      o.store.apply([{ type: "issue-removed", number: 1, at: hourAgo }]),
+    );
+    expect((await stub.graph()).stats.issues).toBe(1);
+    await runInDurableObject(stub, (o: RepoObject) => o.schedules.at("reconcile-full", Date.now()));
+    await settle(stub);
+    const snapshot = await runInDurableObject(stub, (o: RepoObject) => o.store.snapshot());
+    expect(snapshot.issues.map((i) => [i.number, i.labels, i.blockedBy ?? []])).toEqual([
+      [1, ["agent:hold"], []],
+      [2, [], [1]],
+    ]);
+    const tombstones = await runInDurableObject(stub, (_o: RepoObject, state) =>
+      state.storage.sql.exec("SELECT number FROM tombstones").toArray(),
+    );
+    expect(tombstones).toEqual([]);
   });
 });

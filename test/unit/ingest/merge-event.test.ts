@@ -72,9 +72,11 @@ function perform(rows: Rows, writes: readonly RowWrite[]): Rows {
           r.number === w.number ? { ...r, labels: w.labels } : r,
         );
       else next.issues = next.issues.filter((r) => r.number !== w.number);
-    } else if (w.table === "tombstones")
-      next.tombstones = upsert(next.tombstones, w.row, (r) => r.number === w.row.number);
-    else if (w.table === "parents") {
+    } else if (w.table === "tombstones") {
+      if (w.op === "upsert")
+        next.tombstones = upsert(next.tombstones, w.row, (r) => r.number === w.row.number);
+      else next.tombstones = next.tombstones.filter((r) => r.number !== w.number);
+    } else if (w.table === "parents") {
       if (w.op === "upsert")
         next.parents = upsert(next.parents, w.row, (r) => r.child === w.row.child);
       else
@@ -153,7 +155,7 @@ const T0 = Date.parse("2026-11-01T00:00:00Z");
 const MARKER = "<!-- claimed-by: a c1 2026-11-29T10:00:00Z branch: issue/1-x supersedes: none -->";
 
 type Action =
-  | { kind: "close" | "reopen" | "delete"; n: number }
+  | { kind: "close" | "reopen" | "delete" | "fetch"; n: number }
   | { kind: "label" | "unlabel"; n: number; label: string }
   | { kind: "attach" | "detach"; p: number; c: number }
   | { kind: "block" | "unblock"; n: number; b: number | string }
@@ -165,6 +167,8 @@ const num = fc.integer({ min: 1, max: N });
 const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({ kind: fc.constantFrom("close", "reopen"), n: num }),
   fc.record({ kind: fc.constant("delete"), n: num }),
+  // A reconcile reads an issue: GitHub says it exists now (its record carries `observedAt`).
+  fc.record({ kind: fc.constant("fetch"), n: num }),
   fc.record({
     kind: fc.constantFrom("label", "unlabel"),
     n: num,
@@ -236,6 +240,11 @@ function history(actions: readonly Action[]): GraphEvent[] {
         i.stateReason = a.kind === "close" ? "completed" : "reopened";
         i.closedAt = a.kind === "close" ? at : null;
         touch(i);
+        break;
+      }
+      case "fetch": {
+        const i = issues.get(a.n);
+        if (i) events.push({ type: "issue", issue: record(i), observedAt: at });
         break;
       }
       case "delete": {
@@ -427,6 +436,49 @@ describe("mergeEvent", () => {
     expect(removed.issues).toEqual([]);
     expect(removed.blockers).toEqual([]);
     expect(removed.tombstones).toEqual([{ number: 8, atMs: Date.parse("2026-11-29T00:00:00Z") }]);
+  });
+
+  it("a fetched record newer than the removal restores the issue; a webhook record stays out", () => {
+    const removed = applyAll([
+      { type: "issue", issue: issue(8, { labels: ["agent:hold"] }) },
+      { type: "issue-removed", number: 8, at: "2026-11-29T00:00:00Z" },
+    ]);
+    const late = { type: "issue", issue: issue(8, { labels: ["agent:hold"] }) } as const;
+    // A late webhook delivery (its updated_at older than the removal) cannot resurrect it.
+    expect(step(removed, late).result).toEqual({ writes: [], change: null, stateChange: null });
+    // Nor can a fetch that began no later than the removal (it may have read the issue before).
+    expect(step(removed, { ...late, observedAt: "2026-11-29T00:00:00Z" }).result.writes).toEqual(
+      [],
+    );
+    // A fetch that began after it: GitHub says the issue exists, newer evidence than the removal.
+    const fetched = { ...late, observedAt: "2026-11-29T00:00:01Z" };
+    const restored = step(removed, fetched);
+    expect(restored.rows.tombstones).toEqual([]);
+    expect(restored.rows.issues.map((r) => [r.number, r.labels])).toEqual([[8, ["agent:hold"]]]);
+    expect(restored.result.change).toEqual({ description: "issue #8 restored", graph: true });
+    // Idempotent, and the edges the same fetch saw are taken again.
+    expect(step(restored.rows, fetched).result.writes).toEqual([]);
+    const linked = applyAll(
+      [{ type: "blocked-by", issue: 9, blocker: 8, present: true, at: "2026-11-28T00:00:00Z" }],
+      restored.rows,
+    );
+    expect(linked.blockers.map((b) => b.blocker)).toEqual(["8"]);
+    // A fetched record clears a tombstone even when the stored row is already as new.
+    const kept = applyAll([
+      { type: "issue", issue: issue(4) },
+      { type: "issue-removed", number: 4, at: "2026-11-29T00:00:00Z" },
+    ]);
+    const row = applyAll([{ type: "issue", issue: issue(4) }]).issues;
+    const both = step(
+      { ...kept, issues: row },
+      {
+        type: "issue",
+        issue: issue(4),
+        observedAt: "2026-11-30T00:00:00Z",
+      },
+    );
+    expect(both.rows.tombstones).toEqual([]);
+    expect(both.rows.issues).toEqual(row);
   });
 
   it("numbers each close once, and a close at a new time (its reopen lost) anew", () => {
