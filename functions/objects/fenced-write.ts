@@ -1,7 +1,7 @@
 import type { BudgetDecision } from "../../shared/budget/write-budget.ts";
 import { fencedWriteProblem } from "../../shared/claims/writes.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
-import { GitHubApiError } from "../../shared/github/errors.ts";
+import { GitHubApiError, RepositoryMismatchError } from "../../shared/github/errors.ts";
 import {
   addLabels,
   addSubIssue,
@@ -24,7 +24,11 @@ interface Call {
   number: number;
   request: FenceRequest;
   op: FencedOp;
-  fullName: string;
+  /**
+   * The repository's current name, read right before the writes (after the budget wait: a
+   * rename may land during it), together with `client`, which addresses that name by id.
+   */
+  fullName: () => string;
   client: () => GitHubClient;
   installation: { reserveWrites(n: number): Promise<BudgetDecision> | BudgetDecision };
   /** The clock fences are judged by (tests pass a virtual one). */
@@ -136,8 +140,11 @@ export async function fencedWrite(
   // The budget wait let other requests in: the claim must still be the live one.
   if (!fleet.currentClaim(number, request, call.now())) return release(staleFence);
 
+  // Name and client read together, after the last wait: the client sends requests naming its
+  // repository's current name by id (and refuses writes naming any other), so a rename during
+  // the budget wait cannot send this write, by the old name, to another repository.
   const client = call.client();
-  const repo = call.fullName;
+  const repo = call.fullName();
   try {
     switch (op.kind) {
       case "comment": {
@@ -193,6 +200,17 @@ export async function fencedWrite(
     }
   } catch (error) {
     release(undefined);
+    if (error instanceof RepositoryMismatchError) {
+      // Refused by the client before anything was sent: the repository's name changed under it.
+      return {
+        status: 409,
+        body: {
+          error: "conflict",
+          reason: "renamed",
+          message: `the repository's name changed while the write waited; nothing was written, retry: ${error.message}`,
+        },
+      };
+    }
     if (error instanceof GitHubApiError) {
       return {
         status: 502,

@@ -4,7 +4,7 @@ import {
   type BudgetDecision,
   decideBudget,
 } from "../../shared/budget/write-budget.ts";
-import { GitHubApiError } from "../../shared/github/errors.ts";
+import { removalVerdict } from "../../shared/ingest/confirm.ts";
 import {
   type InstallationStatus,
   type LifecycleChange,
@@ -13,8 +13,9 @@ import {
   type RepoStatus,
   repoStatusFor,
 } from "../../shared/ingest/lifecycle.ts";
-import type { Env } from "../env.ts";
-import { installationClient } from "../github-client.ts";
+import { retryDelayMs } from "../../shared/schedule/policy.ts";
+import { type Env, MissingSettingError, numberSetting } from "../env.ts";
+import { coveringInstallation, installationOnGitHub } from "../installation-check.ts";
 import { directory } from "./directory-object.ts";
 import { Journal } from "./journal-store.ts";
 import { migrate, type Sql, sqlTag } from "./sql.ts";
@@ -43,7 +44,20 @@ const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       `CREATE TABLE confirm_removed (repo_id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, received_ms INTEGER NOT NULL)`,
     );
   },
+  (sql) => {
+    /** Failed attempts of a row and when it is tried again (doubling backoff, see `retryAt`). */
+    sql.exec(`ALTER TABLE pending ADD COLUMN retry_at_ms INTEGER NOT NULL DEFAULT 0`);
+    sql.exec(`ALTER TABLE confirm_removed ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0`);
+    sql.exec(`ALTER TABLE confirm_removed ADD COLUMN retry_at_ms INTEGER NOT NULL DEFAULT 0`);
+    // An announced deletion recorded before suspensions were confirmed too.
+    sql.exec(
+      `UPDATE meta SET key = 'confirmChange', value = 'deleted' WHERE key = 'confirmDeleted'`,
+    );
+  },
 ];
+
+/** An installation change a webhook announced that waits for GitHub's word (`confirmInstallation`). */
+type AnnouncedChange = "deleted" | "suspended" | "unsuspended";
 
 /**
  * One per installation (named by its numeric id): lifecycle, its repositories, the write budget
@@ -98,8 +112,9 @@ export class InstallationObject extends DurableObject<Env> {
   /**
    * Records a lifecycle change durably and queues the repository transitions it implies; the
    * alarm carries them out, so the webhook is acknowledged without waiting on other objects.
-   * A deletion of the installation or a removal of repositories is only recorded: the alarm
-   * asks GitHub first (`confirmRemovals`), since GitHub signs a delivery's body but not its id.
+   * A deletion, suspension or unsuspension of the installation and a removal of repositories
+   * are only recorded: the alarm asks GitHub first (`confirmInstallation`, `confirmRemovals`),
+   * since GitHub signs a delivery's body but not its id or event name.
    */
   async lifecycle(
     installationId: number,
@@ -132,18 +147,31 @@ export class InstallationObject extends DurableObject<Env> {
     await this.ctx.storage.setAlarm(nowMs);
   }
 
-  /** A change as received: deletions and removals wait for GitHub's confirmation. */
+  /**
+   * A repository found its installation gone on GitHub (`GET /app/installations/{id}` with the
+   * App's JWT answered 404): the deletion whose webhook was lost takes the same path as a
+   * delivered one (confirmed again by the alarm, then applied).
+   */
+  async installationGone(installationId: number, nowMs: number): Promise<void> {
+    this.ctx.storage.transactionSync(() => this.record(installationId, { kind: "deleted" }, nowMs));
+    await this.ctx.storage.setAlarm(nowMs);
+  }
+
+  /** A change as received: deletions, suspensions and removals wait for GitHub's confirmation. */
   private record(installationId: number, change: LifecycleChange, nowMs: number): void {
     this.setMeta("installationId", String(installationId));
-    if (change.kind === "deleted") {
-      this.setMeta("confirmDeleted", String(nowMs));
+    if (change.kind === "deleted" || change.kind === "suspended" || change.kind === "unsuspended") {
+      // The latest announcement is what is asked about; a deletion is never replaced.
+      if (this.meta("confirmChange") !== "deleted") this.setMeta("confirmChange", change.kind);
+      this.setMeta("confirmReceived", String(nowMs));
       return;
     }
     if (change.kind === "repos-removed") {
       for (const repo of change.repos) {
         this.sql`INSERT INTO confirm_removed (repo_id, full_name, received_ms)
           VALUES (${repo.id}, ${repo.fullName}, ${nowMs})
-          ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name`;
+          ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name,
+            received_ms = excluded.received_ms`;
       }
       return;
     }
@@ -170,69 +198,111 @@ export class InstallationObject extends DurableObject<Env> {
           ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status`;
       this
         .sql`INSERT INTO pending (repo_id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
-          ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status, attempts = 0`;
+          ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status,
+            attempts = 0, retry_at_ms = 0`;
     }
   }
 
   /**
-   * Asks GitHub about the removals webhooks announced, with the App's credentials: the
-   * installation (`GET /app/installations/{id}`: 404 confirms its deletion) and each repository
-   * said to be removed (`GET /repositories/{id}` with the installation's token: 404 or 410
-   * confirms it no longer reaches it; 200 means it is still installed and nothing changes).
-   * An answer that is neither stays recorded and is asked again.
+   * When a row that failed `attempts` times is tried again: doubling backoff from
+   * `SCHEDULE_RETRY_BASE_MS` (default 5 s), at most 15 minutes, never sooner than GitHub's
+   * `retry-after` (shared/schedule/policy.ts, as the RepoObject's schedules).
    */
-  private async confirmRemovals(installationId: number): Promise<boolean> {
-    const deleted = this.meta("confirmDeleted");
-    const removed = this.sql<{ repo_id: number; full_name: string }>`
-      SELECT repo_id, full_name FROM confirm_removed ORDER BY repo_id`;
-    if (deleted === undefined && removed.length === 0) return false;
-    const client = installationClient(
-      this.env,
-      installationId,
-      {
-        get: (key) => this.tokens.get(key),
-        set: (key, value) => {
-          this.tokens.set(key, value);
+  private retryAt(attempts: number, error: unknown, nowMs: number): number {
+    const base = numberSetting(this.env.SCHEDULE_RETRY_BASE_MS);
+    return (
+      nowMs +
+      retryDelayMs(
+        attempts,
+        {
+          missingSetting: error instanceof MissingSettingError,
+          retryAfterMs: (error as { retryAfterMs?: number } | null)?.retryAfterMs,
         },
-      },
-      `confirm removals of installation ${installationId}`,
+        base !== undefined
+          ? { baseMs: base, capMs: 15 * 60_000, missingSettingMs: 10 * 60_000 }
+          : undefined,
+      )
     );
-    const gone = async (operation: string, route: string, params: Record<string, unknown>) => {
-      try {
-        await client.send({ operation, route, params, idempotent: true, redirect: "manual" });
-        return false;
-      } catch (error) {
-        if (error instanceof GitHubApiError && error.kind === "not-found") return true;
-        throw error;
+  }
+
+  /**
+   * Asks GitHub about the installation change a webhook announced (`GET /app/installations/{id}`
+   * with the App's JWT, redirects not followed, read by `removalVerdict`): 404 or 410 confirms a
+   * deletion (whatever was announced: a lost `deleted` ends here too); a suspension is applied
+   * only when `suspended_at` is set, an unsuspension only when it is null; anything else
+   * changes nothing. Returns when to ask again after a failure, or null.
+   */
+  private async confirmInstallation(installationId: number, nowMs: number): Promise<number | null> {
+    const announced = this.meta("confirmChange") as AnnouncedChange | undefined;
+    if (announced === undefined) return null;
+    const received = this.meta("confirmReceived");
+    const retryAtMs = Number(this.meta("confirmRetryAtMs") ?? 0);
+    if (retryAtMs > nowMs) return retryAtMs;
+    try {
+      const answer = await installationOnGitHub(this.env, installationId);
+      const verdict = removalVerdict(answer.status);
+      if (verdict === "transferred") {
+        throw new Error(`HTTP ${answer.status} says nothing about installation ${installationId}`);
       }
-    };
-    let retry = false;
-    if (deleted !== undefined) {
-      try {
-        const confirmed = await gone(
-          `confirm the deletion of installation ${installationId}`,
-          "GET /app/installations/{installation_id}",
-          { installation_id: installationId },
-        );
-        this.ctx.storage.transactionSync(() => {
-          this.sql`DELETE FROM meta WHERE key = 'confirmDeleted'`;
-          if (confirmed) this.applyChange({ kind: "deleted" });
-        });
-      } catch (error) {
-        retry = true;
-        console.error(`installation ${installationId}: confirming its deletion failed`, error);
-      }
+      this.ctx.storage.transactionSync(() => {
+        if (verdict === "gone") {
+          this.sql`DELETE FROM confirm_removed`;
+          this.clearConfirmation();
+          this.applyChange({ kind: "deleted" });
+          return;
+        }
+        // A newer announcement arrived meanwhile: it is asked about next (this answer is older).
+        if (this.meta("confirmChange") !== announced || this.meta("confirmReceived") !== received)
+          return;
+        this.clearConfirmation();
+        if (announced === "suspended" && answer.suspended) this.applyChange({ kind: "suspended" });
+        if (announced === "unsuspended" && !answer.suspended) {
+          this.applyChange({ kind: "unsuspended" });
+        }
+      });
+      return null;
+    } catch (error) {
+      const attempts = Number(this.meta("confirmAttempts") ?? 0) + 1;
+      const at = this.retryAt(attempts, error, nowMs);
+      this.setMeta("confirmAttempts", String(attempts));
+      this.setMeta("confirmRetryAtMs", String(at));
+      console.error(
+        `installation ${installationId}: confirming its ${announced} failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
+        error,
+      );
+      return at;
     }
+  }
+
+  private clearConfirmation(): void {
+    this
+      .sql`DELETE FROM meta WHERE key IN ('confirmChange', 'confirmReceived', 'confirmAttempts', 'confirmRetryAtMs')`;
+  }
+
+  /**
+   * Asks GitHub about each repository a webhook (or the cron) said was removed: which
+   * installation covers it (`GET /repositories/{id}/installation` with the App's JWT). None, or
+   * another one, confirms the removal; this one means it is still installed and nothing changes.
+   * (A read with the installation's token cannot tell: any token reads a public repository.)
+   */
+  private async confirmRemovals(installationId: number, nowMs: number): Promise<void> {
+    const removed = this.sql<{
+      repo_id: number;
+      full_name: string;
+      received_ms: number;
+      attempts: number;
+    }>`SELECT repo_id, full_name, received_ms, attempts FROM confirm_removed
+      WHERE retry_at_ms <= ${nowMs} ORDER BY repo_id`;
     for (const row of removed) {
       try {
-        const confirmed = await gone(
+        const covering = await coveringInstallation(
+          this.env,
+          { id: row.repo_id, fullName: row.full_name },
           `confirm the removal of ${row.full_name} from installation ${installationId}`,
-          "GET /repositories/{repository_id}",
-          { repository_id: row.repo_id },
         );
         this.ctx.storage.transactionSync(() => {
           this.sql`DELETE FROM confirm_removed WHERE repo_id = ${row.repo_id}`;
-          if (confirmed) {
+          if (covering?.id !== installationId) {
             this.applyChange({
               kind: "repos-removed",
               repos: [{ id: row.repo_id, fullName: row.full_name }],
@@ -240,29 +310,33 @@ export class InstallationObject extends DurableObject<Env> {
           }
         });
       } catch (error) {
-        retry = true;
+        const attempts = row.attempts + 1;
+        const at = this.retryAt(attempts, error, nowMs);
+        this.sql`UPDATE confirm_removed SET attempts = ${attempts}, retry_at_ms = ${at}
+          WHERE repo_id = ${row.repo_id}`;
         console.error(
-          `installation ${installationId}: confirming ${row.full_name}'s removal failed`,
+          `installation ${installationId}: confirming ${row.full_name}'s removal failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
           error,
         );
       }
     }
-    return retry;
   }
 
   /** Carries out queued repository transitions: the RepoObject first, then its directory entry. */
   override async alarm(): Promise<void> {
     const installationId = Number(this.meta("installationId"));
-    let retry = false;
+    const nowMs = Date.now();
     try {
-      retry = await this.confirmRemovals(installationId);
+      await this.confirmInstallation(installationId, nowMs);
+      await this.confirmRemovals(installationId, nowMs);
       const pending = this.sql<{
         repo_id: number;
         full_name: string;
         status: string;
         attempts: number;
       }>`
-        SELECT repo_id, full_name, status, attempts FROM pending ORDER BY repo_id`;
+        SELECT repo_id, full_name, status, attempts FROM pending
+        WHERE retry_at_ms <= ${nowMs} ORDER BY repo_id`;
       for (const row of pending) {
         const status = row.status as RepoStatus;
         try {
@@ -280,21 +354,30 @@ export class InstallationObject extends DurableObject<Env> {
           // Only clear the row if no newer transition replaced it meanwhile.
           this.sql`DELETE FROM pending WHERE repo_id = ${row.repo_id} AND status = ${row.status}`;
         } catch (error) {
-          retry = true;
-          this.sql`UPDATE pending SET attempts = attempts + 1 WHERE repo_id = ${row.repo_id}`;
+          const attempts = row.attempts + 1;
+          const at = this.retryAt(attempts, error, nowMs);
+          this.sql`UPDATE pending SET attempts = ${attempts}, retry_at_ms = ${at}
+            WHERE repo_id = ${row.repo_id} AND status = ${row.status}`;
           console.error(
-            `installation ${installationId}: repository ${row.full_name} transition failed`,
+            `installation ${installationId}: repository ${row.full_name} transition failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
             error,
           );
         }
       }
     } finally {
-      const left =
-        this.sql`SELECT 1 FROM pending LIMIT 1`.length > 0 ||
-        this.sql`SELECT 1 FROM confirm_removed LIMIT 1`.length > 0 ||
-        this.meta("confirmDeleted") !== undefined;
-      if (left) await this.ctx.storage.setAlarm(Date.now() + (retry ? 30_000 : 0));
+      const next = this.nextAlarmMs();
+      if (next !== null) await this.ctx.storage.setAlarm(next);
     }
+  }
+
+  /** The earliest time a recorded row is due (its backoff over), or null when none is left. */
+  private nextAlarmMs(): number | null {
+    const times = [
+      this.sql<{ at: number | null }>`SELECT MIN(retry_at_ms) AS at FROM pending`[0]?.at,
+      this.sql<{ at: number | null }>`SELECT MIN(retry_at_ms) AS at FROM confirm_removed`[0]?.at,
+      this.meta("confirmChange") !== undefined ? Number(this.meta("confirmRetryAtMs") ?? 0) : null,
+    ].filter((t): t is number => typeof t === "number");
+    return times.length === 0 ? null : Math.max(Date.now(), Math.min(...times));
   }
 
   /**

@@ -23,6 +23,18 @@ export interface ParkedWrite {
   parkedMs: number;
 }
 
+type ParkedRow = {
+  seq: number;
+  op: string;
+  attempts: number;
+  last_error: string | null;
+  parked_ms: number;
+};
+
+/** What makes two label writes the same write: the issue, the label and the action. */
+export const writeKey = (op: Pick<LabelOp, "number" | "label" | "action">): string =>
+  JSON.stringify([op.number, op.label, op.action]);
+
 /**
  * The producer's queued label writes, in order, and the parked ones (kept aside, not in the
  * queue). The only code that runs SQL on `outbox`.
@@ -73,27 +85,44 @@ export class Outbox {
     );
   }
 
-  /** Takes a write out of the queue and keeps it aside. */
+  /**
+   * Takes a write out of the queue and keeps it aside, in place of an earlier parked copy of the
+   * same write (same issue, label and action): one parked row per write, however often it failed.
+   */
   park(seq: number, atMs: number): void {
+    const row = this.sql<{ op: string }>`SELECT op FROM outbox WHERE seq = ${seq}`[0];
+    if (!row) return;
+    const key = writeKey(JSON.parse(row.op) as LabelOp);
+    for (const earlier of this.parked()) {
+      if (earlier.seq !== seq && writeKey(earlier.op) === key) this.remove(earlier.seq);
+    }
     this.sql`UPDATE outbox SET parked_ms = ${atMs} WHERE seq = ${seq}`;
   }
 
-  /** The parked writes, oldest first. */
-  parked(): ParkedWrite[] {
-    return this.sql<{
-      seq: number;
-      op: string;
-      attempts: number;
-      last_error: string | null;
-      parked_ms: number;
-    }>`SELECT seq, op, attempts, last_error, parked_ms FROM outbox WHERE parked_ms IS NOT NULL
-      ORDER BY seq`.map((r) => ({
+  /** The parked writes, oldest first; with `limit`, only the most recent `limit` of them. */
+  parked(limit?: number): ParkedWrite[] {
+    const rows =
+      limit === undefined
+        ? this.sql<ParkedRow>`SELECT seq, op, attempts, last_error, parked_ms FROM outbox
+            WHERE parked_ms IS NOT NULL ORDER BY seq`
+        : this.sql<ParkedRow>`SELECT * FROM (SELECT seq, op, attempts, last_error, parked_ms
+            FROM outbox WHERE parked_ms IS NOT NULL ORDER BY seq DESC LIMIT ${limit})
+            ORDER BY seq`;
+    return rows.map((r) => ({
       seq: r.seq,
       op: JSON.parse(r.op) as LabelOp,
       attempts: r.attempts,
       lastError: r.last_error,
       parkedMs: r.parked_ms,
     }));
+  }
+
+  /** How many writes are parked. */
+  parkedCount(): number {
+    return (
+      this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM outbox WHERE parked_ms IS NOT NULL`[0]?.n ??
+      0
+    );
   }
 
   /** Deletes the writes parked before `beforeMs` and returns them (to be planned again). */

@@ -6,7 +6,7 @@ import { formatInstant, instantMs } from "../../shared/graph/time.ts";
 import { planFromAnalysis } from "../../shared/producer/plan.ts";
 import { writeFailureVerdict } from "../../shared/producer/write-failure.ts";
 import type { ProducerRun } from "./meta-store.ts";
-import type { LabelOp, ParkedWrite } from "./outbox-store.ts";
+import { type LabelOp, type ParkedWrite, writeKey } from "./outbox-store.ts";
 import type { RepoStore } from "./repo-store.ts";
 
 export type { LabelOp };
@@ -68,9 +68,12 @@ export class Producer {
     return this.store.outbox.ops();
   }
 
-  /** Writes set aside after they kept failing; planned again after the next full reconcile. */
-  parked(): ParkedWriteView[] {
-    return this.store.outbox.parked().map((p: ParkedWrite) => ({
+  /**
+   * Writes set aside after they kept failing; planned again after the next full reconcile. With
+   * `limit`, the most recent `limit` of them (`parkedCount` says how many there are).
+   */
+  parked(limit?: number): ParkedWriteView[] {
+    return this.store.outbox.parked(limit).map((p: ParkedWrite) => ({
       number: p.op.number,
       label: p.op.label,
       action: p.op.action,
@@ -79,6 +82,10 @@ export class Producer {
       lastError: p.lastError,
       parkedAt: formatInstant(p.parkedMs),
     }));
+  }
+
+  parkedCount(): number {
+    return this.store.outbox.parkedCount();
   }
 
   /** True while `run` is the recorded run and the repository is active in its generation. */
@@ -116,9 +123,16 @@ export class Producer {
           analysis.kicks.map((k) => k.target).filter((n) => exclusions.suppressed.has(n)),
         );
       }
+      // A write parked since the last full reconcile is not planned again (it would only be
+      // refused and parked again, run after run): the plan after the next full one retries it.
+      const parked = new Set(this.store.outbox.parked().map((p) => writeKey(p.op)));
+      const add = labelPlan.add.filter((c) => !parked.has(writeKey({ ...c, action: "add" })));
+      const remove = labelPlan.remove.filter(
+        (c) => !parked.has(writeKey({ ...c, action: "remove" })),
+      );
       const ops: LabelOp[] = [
-        ...labelPlan.add.map((c) => ({ ...c, action: "add" as const })),
-        ...labelPlan.remove.map((c) => ({ ...c, action: "remove" as const })),
+        ...add.map((c) => ({ ...c, action: "add" as const })),
+        ...remove.map((c) => ({ ...c, action: "remove" as const })),
       ];
       if (ops.length === 0) {
         this.store.updateWatermarks({ producer: { seq: maxSeq, at: now } });
@@ -139,8 +153,8 @@ export class Producer {
         {
           fence,
           causes,
-          add: labelPlan.add,
-          remove: labelPlan.remove,
+          add,
+          remove,
           ...(retried.length > 0 ? { retriedParked: retried.map((p) => p.op) } : {}),
         },
         nowMs,

@@ -20,7 +20,12 @@ import { reconcileKind, retryDelayMs } from "../../shared/schedule/policy.ts";
 import { retentionCutoffs } from "../../shared/schedule/retention.ts";
 import { type Env, MissingSettingError, numberSetting } from "../env.ts";
 import { installationClient } from "../github-client.ts";
-import { askInstallation } from "../installation-check.ts";
+import {
+  askInstallation,
+  coveringInstallation,
+  installationCovers,
+  installationOnGitHub,
+} from "../installation-check.ts";
 import { ClaimsStore } from "./claims-store.ts";
 import { refreshConfig } from "./config-sync.ts";
 import {
@@ -56,6 +61,9 @@ export interface Delivery {
 export type IngestOutcome = "applied" | "unchanged" | "duplicate" | "ignored";
 
 /** Learn first, then write: reconciles before the outbox and the producer in one alarm run. */
+/** The graph API lists this many parked writes at most (the most recent), and counts them all. */
+const PARKED_WRITES_SHOWN = 100;
+
 const HANDLER_ORDER: Record<ScheduleName, number> = {
   sync: 0,
   config: 1,
@@ -106,34 +114,13 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /**
-   * Whether installation `installationId` covers this repository now: its token reads the
-   * repository by id (`GET /repositories/{id}`: 200 yes, 404 no). A repository belongs to one
-   * account and so to at most one installation of the App at a time.
+   * Whether installation `installationId` covers this repository now, asked by id with the
+   * App's JWT (`GET /repositories/{id}/installation`, functions/installation-check.ts). A read
+   * with that installation's token would not tell: any installation token reads a public
+   * repository. A repository belongs to one account and so to at most one installation.
    */
-  private async covers(installationId: number, repoId: number): Promise<boolean> {
-    const installation = this.installationObject(installationId);
-    const operation = `check that installation ${installationId} covers repository ${repoId}`;
-    const client = installationClient(
-      this.env,
-      installationId,
-      {
-        get: (key) => installation.tokenCacheGet(key),
-        set: (key, value) => installation.tokenCacheSet(key, value),
-      },
-      operation,
-    );
-    try {
-      await client.send({
-        operation,
-        route: "GET /repositories/{repository_id}",
-        params: { repository_id: repoId },
-        idempotent: true,
-      });
-      return true;
-    } catch (error) {
-      if (error instanceof GitHubApiError && error.kind === "not-found") return false;
-      throw error;
-    }
+  private covers(installationId: number, repo: { id: number; fullName: string }): Promise<boolean> {
+    return installationCovers(this.env, installationId, repo);
   }
 
   /** A client for this repository's installation; tokens live in the InstallationObject's memory. */
@@ -160,44 +147,53 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /**
-   * Reads the repository by id (`GET /repositories/{id}`): its current name (a rename or a
-   * transfer), archived state and visibility. Gone (404/410, with the installation itself still
-   * there) means deleted or no longer installed: the repository is removed. A webhook never
-   * changes these by itself; it only asks for this read.
+   * First asks GitHub which installation covers the repository (by id, with the App's JWT: a
+   * read with the installation's token cannot tell, any token reads a public repository). None
+   * means deleted or no longer installed: the repository is removed, unless the installation
+   * itself is gone (`GET /app/installations/{id}` 404), which takes the installation's deletion
+   * path. Another installation: the repository moves there (`adoptCandidate`). Then reads the
+   * repository by id (`GET /repositories/{id}`): its current name (a rename or a transfer),
+   * archived state and visibility. A webhook never changes these by itself; it only asks for
+   * this read. The directory follows only a transition this object applied.
    */
   private async checkRepository(identity: RepoIdentity): Promise<void> {
     const generation = this.store.generation();
-    const client = this.client(`read repository ${identity.repoId} (${identity.fullName}) by id`);
-    let repo: { full_name: string; archived?: boolean; private?: boolean };
-    try {
-      repo = (
-        await client.send<{ full_name: string; archived?: boolean; private?: boolean }>({
-          operation: `read repository ${identity.repoId} (${identity.fullName}) by id`,
-          route: "GET /repositories/{repository_id}",
-          params: { repository_id: identity.repoId },
-          idempotent: true,
-        })
-      ).data;
-    } catch (error) {
-      if (!(error instanceof GitHubApiError) || error.kind !== "not-found") throw error;
-      // The repository's 404 could be the installation's: only a live installation makes it
-      // the repository's own answer (the installation's removal reaches it through lifecycle).
-      await client.send({
-        operation: `check installation ${identity.installationId}`,
-        route: "GET /app/installations/{installation_id}",
-        params: { installation_id: identity.installationId },
-        idempotent: true,
-      });
+    const ref = { id: identity.repoId, fullName: identity.fullName };
+    const covering = await coveringInstallation(this.env, ref);
+    if (covering !== null && covering.id !== identity.installationId) {
       if (!this.store.stillActive(generation)) return;
-      this.store.audit(
-        "repository-gone",
-        { repoId: identity.repoId, status: error.status },
-        Date.now(),
-      );
-      await directory(this.env).upsert([{ ...identity, status: "removed" }], Date.now());
-      await this.setLifecycle({ ...identity, status: "removed" });
+      this.store.meta.set("installationCandidate", covering.id);
+      await this.adoptCandidate(identity, Date.now());
       return;
     }
+    if (covering === null) {
+      const installation = await installationOnGitHub(this.env, identity.installationId);
+      if (!this.store.stillActive(generation)) return;
+      if (removalVerdict(installation.status) === "gone") {
+        // A lost `installation.deleted`: the installation's deletion path removes every
+        // repository of it, this one included.
+        await this.installationObject(identity.installationId).installationGone(
+          identity.installationId,
+          Date.now(),
+        );
+        return;
+      }
+      this.store.audit("repository-gone", { repoId: identity.repoId }, Date.now());
+      // The object decides first; the directory follows only what it applied.
+      if ((await this.setLifecycle({ ...identity, status: "removed" })) === "applied") {
+        await directory(this.env).upsert([this.store.identity()!], Date.now());
+      }
+      return;
+    }
+    const client = this.client(`read repository ${identity.repoId} (${identity.fullName}) by id`);
+    const repo = (
+      await client.send<{ full_name: string; archived?: boolean; private?: boolean }>({
+        operation: `read repository ${identity.repoId} (${identity.fullName}) by id`,
+        route: "GET /repositories/{repository_id}",
+        params: { repository_id: identity.repoId },
+        idempotent: true,
+      })
+    ).data;
     const nowMs = Date.now();
     let renamed: RepoIdentity | null = null;
     let resumed = false;
@@ -221,7 +217,12 @@ export class RepoObject extends DurableObject<Env> {
       });
       if (before?.archived === true && !archived) resumed = true;
     });
-    if (renamed) await directory(this.env).upsert([renamed], nowMs);
+    if (renamed) {
+      const { repoId, fullName } = renamed as RepoIdentity;
+      // The installation (lifecycle) and the directory (routes, the cron) follow the new name.
+      await this.installation().registerRepo({ id: repoId, fullName });
+      await directory(this.env).upsert([renamed], nowMs);
+    }
     if (resumed) {
       // Unarchived: plan and write again.
       this.schedules.at("producer", nowMs);
@@ -267,7 +268,10 @@ export class RepoObject extends DurableObject<Env> {
       before &&
       identity.status === "active" &&
       before.installationId !== identity.installationId &&
-      !(await this.covers(identity.installationId, identity.repoId))
+      !(await this.covers(identity.installationId, {
+        id: identity.repoId,
+        fullName: identity.fullName,
+      }))
     ) {
       this.store.audit(
         "installation-refused",
@@ -290,7 +294,11 @@ export class RepoObject extends DurableObject<Env> {
       this.store.audit("lifecycle", { from: before?.status ?? null, to: identity.status }, nowMs);
       // Removed: every stored row goes, this audit entry too (see `wipe` for what stays).
       if (identity.status === "removed") this.wipe();
-      this.store.setIdentity(identity);
+      // The name in a lifecycle payload is a hint (a replayed `added` carries an old one): the
+      // stored name stays, and `sync` reads the repository by id to learn the real one.
+      const renamed = before !== undefined && before.fullName !== identity.fullName;
+      this.store.setIdentity(renamed ? { ...identity, fullName: before.fullName } : identity);
+      if (renamed && identity.status === "active") this.schedules.at("sync", nowMs);
     });
     await this.schedules.rearm();
     return "applied";
@@ -371,22 +379,30 @@ export class RepoObject extends DurableObject<Env> {
         this.schedules.at("sync", delivery.receivedMs);
         return "applied";
       }
-      const { changes, graphChanged, stateChanges } = this.store.applyEvents(events);
+      // A label renamed or deleted is a hint, not a fact: it carries no time to order it against
+      // issue events, and a replayed one would take a hold or needs-human label off every issue.
+      // Stored labels are not rewritten (the producer and the fleet queue keep them); a full
+      // read, now, learns what GitHub says.
+      const isHint = (e: GraphEvent) => e.type === "label-renamed" || e.type === "label-deleted";
+      const hints = events.filter(isHint);
+      const facts = hints.length === 0 ? events : events.filter((e) => !isHint(e));
+      const { changes, graphChanged, stateChanges } = this.store.applyEvents(facts);
       // Closes and reopens here are told to the installation's other repositories (cross-repo.ts).
       recordStateChanges(this.store, this.schedules, stateChanges, delivery.receivedMs);
       this.store.updateWatermarks({ lastEventAt: formatInstant(delivery.receivedMs) });
       if (events.some((e) => e.type === "config-changed"))
         this.schedules.at("config", delivery.receivedMs);
-      // A label renamed or deleted carries no time to order it against issue events: let a full
-      // read settle it.
-      if (events.some((e) => e.type === "label-renamed" || e.type === "label-deleted")) {
-        this.schedules.at("reconcile-full", delivery.receivedMs + 60_000);
-      }
+      if (hints.length > 0) this.schedules.at("reconcile-full", delivery.receivedMs);
       this.store.count("deliveriesApplied");
-      if (changes.length === 0) return "unchanged";
+      if (changes.length === 0 && hints.length === 0) return "unchanged";
       this.store.audit(
         "webhook",
-        { delivery: delivery.id, event: delivery.event, changes },
+        {
+          delivery: delivery.id,
+          event: delivery.event,
+          changes,
+          ...(hints.length > 0 ? { toConfirm: { labels: hints } } : {}),
+        },
         delivery.receivedMs,
       );
       if (graphChanged) this.schedules.at("producer", delivery.receivedMs + this.debounceMs());
@@ -416,8 +432,12 @@ export class RepoObject extends DurableObject<Env> {
     return {
       ...result,
       watermarks,
-      /** Label writes set aside after they kept failing; planned again after a full reconcile. */
-      parkedWrites: this.producer.parked(),
+      /**
+       * Label writes set aside after they kept failing (the 100 most recent; the count says how
+       * many there are); planned again after a full reconcile.
+       */
+      parkedWrites: this.producer.parked(PARKED_WRITES_SHOWN),
+      parkedWritesCount: this.producer.parkedCount(),
       deliveries: {
         applied: this.store.counter("deliveriesApplied"),
         duplicate: this.store.counter("deliveriesDuplicate"),
@@ -550,7 +570,7 @@ export class RepoObject extends DurableObject<Env> {
       clear();
       return false;
     }
-    if (!(await this.covers(candidate, identity.repoId))) {
+    if (!(await this.covers(candidate, { id: identity.repoId, fullName: identity.fullName }))) {
       clear();
       this.store.audit("installation-refused", { installation: candidate }, nowMs);
       return false;
@@ -906,13 +926,14 @@ export class RepoObject extends DurableObject<Env> {
         body: { error: "archived", message: "the repository is archived: it is read-only" },
       };
     }
-    const identity = this.store.identity()!;
+    // The name is read when the write goes out, not now: a rename may land during the budget wait.
+    const fullName = () => this.store.identity()!.fullName;
     return fencedWrite(this.fleet, this.store, {
       number,
       request,
       op,
-      fullName: identity.fullName,
-      client: () => this.client(`write to ${identity.fullName}#${number} for a claim`),
+      fullName,
+      client: () => this.client(`write to ${fullName()}#${number} for a claim`),
       installation: this.installation(),
       now: () => nowMs + (Date.now() - start),
     });

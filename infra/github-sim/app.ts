@@ -205,6 +205,15 @@ export class GitHubSimulator {
     if (identity.kind === "user")
       return !identity.registered || this.state.roleOf(identity.login, repo) !== undefined;
     if (identity.kind === "app") return false;
+    // As on GitHub, any installation token reads a public repository, installed there or not:
+    // a successful read says nothing about which installation covers it.
+    if (!repo.private && this.state.installations.has(identity.installationId)) return true;
+    return this.canWrite(identity, repo);
+  }
+
+  /** Writes need the repository's own installation (or, for a user, what `canRead` allows). */
+  canWrite(identity: Identity, repo: SimRepo): boolean {
+    if (identity.kind !== "installation") return this.canRead(identity, repo);
     const inst = this.state.installations.get(identity.installationId);
     if (!inst) return false;
     return this.state.installationFor(repo)?.id === inst.id;

@@ -61,6 +61,9 @@ export function registerRestRoutes(sim: GitHubSimulator): void {
   const repoFor = (req: ApiRequest): SimRepo => {
     const repo = state.requireRepoOrMoved(req.params.owner!, req.params.repo!);
     if (!sim.canRead(req.identity, repo)) throw new SimHttpError(404, "Not Found");
+    // A public repository outside the token's installation: readable, not writable.
+    if (req.method !== "GET" && !sim.canWrite(req.identity, repo))
+      throw new SimHttpError(403, "Resource not accessible by integration");
     if (repo.archived && req.method !== "GET") throw new SimHttpError(403, ARCHIVED_MESSAGE);
     return repo;
   };

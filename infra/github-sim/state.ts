@@ -254,7 +254,9 @@ export class SimState {
       files: new Map(),
       head: null,
       archived: false,
-      private: false,
+      // Private unless made public (`POST /_sim/repos/{o}/{r}/visibility`): only installations
+      // covering it can read it, which is what most tests assume of an installed repository.
+      private: true,
     };
     this.repos.set(`${owner}/${name}`.toLowerCase(), repo);
     return repo;

@@ -2,7 +2,7 @@
 // (retry-policy.ts), typed errors (errors.ts) and request accounting. Web-standard fetch only.
 import { Octokit } from "@octokit/core";
 import { type GitHubAuth, octokitAuthOptions } from "./auth.ts";
-import { GitHubApiError, type GitHubErrorKind } from "./errors.ts";
+import { GitHubApiError, type GitHubErrorKind, RepositoryMismatchError } from "./errors.ts";
 import { bucketOf, DEFAULT_PACE_BELOW, RateLimitPacer } from "./pacing.ts";
 import {
   backoffMs,
@@ -62,6 +62,11 @@ export interface RequestSpec {
    * removal needs it: a 301 for an issue means it was transferred.
    */
   redirect?: "manual";
+  /**
+   * The request names another repository on purpose. A client pinned to one repository
+   * (`repository` option) refuses any other write naming another repository (see `addressById`).
+   */
+  crossRepository?: boolean;
 }
 
 export interface GitHubResponse<T> {
@@ -98,19 +103,44 @@ const SILENT_LOG = { debug() {}, info() {}, warn() {}, error() {} };
 const BY_NAME = /^(\w+) \/repos\/\{owner\}\/\{repo\}(?=\/|$)/;
 
 /**
+ * A write a client pinned to one repository was asked to send to another repository by name:
+ * most likely its own former name (read before a rename), which may belong to another
+ * repository now. Refused before anything is sent; a RepositoryMismatchError, so the RepoObject
+ * reads its repository again by id before it writes again.
+ */
+export class ForeignRepositoryWriteError extends RepositoryMismatchError {
+  override name = "ForeignRepositoryWriteError";
+  constructor(route: string, named: string, repository: { id: number; fullName: string }) {
+    super({ expectedId: repository.id, foundId: null, fullName: named });
+    this.message = `${route.split(" ")[0]} names ${named}, but this client writes only to repository ${repository.id} (${repository.fullName}): refused, nothing was sent`;
+  }
+}
+
+/**
  * `route` and `params` addressed by repository id when they name `repository` (case-insensitive,
  * as GitHub's names are); anything else unchanged. GitHub serves every `/repos/{owner}/{repo}`
  * route under `/repositories/{id}` too (not in its OpenAPI description; the simulator's
  * contract lists those routes by their name twins).
+ *
+ * A write (any method but GET) naming another repository than `repository` throws
+ * ForeignRepositoryWriteError unless `crossRepository` says it is meant to: a name read before a
+ * rename would otherwise go by name, maybe to another repository that took that name. Reads of
+ * other repositories (cross-repository blockers) go by name as before.
  */
 export function addressById(
   route: string,
   params: Record<string, unknown>,
   repository: { id: number; fullName: string } | undefined,
+  options: { crossRepository?: boolean | undefined } = {},
 ): { route: string; params: Record<string, unknown> } {
   if (!repository || !BY_NAME.test(route)) return { route, params };
   const named = `${String(params.owner)}/${String(params.repo)}`;
-  if (named.toLowerCase() !== repository.fullName.toLowerCase()) return { route, params };
+  if (named.toLowerCase() !== repository.fullName.toLowerCase()) {
+    if (!/^GET /.test(route) && options.crossRepository !== true) {
+      throw new ForeignRepositoryWriteError(route, named, repository);
+    }
+    return { route, params };
+  }
   const { owner: _owner, repo: _repo, ...rest } = params;
   return {
     route: route.replace(BY_NAME, "$1 /repositories/{repository_id}"),
@@ -237,7 +267,9 @@ export class GitHubClient {
   async send<T>(spec: RequestSpec): Promise<GitHubResponse<T>> {
     // Counted under the route as written (the `/repos/{owner}/{repo}` twin), sent by id.
     const templ0 = spec.route;
-    const { route, params } = addressById(spec.route, spec.params ?? {}, this.repository);
+    const { route, params } = addressById(spec.route, spec.params ?? {}, this.repository, {
+      crossRepository: spec.crossRepository,
+    });
     const method = route.split(" ")[0]!;
     const path = route.slice(method.length + 1);
     const described = `${method} ${path.startsWith("http") ? new URL(path).pathname : expand(path, params)}`;

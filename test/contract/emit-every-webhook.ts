@@ -56,8 +56,8 @@ export async function emitEveryWebhook() {
   st.renameRepo(tools, "toolbox", "acme");
   st.setArchived(tools, true, "acme");
   st.setArchived(tools, false, "acme");
-  st.setPrivate(tools, true, "acme");
   st.setPrivate(tools, false, "acme");
+  st.setPrivate(tools, true, "acme");
   st.install("beta", "all", "octocat");
   st.transferRepo(tools, "beta", "acme");
   st.deleteRepo(tools, "beta");

@@ -3,7 +3,9 @@
 // limits, IDD mirroring both ways, and eviction.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { fencedWrite } from "../../functions/objects/fenced-write.ts";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import type { GitHubClient } from "../../shared/github/client.ts";
 import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
 import {
   deliverAll,
@@ -11,6 +13,7 @@ import {
   installationStub,
   labelsOf,
   type repoStub,
+  seed,
   seedIssue,
   settle,
   sim,
@@ -469,6 +472,74 @@ describe("fenced writes", () => {
     );
     expect(snapshot.issues.find((i) => i.number === 1)?.state).toBe("open");
     expect(snapshot.issues.some((i) => i.title === "late sub-issue")).toBe(false);
+  });
+});
+
+describe("fenced writes and renames", () => {
+  /** `name` renamed to `<name>-old` on GitHub, then another repository created under `name`. */
+  async function renameAndReuse(name: string, installationId: number) {
+    await sim(`/repos/${name}/rename`, { body: { name: `${name.split("/")[1]}-old` } });
+    await seed({ repo: name, issues: [seedIssue(1)] }, installationId);
+    await sim("/outbox/drain", { method: "POST" });
+  }
+
+  /** What reading the repository by id (`sync`) records after a rename. */
+  function learnRename(o: RepoObject, fullName: string) {
+    o.store.transaction(() => o.store.setIdentity({ ...o.store.identity()!, fullName }));
+  }
+
+  it("a rename between the budget reservation and the write cannot send the write to the repository that took the old name", async () => {
+    const name = "writes-renamed/app";
+    const { stub, installationId } = await install({ repo: name, issues: [ready(1)] });
+    const fence = (({ claimId, fence }) => ({ claimId, fence }))((await grant(stub, 1, "a")).body);
+    const result = await runInDurableObject(stub, async (o: RepoObject) => {
+      const object = o as unknown as { installation(): unknown };
+      const real = object.installation() as {
+        reserveWrites(n: number): Promise<unknown>;
+        tokenCacheGet(key: string): Promise<string | undefined>;
+        tokenCacheSet(key: string, value: string): Promise<void>;
+      };
+      // The budget wait: the rename lands on GitHub and this object learns it (by id).
+      object.installation = () => ({
+        tokenCacheGet: (key: string) => real.tokenCacheGet(key),
+        tokenCacheSet: (key: string, value: string) => real.tokenCacheSet(key, value),
+        async reserveWrites(n: number) {
+          const granted = await real.reserveWrites(n);
+          await renameAndReuse(name, installationId);
+          learnRename(o, `${name}-old`);
+          return granted;
+        },
+      });
+      return o.write(1, fence, { kind: "comment", body: "written after the rename" });
+    });
+    expect(result.status).toBe(201);
+    expect((await stub.identity())?.fullName).toBe(`${name}-old`);
+    expect(await comments(`${name}-old`, 1)).toContain("written after the rename");
+    expect(await comments(name, 1)).not.toContain("written after the rename");
+  });
+
+  it("the repository's client refuses a write naming another repository (a name read before a rename)", async () => {
+    const name = "writes-stale-name/app";
+    const { stub, installationId } = await install({ repo: name, issues: [ready(1)] });
+    const fence = (({ claimId, fence }) => ({ claimId, fence }))((await grant(stub, 1, "a")).body);
+    await renameAndReuse(name, installationId);
+    await runInDurableObject(stub, (o: RepoObject) => learnRename(o, `${name}-old`));
+    // A caller that read the name before the rename (the defect this guards against).
+    const result = await runInDurableObject(stub, (o: RepoObject) =>
+      fencedWrite(o.fleet, o.store, {
+        number: 1,
+        request: fence,
+        op: { kind: "comment", body: "sent by the old name" },
+        fullName: () => name,
+        client: () =>
+          (o as unknown as { client(operation: string): GitHubClient }).client("stale name"),
+        installation: { reserveWrites: (n: number) => ({ granted: n, retryAtMs: null }) },
+        now: () => Date.now(),
+      }),
+    );
+    expect(result).toMatchObject({ status: 409, body: { error: "conflict", reason: "renamed" } });
+    expect(await comments(name, 1)).not.toContain("sent by the old name");
+    expect(await comments(`${name}-old`, 1)).not.toContain("sent by the old name");
   });
 });
 

@@ -153,4 +153,21 @@ describe("a repository moving between installations", () => {
     await settle(t.stub);
     await expectMoved(t.stub, t.repoId, t.newInstallation, "mv-h/app");
   });
+
+  it("a public repository removed from its installation ends removed", async () => {
+    const { installationId, repoId, repo, stub } = await install({
+      repo: "pub-owner/public",
+      issues: [seedIssue(1)],
+    });
+    // Public: any installation token still reads it, so a read proves nothing.
+    await sim(`/repos/${repo}/visibility`, { body: { private: false } });
+    await deliverAll();
+    await sim(`/installations/${installationId}/repositories`, { body: { remove: ["public"] } });
+    await deliverAll();
+    await runDurableObjectAlarm(installationStub(installationId));
+    await runDurableObjectAlarm(installationStub(installationId));
+    expect((await stub.identity())?.status).toBe("removed");
+    expect((await directory(env).get(repoId))?.status).toBe("removed");
+    expect(repo).toBe("pub-owner/public");
+  });
 });

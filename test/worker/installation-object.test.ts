@@ -2,6 +2,7 @@ import {
   createExecutionContext,
   createScheduledController,
   runDurableObjectAlarm,
+  runInDurableObject,
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -58,6 +59,8 @@ describe("InstallationObject lifecycle", () => {
     await runDurableObjectAlarm(inst);
     const stub = repoStub(repo!.id);
     await settle(stub);
+    // A suspension is applied once GitHub confirms it: suspended there first.
+    await sim(`/installations/${installationId}/suspend`, { body: {} });
     await inst.lifecycle(installationId, "s", { kind: "suspended" }, NOW);
     await runDurableObjectAlarm(inst);
     expect((await stub.status()).schedules).toEqual([]);
@@ -73,6 +76,111 @@ describe("InstallationObject lifecycle", () => {
     expect((await stub.graph()).stats.issues).toBe(0);
     expect((await directory(env).lookup(repo!.fullName))?.status).toBe("removed");
     expect((await inst.status()).status).toBe("deleted");
+  });
+
+  it("a replayed suspend of an active installation changes nothing", async () => {
+    const { installationId, repos } = await onGitHub("life-s", ["susp"]);
+    const inst = installationStub(installationId);
+    await inst.lifecycle(installationId, "cs", { kind: "created", account: "life-s", repos }, NOW);
+    await runDurableObjectAlarm(inst);
+    const stub = repoStub(repos[0]!.id);
+    await settle(stub);
+    await inst.lifecycle(installationId, "replayed-suspend", { kind: "suspended" }, NOW);
+    await runDurableObjectAlarm(inst);
+    expect((await inst.status()).status).toBe("active");
+    expect((await stub.identity())?.status).toBe("active");
+    expect((await directory(env).get(repos[0]!.id))?.status).toBe("active");
+  });
+
+  it("a lost installation.deleted: the repository's check finds it gone and deletes", async () => {
+    const { installationId, repos } = await onGitHub("life-g", ["gone"]);
+    const inst = installationStub(installationId);
+    await inst.lifecycle(installationId, "cg", { kind: "created", account: "life-g", repos }, NOW);
+    await runDurableObjectAlarm(inst);
+    const stub = repoStub(repos[0]!.id);
+    await settle(stub);
+    await sim(`/installations/${installationId}`, { method: "DELETE", body: {} });
+    await sim("/outbox/drain", { method: "POST" }); // the deletion webhook is lost
+    await runInDurableObject(stub, (object: { schedules: { at(n: string, t: number): void } }) =>
+      object.schedules.at("sync", Date.now()),
+    );
+    await settle(stub);
+    await runDurableObjectAlarm(inst);
+    expect((await inst.status()).status).toBe("deleted");
+    expect((await stub.identity())?.status).toBe("removed");
+    expect((await directory(env).get(repos[0]!.id))?.status).toBe("removed");
+  });
+
+  it("a deletion answered 301 is not denied: asked again, applied on 404", async () => {
+    const { installationId, repos } = await onGitHub("life-r", ["redir"]);
+    const inst = installationStub(installationId);
+    await inst.lifecycle(installationId, "cr", { kind: "created", account: "life-r", repos }, NOW);
+    await runDurableObjectAlarm(inst);
+    await sim(`/installations/${installationId}`, { method: "DELETE", body: {} });
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          {
+            method: "GET",
+            path: `/app/installations/${installationId}`,
+            status: 301,
+            headers: { location: "https://example.test/elsewhere" },
+            times: 1,
+          },
+        ],
+      },
+    });
+    await inst.lifecycle(installationId, "dr", { kind: "deleted" }, NOW);
+    await runDurableObjectAlarm(inst);
+    expect((await inst.status()).status).toBe("active");
+    await sim("/faults", { method: "DELETE" });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await runDurableObjectAlarm(inst);
+    expect((await inst.status()).status).toBe("deleted");
+  });
+
+  it("a failing confirmation backs off with doubling delays and counts its attempts", async () => {
+    const { installationId, repos } = await onGitHub("life-f", ["fail"]);
+    const inst = installationStub(installationId);
+    await inst.lifecycle(installationId, "cf", { kind: "created", account: "life-f", repos }, NOW);
+    await runDurableObjectAlarm(inst);
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          {
+            method: "GET",
+            path: `/repositories/${repos[0]!.id}/installation`,
+            status: 500,
+            times: 100,
+          },
+        ],
+      },
+    });
+    await inst.lifecycle(installationId, "rf", { kind: "repos-removed", repos }, NOW);
+    const row = () =>
+      runInDurableObject(inst, (_object: unknown, state: DurableObjectState) =>
+        state.storage.sql
+          .exec<{ attempts: number; retry_at_ms: number }>(
+            "SELECT attempts, retry_at_ms FROM confirm_removed",
+          )
+          .toArray(),
+      );
+    const before = Date.now();
+    await runDurableObjectAlarm(inst);
+    const [first] = await row();
+    expect(first?.attempts).toBeGreaterThanOrEqual(1);
+    // SCHEDULE_RETRY_BASE_MS is 20 in tests: retried in 20 ms, then doubling (not a fixed 30 s).
+    expect(first!.retry_at_ms - before).toBeLessThan(1_000);
+    // The runtime fires the alarm by itself meanwhile: each failure counts and backs off.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const [later] = await row();
+    expect(later!.attempts).toBeGreaterThanOrEqual(2);
+    expect(later!.attempts).toBeLessThanOrEqual(7);
+    // Still recorded: the removal is neither applied nor dropped on errors.
+    expect((await inst.status()).repos[0]?.status).toBe("active");
+    await sim("/faults", { method: "DELETE" });
   });
 
   it("the write budget grants 70 a minute (below GitHub's 80) and defers the rest", async () => {

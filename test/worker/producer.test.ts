@@ -156,6 +156,84 @@ describe("parked writes", () => {
   });
 });
 
+describe("parked writes do not pile up", () => {
+  it("mode all with a permanent 403: the write is parked once, not re-planned by every run until the next full reconcile", async () => {
+    const repo = "prod-403-all/app";
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          {
+            method: "POST",
+            path: `/repos/${repo}/issues/2/labels`,
+            status: 403,
+            body: { message: "Resource not accessible by integration" },
+            times: 10_000,
+          },
+        ],
+      },
+    });
+    const { stub } = await install(
+      { repo, issues: [seedIssue(1), seedIssue(2)] },
+      { ".github/switchyard.yml": "queue:\n  mode: all\n" },
+    );
+    expect(await labelsOf(repo, 1)).toContain("agent:ready");
+    for (let i = 0; i < 4; i++) {
+      await runInDurableObject(stub, async (o: RepoObject) => {
+        o.schedules.at("producer", Date.now());
+        await o.schedules.rearm();
+      });
+      await settle(stub);
+    }
+    const graph = await stub.graph();
+    expect(graph.parkedWrites).toEqual([
+      expect.objectContaining({ number: 2, label: "agent:ready", action: "add" }),
+    ]);
+    expect(graph.parkedWritesCount).toBe(1);
+    const audit = await stub.auditLog(500);
+    expect(audit.filter((a) => a.kind === "producer-write-parked")).toHaveLength(1);
+
+    // The next full reconcile's plan tries it again (and parks it again: still refused).
+    await fullReconcile(stub);
+    const after = (await stub.auditLog(500)).filter((a) => a.kind === "producer-write-parked");
+    expect(after).toHaveLength(2);
+    expect((await stub.graph()).parkedWrites).toHaveLength(1);
+  });
+
+  it("parking replaces an earlier parked copy of the same write; the graph API lists the 100 most recent and counts them all", async () => {
+    const { stub } = await install({ repo: "prod-parked-bound/app", issues: [seedIssue(1)] });
+    await runInDurableObject(stub, (o: RepoObject) => {
+      const outbox = o.store.outbox;
+      const op = (number: number) => ({
+        number,
+        label: "agent:ready",
+        reason: "test",
+        action: "add" as const,
+      });
+      o.store.transaction(() => {
+        for (let fence = 1; fence <= 3; fence++) {
+          outbox.enqueue(9_000 + fence, [op(7)]);
+          outbox.park(outbox.first()!.seq, 1_000 + fence);
+        }
+        for (let n = 100; n < 250; n++) {
+          outbox.enqueue(9_100, [op(n)]);
+          outbox.park(outbox.first()!.seq, 2_000 + n);
+        }
+      });
+    });
+    const graph = await stub.graph();
+    expect(graph.parkedWritesCount).toBe(151);
+    expect(graph.parkedWrites).toHaveLength(100);
+    expect(graph.parkedWrites.map((p) => p.number)).toEqual(
+      Array.from({ length: 100 }, (_, i) => 150 + i),
+    );
+    const sevens = await runInDurableObject(stub, (o: RepoObject) =>
+      o.store.outbox.parked().filter((p) => p.op.number === 7),
+    );
+    expect(sevens).toEqual([expect.objectContaining({ parkedMs: 1_003 })]);
+  });
+});
+
 describe("graph API kicks", () => {
   it("are the kicks of the closes learned since the producer watermark, not of a window", async () => {
     const { stub, repo } = await install({

@@ -6,11 +6,14 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { directory } from "../../functions/objects/directory-object.ts";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
+import { signBody } from "../../shared/webhooks/signature.ts";
+import { WEBHOOK_SECRET } from "./global-setup.ts";
 import {
   deliverAll,
   install,
   installationStub,
   labelsOf,
+  postWebhook,
   repoStub,
   seed,
   seedIssue,
@@ -402,5 +405,53 @@ describe("directory", () => {
       2_000,
     );
     expect((await dir.lookup("reg-dir/gone"))?.repoId).toBe(91_003);
+  });
+});
+
+describe("label events are hints", () => {
+  it("a replayed label.deleted of the hold label keeps a held issue out of the queue and unlabelled", async () => {
+    const repo = "label-replay/app";
+    const { stub, repoId, installationId } = await install(
+      { repo, issues: [seedIssue(1, { labels: ["agent:hold"] }), seedIssue(2)] },
+      { ".github/switchyard.yml": "queue:\n  mode: all\n" },
+    );
+    const queued = async () =>
+      (
+        (await stub.workQueue({ limit: 20 })).body as { items: Array<{ number: number }> }
+      ).items.map((i) => i.number);
+    expect(await queued()).toEqual([2]);
+    expect(await labelsOf(repo, 1)).not.toContain("agent:ready");
+
+    // A captured label.deleted, replayed: the label is still there on GitHub.
+    const body = JSON.stringify({
+      action: "deleted",
+      label: { id: 77, name: "agent:hold", color: "ededed", default: false, description: null },
+      repository: {
+        id: repoId,
+        name: "app",
+        full_name: repo,
+        owner: { login: "label-replay", id: 5 },
+      },
+      installation: { id: installationId },
+      sender: { login: "mallory", id: 66, type: "User" },
+    });
+    const response = await postWebhook(
+      {
+        "x-github-event": "label",
+        "x-github-delivery": crypto.randomUUID(),
+        "content-type": "application/json",
+        "x-hub-signature-256": await signBody(WEBHOOK_SECRET, body),
+      },
+      body,
+    );
+    expect(response.status).toBe(200);
+    // Meanwhile (before any reconcile) the stored hold label stands.
+    expect(await queued()).toEqual([2]);
+    for (let i = 0; i < 3; i++) {
+      await settle(stub);
+      await deliverAll();
+    }
+    expect(await labelsOf(repo, 1)).toEqual(["agent:hold"]);
+    expect(await queued()).toEqual([2]);
   });
 });

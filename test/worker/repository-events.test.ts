@@ -1,7 +1,7 @@
 // `repository` events and addressing by id (spec 6.1, issue 9 fix 1): a RepoObject's requests go
 // to its repository by id, a read by name that answers for another repository stops it until it
 // has read its repository again by id, and a repository event is only a reason to read it.
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { directory } from "../../functions/objects/directory-object.ts";
@@ -11,6 +11,7 @@ import { WEBHOOK_SECRET } from "./global-setup.ts";
 import {
   deliverAll,
   install,
+  installationStub,
   labelsOf,
   postWebhook,
   type repoStub,
@@ -111,6 +112,52 @@ describe("delete, then the name reused", () => {
       expect(await stub.armReconcile(Date.now() + 4 * DAY)).toBe(false);
     });
   }
+});
+
+describe("a name in a lifecycle payload is a hint", () => {
+  it("a replayed installation_repositories.added carrying the old name renames neither the object nor the directory", async () => {
+    const { stub, repoId, installationId } = await install({
+      repo: "replayed-added/app",
+      issues: [seedIssue(1)],
+    });
+    await sim("/repos/replayed-added/app/rename", { body: { name: "app-new" } });
+    await deliverAll();
+    await settle(stub);
+    expect((await stub.identity())?.fullName).toBe("replayed-added/app-new");
+
+    const body = JSON.stringify({
+      action: "added",
+      installation: {
+        id: installationId,
+        account: { login: "replayed-added", id: 5 },
+        repository_selection: "selected",
+      },
+      repository_selection: "selected",
+      repositories_added: [{ id: repoId, name: "app", full_name: "replayed-added/app" }],
+      repositories_removed: [],
+      sender: { login: "mallory", id: 66, type: "User" },
+    });
+    const response = await postWebhook(
+      {
+        "x-github-event": "installation_repositories",
+        "x-github-delivery": crypto.randomUUID(),
+        "content-type": "application/json",
+        "x-hub-signature-256": await signBody(WEBHOOK_SECRET, body),
+      },
+      body,
+    );
+    expect(response.status).toBe(200);
+    await runDurableObjectAlarm(installationStub(installationId));
+
+    // The stored name stays; the object asks GitHub (by id) instead.
+    expect((await stub.identity())?.fullName).toBe("replayed-added/app-new");
+    expect(await directory(env).get(repoId)).toMatchObject({ fullName: "replayed-added/app-new" });
+    expect((await stub.status()).schedules.map((s) => s.name)).toContain("sync");
+    await settle(stub);
+    expect((await stub.identity())?.fullName).toBe("replayed-added/app-new");
+    expect(await directory(env).get(repoId)).toMatchObject({ fullName: "replayed-added/app-new" });
+    expect((await directory(env).lookup("replayed-added/app-new"))?.repoId).toBe(repoId);
+  });
 });
 
 describe("a repository event is a reason to ask GitHub, not a fact", () => {

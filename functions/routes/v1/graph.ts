@@ -31,7 +31,7 @@ const graph = createRoute({
     200: json(
       z.looseObject({}).meta({
         description:
-          "The output of `switchyard scan` (docs/graph.md; `kicks` are those of the closes learned since the producer watermark) plus `watermarks`, `deliveries`, `config` and `parkedWrites`",
+          "The output of `switchyard scan` (docs/graph.md; `kicks` are those of the closes learned since the producer watermark) plus `watermarks`, `deliveries`, `config`, `parkedWrites` (the 100 most recent) and `parkedWritesCount`",
       }),
       "The graph",
     ),

@@ -258,16 +258,17 @@ describe("simulator repository lifecycle", () => {
   });
 
   it("visibility: repository.privatized / publicized with private and visibility", async () => {
+    // Repositories start private.
     const { sim, installationId } = await seeded();
-    const res = await control(sim, "POST", "/repos/acme/app/visibility", { private: true });
-    expect(res.body).toMatchObject({ private: true });
-    const [priv] = await drain(sim);
-    expect(kinds([priv!])).toEqual([`repository.privatized@${installationId}`]);
-    expect(priv!.payload).toMatchObject({ repository: { private: true, visibility: "private" } });
-    await control(sim, "POST", "/repos/acme/app/visibility", { private: false });
+    const res = await control(sim, "POST", "/repos/acme/app/visibility", { private: false });
+    expect(res.body).toMatchObject({ private: false });
     const [pub] = await drain(sim);
     expect(kinds([pub!])).toEqual([`repository.publicized@${installationId}`]);
     expect(pub!.payload).toMatchObject({ repository: { private: false, visibility: "public" } });
+    await control(sim, "POST", "/repos/acme/app/visibility", { private: true });
+    const [priv] = await drain(sim);
+    expect(kinds([priv!])).toEqual([`repository.privatized@${installationId}`]);
+    expect(priv!.payload).toMatchObject({ repository: { private: true, visibility: "private" } });
     expect((await control(sim, "POST", "/repos/acme/app/visibility", {})).status).toBe(400);
   });
 });
