@@ -1,6 +1,24 @@
 import type { TokenCache } from "../shared/github/auth.ts";
 import { GitHubClient } from "../shared/github/client.ts";
+import { RateLimitPacer } from "../shared/github/pacing.ts";
 import { type Env, numberSetting, requireSetting } from "./env.ts";
+
+/**
+ * One pacer per installation in this isolate: an installation token's rate limit is shared by
+ * every repository of the installation and outlives any single operation's client, so the last
+ * `x-ratelimit-*` headers seen by one run still space the next one's requests.
+ */
+const pacers = new Map<number, RateLimitPacer>();
+
+function pacerFor(installationId: number): RateLimitPacer {
+  let pacer = pacers.get(installationId);
+  if (!pacer) {
+    if (pacers.size >= 1_000) pacers.delete(pacers.keys().next().value!);
+    pacer = new RateLimitPacer();
+    pacers.set(installationId, pacer);
+  }
+  return pacer;
+}
 
 /**
  * A GitHub client acting as the App's installation. The installation token is minted with the
@@ -22,6 +40,7 @@ export function installationClient(
     auth: { kind: "app", appId, privateKey, installationId, cache },
     baseUrl: env.GITHUB_API_URL || "https://api.github.com",
     ...(repository ? { repository } : {}),
+    rateLimitState: pacerFor(installationId),
     ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
     // Inside an alarm, wait briefly at most; longer waits become a rescheduled alarm.
     retry: {
