@@ -13,7 +13,8 @@ import type { Schedules } from "./schedules.ts";
 export interface FleetWriteContext {
   client: () => GitHubClient;
   installation: { reserveWrites(n: number): Promise<BudgetDecision> | BudgetDecision };
-  fullName: string;
+  /** The repository's current name, read right before each write (a rename may land meanwhile). */
+  fullName: () => string;
   schedules: Schedules;
   labels: () => LabelNames;
   stillActive: (generation: number) => boolean;
@@ -89,7 +90,6 @@ async function perform(
  * waits behind the other). What became pointless while waiting is never written.
  */
 export async function flushFleetWrites(fleet: Fleet, ctx: FleetWriteContext): Promise<void> {
-  let client: GitHubClient | null = null;
   for (let i = 0; i < WRITES_PER_RUN; i++) {
     if (!ctx.stillActive(ctx.generation)) return;
     const { write, renewAtMs } = fleet.nextWrite(Date.now());
@@ -110,9 +110,11 @@ export async function flushFleetWrites(fleet: Fleet, ctx: FleetWriteContext): Pr
     if (current === null) return;
     const next = Fleet.sameWrite(current, write) || costOf(current) <= cost ? current : null;
     if (next === null) continue;
-    client ??= ctx.client();
+    // Name and client read together, after the budget wait: both address this repository now.
+    const repo = ctx.fullName();
+    const client = ctx.client();
     try {
-      await perform(next, client, ctx.fullName, ctx.labels());
+      await perform(next, client, repo, ctx.labels());
       fleet.writeDone(next, Date.now());
     } catch (error) {
       if (isRetryable(error)) throw error;

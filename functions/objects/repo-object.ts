@@ -799,7 +799,7 @@ export class RepoObject extends DurableObject<Env> {
         await flushFleetWrites(this.fleet, {
           client: () => this.client(`apply the fleet writes of ${identity.fullName}`),
           installation: this.installation(),
-          fullName: identity.fullName,
+          fullName: () => this.store.identity()?.fullName ?? identity.fullName,
           schedules: this.schedules,
           labels: () => this.store.config().labels,
           stillActive: (generation) => this.store.stillActive(generation),
