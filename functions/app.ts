@@ -7,6 +7,7 @@ import { claimRoutes } from "./routes/v1/claims.ts";
 import { graphRoutes } from "./routes/v1/graph.ts";
 import { keyRoutes } from "./routes/v1/keys.ts";
 import { queueRoutes } from "./routes/v1/queue.ts";
+import { scanRoutes } from "./routes/v1/scan.ts";
 import { writeRoutes } from "./routes/v1/writes.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { VERSION } from "./version.ts";
@@ -22,7 +23,8 @@ app
   .route("/", queueRoutes)
   .route("/", claimRoutes)
   .route("/", writeRoutes)
-  .route("/", keyRoutes);
+  .route("/", keyRoutes)
+  .route("/", scanRoutes);
 
 // The fleet API's description (spec 6.4), generated from the route schemas; both are public.
 app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

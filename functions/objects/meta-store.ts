@@ -55,6 +55,8 @@ export interface MetaValues {
    * the other repositories of the installation (functions/objects/cross-repo.ts).
    */
   crossRepoNotices: CrossRepoNotice[];
+  /** When a caller last asked for a reconcile through the API (rate-limited). */
+  scanRequestedMs: number;
   /** Operational counters (deliveries applied, duplicates seen). */
   [counter: `counter:${string}`]: number;
 }

@@ -16,7 +16,7 @@ import {
   type InstallationCheckAction,
   installationCheckAction,
 } from "../../shared/schedule/installation-check.ts";
-import { reconcileKind, retryDelayMs } from "../../shared/schedule/policy.ts";
+import { reconcileKind, retryDelayMs, scanRequestWaitMs } from "../../shared/schedule/policy.ts";
 import { retentionCutoffs } from "../../shared/schedule/retention.ts";
 import { type Env, MissingSettingError, numberSetting } from "../env.ts";
 import { installationClient } from "../github-client.ts";
@@ -464,6 +464,35 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /** Cron entry: reconcile now (fully when a day has passed); keeps the daily prune alive. */
+  /**
+   * `POST /v1/.../scan`: an incremental reconcile now (a full one when a day has passed), at
+   * most once a minute per repository.
+   */
+  async requestScan(nowMs = Date.now()): Promise<FleetResult> {
+    const inactive = this.inactive();
+    if (inactive) return inactive;
+    const wait = scanRequestWaitMs(this.store.meta.get("scanRequestedMs") ?? null, nowMs);
+    if (wait !== null) {
+      const seconds = Math.ceil(wait / 1000);
+      return {
+        status: 429,
+        body: {
+          error: "rate-limited",
+          message: `a reconcile was requested less than a minute ago; retry in ${seconds} s`,
+        },
+        headers: { "retry-after": String(seconds) },
+      };
+    }
+    const kind = reconcileKind(this.store.watermarks().lastFullReconcileAt, nowMs);
+    this.store.transaction(() => {
+      this.store.meta.set("scanRequestedMs", nowMs);
+      this.schedules.at(kind, nowMs);
+      this.store.audit("scan-requested", { kind }, nowMs);
+    });
+    await this.schedules.rearm();
+    return { status: 202, body: { scheduled: kind, at: formatInstant(nowMs) } };
+  }
+
   async armReconcile(nowMs = Date.now()): Promise<boolean> {
     const identity = this.store.identity();
     if (identity?.status !== "active") return false;

@@ -13,6 +13,18 @@ export function reconcileKind(
   return nowMs - Date.parse(lastFullReconcileAt) >= DAY_MS ? "reconcile-full" : "reconcile";
 }
 
+/** At most one API-requested reconcile (`POST /v1/.../scan`) per repository in this interval. */
+export const SCAN_REQUEST_INTERVAL_MS = 60_000;
+
+/**
+ * May a caller ask for a reconcile now? Null when it may; otherwise how long to wait. A full
+ * reconcile is never requested this way: the daily one and `config` pushes cover it.
+ */
+export function scanRequestWaitMs(lastRequestMs: number | null, nowMs: number): number | null {
+  if (lastRequestMs === null || nowMs - lastRequestMs >= SCAN_REQUEST_INTERVAL_MS) return null;
+  return SCAN_REQUEST_INTERVAL_MS - (nowMs - lastRequestMs);
+}
+
 export interface RetryPolicy {
   /** Delay after the first failure; each further failure doubles it. */
   baseMs: number;

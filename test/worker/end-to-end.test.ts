@@ -158,7 +158,7 @@ describe("GET /v1/repos/{owner}/{repo}/graph", () => {
   it("serves the scan, rotates ready per machine, 404s an unknown repository", async () => {
     const { exports } = await import("cloudflare:workers");
     const { fnv1a32 } = await import("../../shared/graph/hash.ts");
-    await install({
+    const { stub } = await install({
       repo: "e2e-api/app",
       issues: [seedIssue(1), seedIssue(2), seedIssue(3), seedIssue(4, { blockedBy: [1] })],
     });
@@ -200,5 +200,22 @@ describe("GET /v1/repos/{owner}/{repo}/graph", () => {
       "https://switchyard.test/v1/repos/e2e-api/app/graph",
     );
     expect(anonymous.status).toBe(401);
+
+    // POST .../scan: a reconcile now, then 429 with Retry-After within the minute.
+    const scan = () =>
+      exports.default.fetch("https://switchyard.test/v1/repos/e2e-api/app/scan", {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+      });
+    const first = await scan();
+    expect(first.status).toBe(202);
+    expect(await first.json()).toMatchObject({ scheduled: "reconcile" });
+    const second = await scan();
+    expect(second.status).toBe(429);
+    expect(Number(second.headers.get("retry-after"))).toBeGreaterThan(0);
+    await settle(stub);
+    const audit = await stub.auditLog(10);
+    expect(audit.some((a) => a.kind === "scan-requested")).toBe(true);
+    expect(audit.some((a) => a.kind === "reconcile" && a.detail.kind === "incremental")).toBe(true);
   });
 });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { reconcileKind, retryDelayMs } from "../../../shared/schedule/policy.ts";
+import {
+  reconcileKind,
+  retryDelayMs,
+  SCAN_REQUEST_INTERVAL_MS,
+  scanRequestWaitMs,
+} from "../../../shared/schedule/policy.ts";
 
 const NOW = Date.parse("2026-11-29T12:00:00Z");
 
@@ -22,5 +27,13 @@ describe("retry delay", () => {
   it("waits at least as long as GitHub asked, and long when a setting is missing", () => {
     expect(retryDelayMs(1, { missingSetting: false, retryAfterMs: 3_000 }, policy)).toBe(3_000);
     expect(retryDelayMs(1, { missingSetting: true }, policy)).toBe(5_000);
+  });
+});
+
+describe("API-requested reconciles", () => {
+  it("at most one a minute per repository; the wait says how long", () => {
+    expect(scanRequestWaitMs(null, 5_000)).toBeNull();
+    expect(scanRequestWaitMs(1_000, 1_000 + SCAN_REQUEST_INTERVAL_MS)).toBeNull();
+    expect(scanRequestWaitMs(1_000, 21_000)).toBe(SCAN_REQUEST_INTERVAL_MS - 20_000);
   });
 });
