@@ -173,11 +173,15 @@ describe("InstallationObject lifecycle", () => {
     expect(first?.attempts).toBeGreaterThanOrEqual(1);
     // SCHEDULE_RETRY_BASE_MS is 20 in tests: retried in 20 ms, then doubling (not a fixed 30 s).
     expect(first!.retry_at_ms - before).toBeLessThan(1_000);
-    // The runtime fires the alarm by itself meanwhile: each failure counts and backs off.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Made due at once (no waiting on the clock), the next failure counts and backs off again.
+    await runInDurableObject(inst, (_object: unknown, state: DurableObjectState) =>
+      state.storage.sql.exec("UPDATE confirm_removed SET retry_at_ms = 0"),
+    );
+    const again = Date.now();
+    await runDurableObjectAlarm(inst);
     const [later] = await row();
-    expect(later!.attempts).toBeGreaterThanOrEqual(2);
-    expect(later!.attempts).toBeLessThanOrEqual(7);
+    expect(later!.attempts).toBeGreaterThan(first!.attempts);
+    expect(later!.retry_at_ms - again).toBeLessThan(1_000);
     // Still recorded: the removal is neither applied nor dropped on errors.
     expect((await inst.status()).repos[0]?.status).toBe("active");
     await sim("/faults", { method: "DELETE" });
