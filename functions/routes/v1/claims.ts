@@ -12,12 +12,7 @@ import {
   ReleaseResponseSchema,
   RepoParamsSchema,
 } from "../../../shared/fleet/schemas.ts";
-import { jsonContent, repoObject, send, v1Router } from "./context.ts";
-
-const body = <T>(schema: T) => ({
-  content: { "application/json": { schema } },
-  required: true,
-});
+import { jsonBody, jsonContent, repoObject, send, v1Router } from "./context.ts";
 
 const errors = {
   400: jsonContent(ErrorBodySchema, "The body or a parameter fails its schema"),
@@ -32,7 +27,7 @@ const claimIssue = createRoute({
   tags: ["Claims"],
   summary: "Claim one issue: a fencing token, a branch and an expiry",
   security: [{ bearer: [] }],
-  request: { params: IssueParamsSchema, body: body(ClaimRequestSchema) },
+  request: { params: IssueParamsSchema, body: jsonBody(ClaimRequestSchema) },
   responses: {
     201: jsonContent(ClaimGrantSchema, "The claim"),
     409: jsonContent(
@@ -49,7 +44,7 @@ const claimNext = createRoute({
   tags: ["Claims"],
   summary: "Claim the queue's first available issue, atomically",
   security: [{ bearer: [] }],
-  request: { params: RepoParamsSchema, body: body(ClaimNextRequestSchema) },
+  request: { params: RepoParamsSchema, body: jsonBody(ClaimNextRequestSchema) },
   responses: {
     201: jsonContent(ClaimGrantSchema, "The claim, with the queue item it took"),
     204: { description: "No work available for this agent" },
@@ -64,7 +59,7 @@ const heartbeat = createRoute({
   tags: ["Claims"],
   summary: "Extend a live claim by its TTL",
   security: [{ bearer: [] }],
-  request: { params: IssueParamsSchema, body: body(HeartbeatRequestSchema) },
+  request: { params: IssueParamsSchema, body: jsonBody(HeartbeatRequestSchema) },
   responses: {
     200: jsonContent(HeartbeatResponseSchema, "The new expiry"),
     409: jsonContent(ErrorBodySchema, "stale-fence: the claim is not live (nothing changed)"),
@@ -78,7 +73,7 @@ const release = createRoute({
   tags: ["Claims"],
   summary: "Release a claim: done, abandoned or failed",
   security: [{ bearer: [] }],
-  request: { params: IssueParamsSchema, body: body(ReleaseRequestSchema) },
+  request: { params: IssueParamsSchema, body: jsonBody(ReleaseRequestSchema) },
   responses: {
     200: jsonContent(ReleaseResponseSchema, "Released"),
     409: jsonContent(ErrorBodySchema, "stale-fence: the claim is not live (nothing changed)"),

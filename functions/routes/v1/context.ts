@@ -65,6 +65,12 @@ export const jsonContent = <T>(schema: T, description: string) => ({
   description,
 });
 
+/** A required JSON request body for `createRoute`. */
+export const jsonBody = <T>(schema: T) => ({
+  content: { "application/json": { schema } },
+  required: true,
+});
+
 /**
  * What a RepoObject fleet call answers, sent as it is (status, JSON body, headers). The object
  * decides the status, so the response is typed loosely; the route's OpenAPI entry documents it.

@@ -1,11 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiErrorSchema } from "../../../shared/auth/schemas.ts";
-import { repoObject, v1Router } from "./context.ts";
-
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  content: { "application/json": { schema } },
-  description,
-});
+import { jsonContent, repoObject, v1Router } from "./context.ts";
 
 /** The graph route's query; the auth middleware checks it too, before any Durable Object. */
 export const GraphQuerySchema = z.object({
@@ -28,17 +23,20 @@ const graph = createRoute({
     query: GraphQuerySchema,
   },
   responses: {
-    200: json(
+    200: jsonContent(
       z.looseObject({}).meta({
         description:
           "The output of `switchyard scan` (docs/graph.md; `kicks` are those of the closes learned since the producer watermark) plus `watermarks`, `deliveries`, `config`, `parkedWrites` (the 100 most recent) and `parkedWritesCount`",
       }),
       "The graph",
     ),
-    400: json(ApiErrorSchema, "A query parameter fails its schema"),
-    401: json(ApiErrorSchema, "No token, a malformed header, or a bad, expired or revoked token"),
-    403: json(ApiErrorSchema, "The token has no access to this repository"),
-    404: json(ApiErrorSchema, "The repository is not installed (answered only after auth)"),
+    400: jsonContent(ApiErrorSchema, "A query parameter fails its schema"),
+    401: jsonContent(
+      ApiErrorSchema,
+      "No token, a malformed header, or a bad, expired or revoked token",
+    ),
+    403: jsonContent(ApiErrorSchema, "The token has no access to this repository"),
+    404: jsonContent(ApiErrorSchema, "The repository is not installed (answered only after auth)"),
   },
 });
 

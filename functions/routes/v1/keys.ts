@@ -9,22 +9,20 @@ import {
   KeyIdSchema,
   KeyListSchema,
 } from "../../../shared/auth/schemas.ts";
-import { repoObject, v1Router } from "./context.ts";
+import { jsonContent, repoObject, v1Router } from "./context.ts";
 
 const RepoParams = z.object({
   owner: z.string().min(1).meta({ example: "acme" }),
   repo: z.string().min(1).meta({ example: "rocket" }),
 });
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  content: { "application/json": { schema } },
-  description,
-});
-
 const errors = {
-  401: json(ApiErrorSchema, "No token, a malformed header, or a bad, expired or revoked token"),
-  403: json(ApiErrorSchema, "The caller may not do this on this repository"),
-  404: json(ApiErrorSchema, "The repository is not installed (answered only after auth)"),
+  401: jsonContent(
+    ApiErrorSchema,
+    "No token, a malformed header, or a bad, expired or revoked token",
+  ),
+  403: jsonContent(ApiErrorSchema, "The caller may not do this on this repository"),
+  404: jsonContent(ApiErrorSchema, "The repository is not installed (answered only after auth)"),
 };
 
 const createKey = createRoute({
@@ -38,8 +36,8 @@ const createKey = createRoute({
     body: { content: { "application/json": { schema: CreateKeyRequestSchema } }, required: true },
   },
   responses: {
-    201: json(CreatedKeySchema, "The new key; `key` is shown this once"),
-    400: json(ApiErrorSchema, "The body fails its schema"),
+    201: jsonContent(CreatedKeySchema, "The new key; `key` is shown this once"),
+    400: jsonContent(ApiErrorSchema, "The body fails its schema"),
     ...errors,
   },
 });
@@ -52,7 +50,7 @@ const listKeys = createRoute({
   security: [{ bearer: [] }],
   request: { params: RepoParams },
   responses: {
-    200: json(KeyListSchema, "Every key, revoked and expired ones included"),
+    200: jsonContent(KeyListSchema, "Every key, revoked and expired ones included"),
     ...errors,
   },
 });
@@ -67,7 +65,7 @@ const revokeKey = createRoute({
   responses: {
     204: { description: "Revoked (revoking again changes nothing)" },
     ...errors,
-    404: json(ApiErrorSchema, "No key with this id, or the repository is not installed"),
+    404: jsonContent(ApiErrorSchema, "No key with this id, or the repository is not installed"),
   },
 });
 

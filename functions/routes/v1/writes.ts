@@ -13,12 +13,7 @@ import {
   SubIssueResponseSchema,
 } from "../../../shared/fleet/schemas.ts";
 import type { FencedOp } from "../../objects/fenced-write.ts";
-import { jsonContent, repoObject, send, v1Router } from "./context.ts";
-
-const body = <T extends ZodType>(schema: T) => ({
-  content: { "application/json": { schema } },
-  required: true,
-});
+import { jsonBody, jsonContent, repoObject, send, v1Router } from "./context.ts";
 
 const errors = {
   400: jsonContent(ErrorBodySchema, "The body fails its schema, or names a label switchyard owns"),
@@ -43,7 +38,7 @@ const fenced = <S extends ZodType, R extends ZodType>(
     tags: ["Fenced writes"],
     summary,
     security: [{ bearer: [] }],
-    request: { params: IssueParamsSchema, body: body(request) },
+    request: { params: IssueParamsSchema, body: jsonBody(request) },
     responses: { [ok]: jsonContent(response, "Written on GitHub"), ...errors },
   });
 
