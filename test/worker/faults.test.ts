@@ -2,7 +2,15 @@
 // and no kick is lost (spec 9, reliability).
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { deliverAll, install, labelsOf, seedIssue, settle, sim } from "./helpers.ts";
+import {
+  deliverAll,
+  failLabelWrites,
+  install,
+  labelsOf,
+  seedIssue,
+  settle,
+  sim,
+} from "./helpers.ts";
 
 type LabelEvents = {
   issues: Array<{ number: number; labelEvents?: Array<{ label: string; action: string }> }>;
@@ -91,14 +99,7 @@ describe("GitHub faults", () => {
       issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
     });
     const before = (await stub.graph()).watermarks.producer;
-    await sim("/faults", {
-      method: "PUT",
-      body: {
-        requests: [
-          { method: "POST", path: `/repos/${repo}/issues/2/labels`, status: 500, times: 12 },
-        ],
-      },
-    });
+    await failLabelWrites(repo, 2, 500, 12);
     await sim(`/repos/${repo}/issues/1/close`, { body: {} });
     await deliverAll();
     await runDurableObjectAlarm(stub);

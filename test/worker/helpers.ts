@@ -142,3 +142,13 @@ export async function labelsOf(fullName: string, number: number): Promise<string
   );
   return snapshot.issues.find((i) => i.number === number)?.labels ?? [];
 }
+
+/** Makes GitHub answer `status` to the next `times` label writes on issue `number` of `repo`. */
+export async function failLabelWrites(repo: string, number: number, status: number, times: number) {
+  await sim("/faults", {
+    method: "PUT",
+    body: {
+      requests: [{ method: "POST", path: `/repos/${repo}/issues/${number}/labels`, status, times }],
+    },
+  });
+}

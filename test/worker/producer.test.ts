@@ -5,7 +5,15 @@ import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import { MAX_WRITE_ATTEMPTS } from "../../shared/producer/write-failure.ts";
-import { deliverAll, install, labelsOf, seedIssue, settle, sim } from "./helpers.ts";
+import {
+  deliverAll,
+  failLabelWrites,
+  install,
+  labelsOf,
+  seedIssue,
+  settle,
+  sim,
+} from "./helpers.ts";
 
 type Stub = Awaited<ReturnType<typeof install>>["stub"];
 
@@ -100,14 +108,7 @@ describe("parked writes", () => {
 
   it("a write failing with 5xx is parked after the bound and planned again after a full reconcile", async () => {
     const { stub, repo } = await install(fanOut("prod-5xx/app"));
-    await sim("/faults", {
-      method: "PUT",
-      body: {
-        requests: [
-          { method: "POST", path: `/repos/${repo}/issues/2/labels`, status: 502, times: 10_000 },
-        ],
-      },
-    });
+    await failLabelWrites(repo, 2, 502, 10_000);
     await sim(`/repos/${repo}/issues/1/close`, { body: {} });
     await deliverAll();
     await settle(stub);
@@ -242,14 +243,7 @@ describe("graph API kicks", () => {
     });
     expect((await stub.graph()).kicks).toEqual([]);
     // Hold the producer's write so its run cannot finish: the kick is still to be done.
-    await sim("/faults", {
-      method: "PUT",
-      body: {
-        requests: [
-          { method: "POST", path: `/repos/${repo}/issues/2/labels`, status: 502, times: 10_000 },
-        ],
-      },
-    });
+    await failLabelWrites(repo, 2, 502, 10_000);
     await sim(`/repos/${repo}/issues/1/close`, { body: {} });
     await deliverAll();
     await settle(stub);
