@@ -1,6 +1,6 @@
 // The Worker under `wrangler dev` (local Durable Object storage) wired to a GitHub simulator on
 // loopback: what `npm start` and the ingress benchmark run. Node-only.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
@@ -16,8 +16,31 @@ export interface LocalStack {
   sim: RunningSimulator;
   workerUrl: string;
   webhookSecret: string;
+  /** The `wrangler dev` process (its workerd runs as a descendant). */
+  workerPid(): number | undefined;
+  /**
+   * Kills the Worker (SIGKILL: a crash, not a shutdown) and starts it again on the same port and
+   * storage: what survives is what a Durable Object had committed.
+   */
+  restartWorker(): Promise<void>;
   /** Stops the Worker and the simulator. */
   close(): Promise<void>;
+}
+
+/** Every process below `pid` (Linux `ps`), deepest last. */
+export function descendants(pid: number | undefined): number[] {
+  if (pid === undefined) return [];
+  let out = "";
+  try {
+    out = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" });
+  } catch {
+    return []; // no children (ps exits 1)
+  }
+  const children = out
+    .split("\n")
+    .map((l) => Number(l.trim()))
+    .filter((n) => n > 0);
+  return children.flatMap((c) => [c, ...descendants(c)]);
 }
 
 export async function freePort(): Promise<number> {
@@ -86,58 +109,91 @@ export async function startLocalStack(
     ...opts.vars,
   };
   // wrangler runs on this same Node: the machine's default `node` may be too old for it.
-  const wrangler: ChildProcess = spawn(
-    process.execPath,
-    [
-      `${root}node_modules/wrangler/bin/wrangler.js`,
-      "dev",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(workerPort),
-      "--persist-to",
-      state,
-      "--test-scheduled",
-      "--show-interactive-dev-session=false",
-      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
-    ],
-    {
-      cwd: root,
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  wrangler.stdout?.pipe(log);
-  wrangler.stderr?.pipe(log);
+  const spawnWorker = (): ChildProcess => {
+    const child = spawn(
+      process.execPath,
+      [
+        `${root}node_modules/wrangler/bin/wrangler.js`,
+        "dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(workerPort),
+        "--persist-to",
+        state,
+        "--test-scheduled",
+        "--show-interactive-dev-session=false",
+        ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    child.once("exit", (code) => {
+      if (!closing && child === wrangler) opts.onWorkerExit?.(code);
+    });
+    return child;
+  };
   let closing = false;
-  wrangler.once("exit", (code) => {
-    if (!closing) opts.onWorkerExit?.(code);
-  });
+  let wrangler = spawnWorker();
   // However this process ends, the Worker must not outlive it.
   const killOnExit = () => {
     if (wrangler.exitCode === null) wrangler.kill("SIGKILL");
   };
   process.on("exit", killOnExit);
-
-  const close = async () => {
-    closing = true;
-    process.off("exit", killOnExit);
-    if (wrangler.exitCode === null) {
-      const exited = new Promise((r) => wrangler.once("exit", r));
-      wrangler.kill("SIGTERM");
-      await exited;
-    }
-    await sim.close();
+  const stopWorker = async (signal: NodeJS.Signals) => {
+    if (wrangler.exitCode !== null || wrangler.signalCode !== null) return;
+    const exited = new Promise((r) => wrangler.once("exit", r));
+    wrangler.kill(signal);
+    await exited;
   };
-  try {
-    await waitFor(
+  const workerUp = () =>
+    waitFor(
       "the Worker to start",
       async () => ((await fetch(`${workerUrl}/healthz`)).ok ? true : undefined),
       120_000,
     );
+
+  const close = async () => {
+    closing = true;
+    process.off("exit", killOnExit);
+    await stopWorker("SIGTERM");
+    await sim.close();
+  };
+  const restartWorker = async () => {
+    // A crash takes wrangler and its workerd with it; the port must be free before the restart.
+    const old = wrangler;
+    const exited = new Promise<void>((resolve) => {
+      if (old.exitCode !== null || old.signalCode !== null) resolve();
+      else old.once("exit", () => resolve());
+    });
+    for (const pid of [...descendants(old.pid), old.pid]) {
+      try {
+        if (pid !== undefined) process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    await exited;
+    wrangler = spawnWorker();
+    await workerUp();
+  };
+  try {
+    await workerUp();
   } catch (error) {
     await close();
     throw new Error(`${(error as Error).message}; see .tmp/${name}-wrangler.log`);
   }
-  return { sim, workerUrl, webhookSecret, close };
+  return {
+    sim,
+    workerUrl,
+    webhookSecret,
+    workerPid: () => wrangler.pid,
+    restartWorker,
+    close,
+  };
 }
