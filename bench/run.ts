@@ -7,8 +7,15 @@ import { claimsBenchmark } from "./claims.ts";
 import { githubEconomy } from "./github-economy.ts";
 import { scanBenchmark } from "./scan.ts";
 import { webhookAck } from "./webhook-ack.ts";
+import { workerScale } from "./worker-scale.ts";
 
-const benchmarks: Benchmark[] = [scanBenchmark, githubEconomy, webhookAck, claimsBenchmark];
+const benchmarks: Benchmark[] = [
+  scanBenchmark,
+  githubEconomy,
+  webhookAck,
+  claimsBenchmark,
+  workerScale,
+];
 
 const only = process.argv.slice(2);
 const cpu = os.cpus()[0]?.model ?? "unknown cpu";

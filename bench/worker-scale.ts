@@ -1,0 +1,282 @@
+// A large repository through the public surfaces (issue 10): the Worker under `wrangler dev`
+// with default settings, the GitHub simulator holding a synthetic repository of 20k and 100k
+// issues with bodies. Reports the first full reconcile (visible in the graph API), workerd's
+// resident memory over idle while it reconciles and while the producer runs, close →
+// `agent:ready`, webhook acknowledgements while the producer plans, and the same reconcile at a
+// GitHub latency of 300 ms a request with the Worker killed and restarted in the middle.
+import { readFileSync } from "node:fs";
+import process from "node:process";
+import { seedSnapshot } from "../infra/github-sim/seed.ts";
+import { descendants, type LocalStack, startLocalStack, waitFor } from "../infra/local-stack.ts";
+import { signBody } from "../shared/webhooks/signature.ts";
+import type { Benchmark } from "./benchmark.ts";
+import { syntheticSnapshot } from "./synthetic.ts";
+import { issuesEdited } from "./webhook-ack.ts";
+
+const SIZES = (process.env.BENCH_SCALE_SIZES ?? "20000,100000").split(",").map(Number);
+/** The size the slow-GitHub run uses (1,000 pages at 300 ms would take many minutes at 100k). */
+const SLOW_SIZE = Number(process.env.BENCH_SCALE_SLOW_SIZE ?? 20_000);
+const LATENCY_MS = 300;
+/** Blocker → blocked pairs added to the repository, one per close → `agent:ready` sample. */
+const CHAINS = 5;
+const ACK_RATE = 20;
+const OWNER = "scale";
+const MiB = 2 ** 20;
+
+const BODY = `${"This synthetic issue body stands in for a real one: steps, context, links. ".repeat(8)}\n<!-- requires: node -->`;
+
+/** Resident memory of every workerd under the Worker's process tree, in bytes. */
+function workerdRss(stack: LocalStack): number {
+  let total = 0;
+  for (const pid of descendants(stack.workerPid())) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      if (!/^Name:\s+workerd/m.test(status)) continue;
+      total += Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+    } catch {
+      // exited
+    }
+  }
+  return total;
+}
+
+/** Samples workerd's RSS every 100 ms until stopped; the peak is what a phase is charged. */
+function rssSampler(stack: LocalStack) {
+  let peak = workerdRss(stack);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, workerdRss(stack));
+  }, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, workerdRss(stack));
+    },
+  };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? Number.NaN : s[Math.floor(s.length / 2)]!;
+};
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(s.length * p))]!;
+};
+
+interface Run {
+  issues: number;
+  latencyMs: number;
+  reconcileS: number;
+  reconcileRssMiB: number;
+  producerRssMiB: number;
+  closeToReadyMs: number[];
+  ackIdle: { p50: number; p99: number };
+  ackProducer: { p50: number; p99: number };
+  restarted: boolean;
+  complete: boolean;
+}
+
+/**
+ * A synthetic repository of `n` issues with ~600-byte bodies, plus `CHAINS` pairs at the end:
+ * an open blocker and an open issue blocked only by it (closing the first readies the second).
+ */
+function repository(n: number, name: string) {
+  const base = syntheticSnapshot(n);
+  const issues = base.issues.map((i) => ({ ...i, body: BODY }));
+  for (let k = 0; k < CHAINS; k++) {
+    const blocker = n + 1 + 2 * k;
+    for (const number of [blocker, blocker + 1]) {
+      issues.push({
+        number,
+        title: `Chain ${k} ${number === blocker ? "blocker" : "blocked"}`,
+        state: "open",
+        stateReason: null,
+        createdAt: "2026-01-01T00:00:00Z",
+        updatedAt: "2026-11-01T00:00:00Z",
+        closedAt: null,
+        labels: [],
+        parent: null,
+        blockedBy: number === blocker ? [] : [blocker],
+        body: BODY,
+      });
+    }
+  }
+  return { ...base, repo: `${OWNER}/${name}`, issues };
+}
+
+async function run(n: number, opts: { latencyMs: number; restart: boolean }): Promise<Run> {
+  const name = `r${n}${opts.latencyMs > 0 ? "slow" : ""}`;
+  const stack = await startLocalStack(`bench-scale-${name}`);
+  try {
+    const state = stack.sim.sim.state;
+    seedSnapshot(state, repository(n, name));
+    const repo = state.requireRepo(OWNER, name);
+    stack.sim.sim.webhooks.pushUrl = `${stack.workerUrl}/webhooks/github`;
+    const token = `ghp_scale${crypto.randomUUID().replace(/-/g, "")}`;
+    const registered = await fetch(`${stack.sim.url}/_sim/users`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        login: "scale-admin",
+        token,
+        repos: { [`${OWNER}/${name}`]: "admin" },
+      }),
+    });
+    if (!registered.ok) throw new Error(`registering the bench user: ${registered.status}`);
+    const auth = { authorization: `Bearer ${token}` };
+    if (opts.latencyMs > 0) {
+      stack.sim.sim.faults.set({
+        requests: [{ path: "**", delayMs: opts.latencyMs, times: 1_000_000_000 }],
+      });
+    }
+    // Idle: the Worker started and answered once, nothing installed.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const idle = workerdRss(stack);
+
+    const graph = async () => {
+      const res = await fetch(`${stack.workerUrl}/v1/repos/${OWNER}/${name}/graph`, {
+        headers: auth,
+      });
+      if (!res.ok) return undefined;
+      return (await res.json()) as {
+        stats: { issues: number };
+        watermarks: { lastFullReconcileAt: string | null };
+      };
+    };
+
+    const reconcileRss = rssSampler(stack);
+    const installed = performance.now();
+    const installation = state.install(OWNER, [name], "scale-admin");
+    let restarted = false;
+    if (opts.restart) {
+      // A crash in the middle: about half the pages read at the given latency.
+      const pages = Math.ceil(n / 100);
+      await new Promise((r) => setTimeout(r, (pages * Math.max(opts.latencyMs, 20)) / 2));
+      await stack.restartWorker();
+      restarted = true;
+    }
+    const reconciled = await waitFor(
+      "the first full reconcile",
+      async () => {
+        const g = await graph();
+        return g?.watermarks.lastFullReconcileAt ? g : undefined;
+      },
+      1_800_000,
+    );
+    const reconcileS = (performance.now() - installed) / 1000;
+    const reconcileRssMiB = (reconcileRss.stop() - idle) / MiB;
+    const complete = reconciled.stats.issues === n + 2 * CHAINS;
+
+    let seq = 0;
+    const ack = async (durationMs: number, during?: () => Promise<void>) => {
+      const latencies: number[] = [];
+      const inflight: Promise<void>[] = [];
+      const started = performance.now();
+      const sideline = during?.();
+      while (performance.now() - started < durationMs) {
+        seq += 1;
+        const body = JSON.stringify(
+          issuesEdited({ id: repo.id, fullName: `${OWNER}/${name}` }, installation.id, seq),
+        );
+        const headers = {
+          "content-type": "application/json",
+          "x-github-event": "issues",
+          "x-github-delivery": `scale-${name}-${seq}`,
+          "x-hub-signature-256": await signBody(stack.webhookSecret, body),
+        };
+        const t0 = performance.now();
+        inflight.push(
+          fetch(`${stack.workerUrl}/webhooks/github`, { method: "POST", body, headers }).then(
+            async (res) => {
+              await res.arrayBuffer();
+              latencies.push(performance.now() - t0);
+            },
+          ),
+        );
+        await new Promise((r) => setTimeout(r, 1000 / ACK_RATE));
+      }
+      await Promise.all(inflight);
+      await sideline;
+      return { p50: pct(latencies, 0.5), p99: pct(latencies, 0.99) };
+    };
+
+    const ackIdle = await ack(5_000);
+    const closeToReadyMs: number[] = [];
+    const producerRss = rssSampler(stack);
+    const ackProducer = await ack(CHAINS * 4_000, async () => {
+      for (let k = 0; k < CHAINS; k++) {
+        const blocker = n + 1 + 2 * k;
+        const blocked = repo.issues.get(blocker + 1)!;
+        const t0 = performance.now();
+        await fetch(`${stack.sim.url}/_sim/repos/${OWNER}/${name}/issues/${blocker}/close`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ actor: "scale-admin" }),
+        });
+        await waitFor(
+          `#${blocker + 1} labelled agent:ready`,
+          async () => (blocked.labels.includes("agent:ready") ? true : undefined),
+          120_000,
+        );
+        closeToReadyMs.push(performance.now() - t0);
+      }
+    });
+    const producerRssMiB = (producerRss.stop() - idle) / MiB;
+    return {
+      issues: n,
+      latencyMs: opts.latencyMs,
+      reconcileS,
+      reconcileRssMiB,
+      producerRssMiB,
+      closeToReadyMs,
+      ackIdle,
+      ackProducer,
+      restarted,
+      complete,
+    };
+  } finally {
+    await stack.close();
+  }
+}
+
+export const workerScale: Benchmark = {
+  name: "worker-scale",
+  async run() {
+    const runs: Run[] = [];
+    for (const n of SIZES) runs.push(await run(n, { latencyMs: 0, restart: false }));
+    runs.push(await run(SLOW_SIZE, { latencyMs: LATENCY_MS, restart: true }));
+    const biggest = runs.filter((r) => r.latencyMs === 0).at(-1)!;
+    const slow = runs.at(-1)!;
+    const fmt = (x: number, d = 0) => x.toFixed(d);
+    return {
+      report: [
+        "wrangler dev with default settings; simulator in this process; bodies of ~600 bytes",
+        "| issues | GitHub latency | restart mid-reconcile | first full reconcile s | per 1,000 issues s | RSS over idle, reconcile MiB | RSS over idle, producer MiB | close → agent:ready median ms (max) | ack p50/p99 idle ms | ack p50/p99 during producer ms | graph complete |",
+        "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|:-:|",
+        ...runs.map(
+          (r) =>
+            `| ${r.issues.toLocaleString("en")} | ${r.latencyMs} ms | ${r.restarted ? "yes" : "no"} | ${fmt(r.reconcileS, 1)} | ${fmt((r.reconcileS * 1000) / r.issues, 2)} | ${fmt(r.reconcileRssMiB)} | ${fmt(r.producerRssMiB)} | ${fmt(median(r.closeToReadyMs))} (${fmt(Math.max(...r.closeToReadyMs))}) | ${fmt(r.ackIdle.p50)}/${fmt(r.ackIdle.p99)} | ${fmt(r.ackProducer.p50)}/${fmt(r.ackProducer.p99)} | ${r.complete ? "yes" : "NO"} |`,
+        ),
+      ],
+      targets: [
+        {
+          name: `RSS growth under 128 MiB at ${biggest.issues} issues (reconcile ${fmt(biggest.reconcileRssMiB)}, producer ${fmt(biggest.producerRssMiB)})`,
+          ok: Math.max(biggest.reconcileRssMiB, biggest.producerRssMiB) < 128,
+        },
+        {
+          name: `close → agent:ready under 2 s at ${biggest.issues} issues (median ${fmt(median(biggest.closeToReadyMs))} ms)`,
+          ok: median(biggest.closeToReadyMs) < 2_000,
+        },
+        {
+          name: `ack p99 during producer runs within 2x of idle at ${biggest.issues} issues`,
+          ok: biggest.ackProducer.p99 <= 2 * Math.max(biggest.ackIdle.p99, 1),
+        },
+        {
+          name: "a reconcile killed in the middle completes after the restart",
+          ok: slow.restarted && slow.complete,
+        },
+      ],
+      figures: { runs },
+    };
+  },
+};
