@@ -31,13 +31,15 @@ export interface GraphIndex {
   edgeCount: number;
   /** `open`/`closed`, or undefined when the snapshot does not know the issue. */
   stateOf(ref: IssueRef): "open" | "closed" | undefined;
+  /** The issues carrying `label`, ascending (open or closed). */
+  withLabel(label: string): readonly number[];
 }
 
 /**
  * Canonical, deduplicated, sorted blockers. Two spellings of one cross-repo issue keep the one
  * that sorts first, so the result does not depend on input order.
  */
-function canonicalBlockers(raw: readonly IssueRef[], repo: string): readonly IssueRef[] {
+export function canonicalBlockers(raw: readonly IssueRef[], repo: string): readonly IssueRef[] {
   if (raw.length === 1 && typeof raw[0] === "number") return raw;
   const seen = new Map<string | number, IssueRef>();
   for (const r of raw) {
@@ -216,5 +218,6 @@ export function indexGraph(snapshot: Snapshot): GraphIndex {
       }
       return external.get(refKey(ref))?.state;
     },
+    withLabel: (label) => sorted.filter((i) => i.labels.includes(label)).map((i) => i.number),
   };
 }

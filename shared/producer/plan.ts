@@ -90,10 +90,11 @@ export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions =
   }
 
   const remove: LabelChange[] = [];
-  for (const issue of graph.sorted) {
-    if (!issue.labels.includes(readyLabel)) continue;
-    const reason = removalReason(issue.state, factsOf(issue.number));
-    if (reason !== null) remove.push({ number: issue.number, label: readyLabel, reason });
+  // Only the labeled issues: a compact analysis makes issue objects one at a time, on demand.
+  for (const number of graph.withLabel(readyLabel)) {
+    const issue = graph.issue(number)!;
+    const reason = removalReason(issue.state, factsOf(number));
+    if (reason !== null) remove.push({ number, label: readyLabel, reason });
   }
 
   add.sort((a, b) => a.number - b.number);

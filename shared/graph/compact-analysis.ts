@@ -1,0 +1,659 @@
+import type { Diagnostic, GraphAnalysis, IssueFacts } from "./analyze.ts";
+import {
+  type CompactGraph,
+  ROLE_HUMAN,
+  ROLE_PROCESSING,
+  ROLE_READY,
+  STATE_CLOSED,
+  STATE_NONE,
+  STATE_OPEN,
+} from "./compact.ts";
+import { rotateForMachine } from "./hash.ts";
+import type { GraphIndex } from "./index.ts";
+import type { Kick, KickKind } from "./kicks.ts";
+import type { Stance } from "./labels.ts";
+import {
+  type ResolvedScanOptions,
+  resolveScanOptions,
+  type ScanOptions,
+  windowOf,
+} from "./options.ts";
+import { canonicalRef, compareRefs, type IssueRef, refKey } from "./refs.ts";
+import type { ScanResult } from "./scan.ts";
+import type { ExternalIssue, Snapshot, SnapshotIssue } from "./snapshot.ts";
+import { formatInstant } from "./time.ts";
+
+/** Facts bits per slot. */
+const READY = 1;
+const HELD = 2;
+const STUCK = 4;
+const EPIC = 8;
+const LOCK = 16;
+const STANCE_SHIFT = 5;
+const STANCES: readonly Stance[] = ["none", "ready", "waiting"];
+
+/** Label-set bits. */
+const HAS_READY = 1;
+const HAS_HUMAN = 2;
+const HAS_PROCESSING = 4;
+const SET_HELD = 8;
+const SET_STUCK = 16;
+const SET_EPIC = 32;
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * The rules of shared/graph/analyze.ts over a `CompactGraph`: the same facts, kicks, cycles and
+ * diagnostics, held in typed arrays indexed by slot. Reverse edges (children, what each issue
+ * blocks) are rebuilt per analysis as compressed rows, so the analysis allocates a handful of
+ * arrays, not one object per issue.
+ */
+export interface CompactAnalysis {
+  graph: CompactGraph;
+  options: ResolvedScanOptions;
+  /** Slots with an issue row, ascending by number; and the open ones. */
+  order: Int32Array;
+  openOrder: Int32Array;
+  flags: Uint8Array;
+  childCount: Int32Array;
+  openChildren: Int32Array;
+  /** Children of a slot: `childSlots[childStart[s] .. childStart[s + 1])`, ascending. */
+  childStart: Int32Array;
+  childSlots: Int32Array;
+  /** Own issues a slot blocks: `blocksSlots[blocksStart[s] .. blocksStart[s + 1])`, ascending. */
+  blocksStart: Int32Array;
+  blocksSlots: Int32Array;
+  /** Own issues blocked by a reference the graph has no issue row for, by `refKey`. */
+  blocksElsewhere: Map<string, number[]>;
+  /** Open (or unknown) blockers per open slot: codes `openPool[openStart[s] .. + openLen[s])`. */
+  openStart: Int32Array;
+  openLen: Int32Array;
+  openPool: Int32Array;
+  kicks: Kick[];
+  diagnostics: Diagnostic[];
+  stats: ScanResult["stats"];
+  /** When the earliest fresh processing lock goes stale: the facts hold until then. */
+  validUntilMs: number;
+}
+
+function labelSetBits(graph: CompactGraph, options: ResolvedScanOptions): Uint8Array {
+  const { labels } = options.config;
+  const bits = new Uint8Array(graph.labelSets.length);
+  for (let id = 0; id < graph.labelSets.length; id++) {
+    const set = graph.labelSets[id]!;
+    if (set.uses === 0) continue;
+    let b = 0;
+    for (const l of set.labels) {
+      if (l === labels.ready) b |= HAS_READY;
+      if (l === labels.needsHuman) b |= HAS_HUMAN;
+      if (l === labels.processing) b |= HAS_PROCESSING;
+      if (l === labels.hold) b |= SET_HELD;
+      if (l === labels.stuck) b |= SET_STUCK;
+      if (l === labels.epicManaged || l.startsWith("epic:")) b |= SET_EPIC;
+    }
+    bits[id] = b;
+  }
+  return bits;
+}
+
+/** Rows of a compressed adjacency from per-row counts; `fill` hands out positions in row order. */
+function rowsFrom(counts: Int32Array): { start: Int32Array; values: Int32Array; fill: Int32Array } {
+  const start = new Int32Array(counts.length + 1);
+  for (let i = 0; i < counts.length; i++) start[i + 1] = start[i]! + counts[i]!;
+  return { start, values: new Int32Array(start[counts.length]!), fill: start.slice(0, -1) };
+}
+
+export function analyzeCompact(
+  graph: CompactGraph,
+  scanOptions: ScanOptions = {},
+): CompactAnalysis {
+  const options = resolveScanOptions({ repo: graph.repo, issues: [] } as Snapshot, scanOptions);
+  const { labels } = options.config;
+  if (!graph.fits(graph.repo, labels)) {
+    throw new Error("the compact graph was built for other label names: rebuild it");
+  }
+  const ttlMs = options.config.locks.processingTtlMinutes * 60_000;
+  const setBits = labelSetBits(graph, options);
+  const size = graph.size;
+  const order = graph.order();
+  const { state, parent, number: numberAt } = graph;
+
+  // State of a blocker code: STATE_OPEN/STATE_CLOSED, or STATE_NONE when nothing says.
+  const ownlessKey = new Map<number, number>();
+  const stateOfCode = (code: number): number => {
+    if (code > 0) {
+      const slot = graph.presentSlot(code);
+      if (slot !== -1) return state[slot]!;
+      let key = ownlessKey.get(code);
+      if (key === undefined) {
+        key = graph.knownKey(`#${code}`);
+        ownlessKey.set(code, key);
+      }
+      return key === -1 ? STATE_NONE : graph.externalState[key]!;
+    }
+    return graph.externalState[graph.spellingKey[-code - 1]!]!;
+  };
+  const keyOfCode = (code: number): string =>
+    code > 0 ? `#${code}` : graph.keys[graph.spellingKey[-code - 1]!]!;
+
+  // Children and what each issue blocks, filled in ascending order so rows come out sorted.
+  const childCounts = new Int32Array(size);
+  const blockCounts = new Int32Array(size);
+  const blocksElsewhere = new Map<string, number[]>();
+  let edges = 0;
+  let openCount = 0;
+  for (let i = 0; i < order.length; i++) {
+    const s = order[i]!;
+    if (state[s] === STATE_OPEN) openCount += 1;
+    const p = parent[s]!;
+    if (p !== 0) {
+      edges += 1;
+      if (p > 0) {
+        const ps = graph.presentSlot(p);
+        if (ps !== -1) childCounts[ps]! += 1;
+      }
+    }
+    const start = graph.blockerStart[s]!;
+    const len = graph.blockerLen[s]!;
+    edges += len;
+    for (let k = start; k < start + len; k++) {
+      const code = graph.blockerPool[k]!;
+      const bs = code > 0 ? graph.presentSlot(code) : -1;
+      if (bs !== -1) blockCounts[bs]! += 1;
+      else {
+        const key = keyOfCode(code);
+        const list = blocksElsewhere.get(key);
+        if (list) list.push(s);
+        else blocksElsewhere.set(key, [s]);
+      }
+    }
+  }
+  const children = rowsFrom(childCounts);
+  const blocks = rowsFrom(blockCounts);
+  for (let i = 0; i < order.length; i++) {
+    const s = order[i]!;
+    const p = parent[s]!;
+    if (p > 0) {
+      const ps = graph.presentSlot(p);
+      if (ps !== -1) children.values[children.fill[ps]!++] = s;
+    }
+    const start = graph.blockerStart[s]!;
+    for (let k = start; k < start + graph.blockerLen[s]!; k++) {
+      const code = graph.blockerPool[k]!;
+      const bs = code > 0 ? graph.presentSlot(code) : -1;
+      if (bs !== -1) blocks.values[blocks.fill[bs]!++] = s;
+    }
+  }
+
+  const flags = new Uint8Array(size);
+  const openChildren = new Int32Array(size);
+  const openStart = new Int32Array(size);
+  const openLen = new Int32Array(size);
+  const openPool = new Int32Array(edges);
+  let poolUsed = 0;
+  const openOrder = new Int32Array(openCount);
+  let openK = 0;
+  const unresolved: Array<Extract<Diagnostic, { kind: "unresolved-ref" }>> = [];
+  // Own open → own open blocker edges, the only ones a cycle can run along.
+  const adjStart = new Int32Array(size);
+  const adjLen = new Int32Array(size);
+  const adjPool = new Int32Array(edges);
+  let adjUsed = 0;
+  const cycleRoots: number[] = [];
+  let validUntilMs = Number.POSITIVE_INFINITY;
+  const { eventMs, eventLabeled, labeledMs } = graph;
+
+  for (let i = 0; i < order.length; i++) {
+    const s = order[i]!;
+    if (state[s] !== STATE_OPEN) continue;
+    openOrder[openK++] = s;
+    const n = numberAt[s]!;
+    openStart[s] = poolUsed;
+    adjStart[s] = adjUsed;
+    const start = graph.blockerStart[s]!;
+    for (let k = start; k < start + graph.blockerLen[s]!; k++) {
+      const code = graph.blockerPool[k]!;
+      const st = stateOfCode(code);
+      if (st === STATE_NONE) {
+        // Fail closed: an issue we cannot see might still be open.
+        unresolved.push({ kind: "unresolved-ref", issue: n, ref: graph.refOf(code) });
+        openPool[poolUsed++] = code;
+      } else if (st === STATE_OPEN) {
+        openPool[poolUsed++] = code;
+        const bs = code > 0 ? graph.presentSlot(code) : -1;
+        if (bs !== -1) adjPool[adjUsed++] = bs;
+      }
+    }
+    openLen[s] = poolUsed - openStart[s]!;
+    adjLen[s] = adjUsed - adjStart[s]!;
+    if (adjLen[s]! > 0) cycleRoots.push(s);
+
+    let open = 0;
+    for (let k = children.start[s]!; k < children.start[s + 1]!; k++)
+      if (state[children.values[k]!] === STATE_OPEN) open += 1;
+    openChildren[s] = open;
+
+    const set = graph.labelSet[s]!;
+    const b = set === -1 ? 0 : setBits[set]!;
+    let f = 0;
+    if (b & SET_HELD) f |= HELD;
+    if (b & SET_STUCK) f |= STUCK;
+    if (b & SET_EPIC) f |= EPIC;
+    if (b & HAS_PROCESSING && options.ownLocks?.has(n) !== true) {
+      const at = labeledMs[s * 3 + ROLE_PROCESSING]!;
+      if (Number.isNaN(at)) f |= LOCK;
+      else if (options.nowMs - at < ttlMs) {
+        f |= LOCK;
+        if (at + ttlMs < validUntilMs) validUntilMs = at + ttlMs;
+      }
+    }
+    // Stance: a label's latest event decides its presence; without events, the label list.
+    const readyMs = eventMs[s * 3 + ROLE_READY]!;
+    const humanMs = eventMs[s * 3 + ROLE_HUMAN]!;
+    const readyPresent = Number.isNaN(readyMs)
+      ? (b & HAS_READY) !== 0
+      : eventLabeled[s * 3 + ROLE_READY] === 1;
+    const humanPresent = Number.isNaN(humanMs)
+      ? (b & HAS_HUMAN) !== 0
+      : eventLabeled[s * 3 + ROLE_HUMAN] === 1;
+    let stance = 0;
+    if (readyPresent && humanPresent) {
+      stance = !Number.isNaN(readyMs) && !Number.isNaN(humanMs) && readyMs > humanMs ? 1 : 2;
+    } else if (humanPresent) stance = 2;
+    else if (readyPresent) stance = 1;
+    f |= stance << STANCE_SHIFT;
+    if (openLen[s] === 0 && open === 0 && (f & (HELD | STUCK | EPIC | LOCK)) === 0 && stance !== 2)
+      f |= READY;
+    flags[s] = f;
+  }
+
+  const analysis: CompactAnalysis = {
+    graph,
+    options,
+    order,
+    openOrder,
+    flags,
+    childCount: childCounts,
+    openChildren,
+    childStart: children.start,
+    childSlots: children.values,
+    blocksStart: blocks.start,
+    blocksSlots: blocks.values,
+    blocksElsewhere,
+    openStart,
+    openLen,
+    openPool,
+    kicks: [],
+    diagnostics: [],
+    stats: { issues: order.length, open: openCount, edges },
+    validUntilMs,
+  };
+  analysis.kicks = compactKicks(analysis);
+
+  const cycles = sccCycles(size, adjStart, adjLen, adjPool, cycleRoots)
+    .map((slots) => slots.map((s) => numberAt[s]!).sort((a, b) => a - b))
+    .sort((a, b) => a[0]! - b[0]!);
+  unresolved.sort((a, b) => a.issue - b.issue || compareRefs(a.ref, b.ref));
+  analysis.diagnostics = [
+    ...cycles.map((issues) => ({ kind: "cycle" as const, issues })),
+    ...unresolved,
+  ];
+  return analysis;
+}
+
+/** Kicks as shared/graph/kicks.ts finds them, over the analysis's rows. */
+function compactKicks(a: CompactAnalysis): Kick[] {
+  const { graph, options } = a;
+  const merged = new Map<string, Kick>();
+  const add = (target: number, kind: KickKind, cause: IssueRef) => {
+    const key = `${target}|${kind}`;
+    const kick = merged.get(key);
+    if (kick) kick.causes.push(cause);
+    else merged.set(key, { target, kind, causes: [cause] });
+  };
+  const kickSlot = (x: number, cause: IssueRef) => {
+    if (graph.state[x] === STATE_OPEN && a.openLen[x] === 0)
+      add(graph.number[x]!, "unblocked", cause);
+  };
+  const kickUnblocked = (cause: IssueRef) => {
+    const slot = typeof cause === "number" ? graph.presentSlot(cause) : -1;
+    if (slot !== -1) {
+      for (let k = a.blocksStart[slot]!; k < a.blocksStart[slot + 1]!; k++)
+        kickSlot(a.blocksSlots[k]!, cause);
+    } else {
+      for (const x of a.blocksElsewhere.get(refKey(cause)) ?? NONE) kickSlot(x, cause);
+    }
+  };
+  const kickFrom = (cause: IssueRef) => {
+    if (typeof cause === "number") {
+      const slot = graph.presentSlot(cause);
+      if (slot !== -1) {
+        if (graph.state[slot] !== STATE_CLOSED) return;
+        const p = graph.parent[slot]!;
+        if (p > 0) {
+          const ps = graph.presentSlot(p);
+          if (ps !== -1 && graph.state[ps] === STATE_OPEN) add(p, "child-closed", cause);
+        }
+        kickUnblocked(cause);
+        return;
+      }
+      const key = graph.knownKey(`#${cause}`);
+      if (key !== -1 && graph.externalState[key] === STATE_CLOSED) kickUnblocked(cause);
+      return;
+    }
+    const key = graph.knownKey(refKey(cause));
+    if (key !== -1 && graph.externalState[key] === STATE_CLOSED) kickUnblocked(cause);
+  };
+
+  if (options.causes !== undefined) {
+    const seen = new Set<string>();
+    for (const raw of options.causes) {
+      const cause = canonicalRef(raw, graph.repo);
+      const key = typeof cause === "number" ? `#${cause}` : cause.toLowerCase();
+      if (seen.has(key)) continue;
+      seen.add(key);
+      kickFrom(cause);
+    }
+  } else {
+    const inWindow = (ms: number) => ms > options.windowFromMs && ms <= options.windowToMs;
+    for (let i = 0; i < a.order.length; i++) {
+      const s = a.order[i]!;
+      if (graph.state[s] === STATE_CLOSED && inWindow(graph.closedMs[s]!))
+        kickFrom(graph.number[s]!);
+    }
+    for (let id = 0; id < graph.keys.length; id++) {
+      const ref = graph.externalRef[id];
+      if (ref === undefined || graph.externalState[id] !== STATE_CLOSED) continue;
+      const key = graph.keys[id]!;
+      // An own issue the graph holds is never read from `external`.
+      if (key.startsWith("#") && graph.presentSlot(Number(key.slice(1))) !== -1) continue;
+      if (inWindow(graph.externalClosedMs[id]!)) kickFrom(canonicalRef(ref, graph.repo));
+    }
+  }
+  const kicks = [...merged.values()];
+  for (const kick of kicks) kick.causes.sort(compareRefs);
+  return kicks.sort(
+    (x, y) => x.target - y.target || (x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0),
+  );
+}
+
+/** Strongly connected components that are cycles (iterative Tarjan over per-slot rows). */
+function sccCycles(
+  size: number,
+  adjStart: Int32Array,
+  adjLen: Int32Array,
+  adjPool: Int32Array,
+  roots: readonly number[],
+): number[][] {
+  const cycles: number[][] = [];
+  if (roots.length === 0) return cycles;
+  const index = new Int32Array(size).fill(-1);
+  const low = new Int32Array(size);
+  const onStack = new Uint8Array(size);
+  const stack = new Int32Array(size);
+  const frameNode = new Int32Array(size);
+  const frameNext = new Int32Array(size);
+  let stackTop = 0;
+  let counter = 0;
+  for (const root of roots) {
+    if (index[root] !== -1) continue;
+    let depth = 0;
+    frameNode[0] = root;
+    frameNext[0] = 0;
+    index[root] = low[root] = counter++;
+    stack[stackTop++] = root;
+    onStack[root] = 1;
+    while (depth >= 0) {
+      const node = frameNode[depth]!;
+      const next = frameNext[depth]!;
+      if (next < adjLen[node]!) {
+        frameNext[depth] = next + 1;
+        const to = adjPool[adjStart[node]! + next]!;
+        if (index[to] === -1) {
+          index[to] = low[to] = counter++;
+          stack[stackTop++] = to;
+          onStack[to] = 1;
+          depth += 1;
+          frameNode[depth] = to;
+          frameNext[depth] = 0;
+        } else if (onStack[to] === 1 && index[to]! < low[node]!) {
+          low[node] = index[to]!;
+        }
+        continue;
+      }
+      depth -= 1;
+      if (depth >= 0) {
+        const up = frameNode[depth]!;
+        if (low[node]! < low[up]!) low[up] = low[node]!;
+      }
+      if (low[node] !== index[node]) continue;
+      const component: number[] = [];
+      let member: number;
+      do {
+        member = stack[--stackTop]!;
+        onStack[member] = 0;
+        component.push(member);
+      } while (member !== node);
+      let selfLoop = false;
+      if (component.length === 1) {
+        for (let k = adjStart[node]!; k < adjStart[node]! + adjLen[node]!; k++)
+          if (adjPool[k] === node) selfLoop = true;
+      }
+      if (component.length > 1 || selfLoop) cycles.push(component);
+    }
+  }
+  return cycles;
+}
+
+// --- reading the analysis --------------------------------------------------------------------
+
+export function isReady(a: CompactAnalysis, slot: number): boolean {
+  return (a.flags[slot]! & READY) !== 0;
+}
+
+/** The open blockers of an open slot, as references. */
+export function openBlockersOf(a: CompactAnalysis, slot: number): IssueRef[] {
+  const out = new Array<IssueRef>(a.openLen[slot]!);
+  for (let k = 0; k < out.length; k++) out[k] = a.graph.refOf(a.openPool[a.openStart[slot]! + k]!);
+  return out;
+}
+
+export function childrenOf(a: CompactAnalysis, slot: number): number[] {
+  const from = a.childStart[slot]!;
+  const to = a.childStart[slot + 1]!;
+  const out = new Array<number>(to - from);
+  for (let k = from; k < to; k++) out[k - from] = a.graph.number[a.childSlots[k]!]!;
+  return out;
+}
+
+/** The facts object of an open slot (as `analyzeGraph` makes them). */
+export function factsAt(a: CompactAnalysis, slot: number): IssueFacts {
+  const f = a.flags[slot]!;
+  return {
+    number: a.graph.number[slot]!,
+    openBlockers: a.openLen[slot] === 0 ? NONE : openBlockersOf(a, slot),
+    childCount: a.childStart[slot + 1]! - a.childStart[slot]!,
+    openChildren: a.openChildren[slot]!,
+    held: (f & HELD) !== 0,
+    stuck: (f & STUCK) !== 0,
+    epicManaged: (f & EPIC) !== 0,
+    freshLock: (f & LOCK) !== 0,
+    stance: STANCES[(f >> STANCE_SHIFT) & 3]!,
+    ready: (f & READY) !== 0,
+  };
+}
+
+/** The ready issues, ascending (before any per-machine rotation). */
+export function readyNumbers(a: CompactAnalysis): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < a.openOrder.length; i++) {
+    const s = a.openOrder[i]!;
+    if ((a.flags[s]! & READY) !== 0) out.push(a.graph.number[s]!);
+  }
+  return out;
+}
+
+/** The scan output of spec 3.3, equal to `scan` over the equivalent snapshot. */
+export function renderCompactScan(a: CompactAnalysis): ScanResult {
+  const rollupCandidates: ScanResult["rollupCandidates"] = [];
+  const blocked: ScanResult["blocked"] = [];
+  for (let i = 0; i < a.openOrder.length; i++) {
+    const s = a.openOrder[i]!;
+    const n = a.graph.number[s]!;
+    const childCount = a.childStart[s + 1]! - a.childStart[s]!;
+    if (childCount > 0 && a.openChildren[s] === 0)
+      rollupCandidates.push({ number: n, children: childrenOf(a, s) });
+    if (a.openLen[s]! > 0) blocked.push({ number: n, blockers: openBlockersOf(a, s) });
+  }
+  return {
+    repo: a.graph.repo,
+    now: formatInstant(a.options.nowMs),
+    window: windowOf(a.options),
+    kicks: a.kicks,
+    rollupCandidates,
+    blocked,
+    ready: rotateForMachine(readyNumbers(a), a.options.machine),
+    diagnostics: a.diagnostics,
+    stats: a.stats,
+  };
+}
+
+/** `scan` over a compact graph. */
+export function scanCompact(graph: CompactGraph, options: ScanOptions = {}): ScanResult {
+  return renderCompactScan(analyzeCompact(graph, options));
+}
+
+/**
+ * The analysis in the shape of `GraphAnalysis`, for the rules written against it (the producer's
+ * plan, the queue, impact): issues and facts are made on demand, one at a time; `open` and
+ * `graph.sorted` only when read. Issues carry what the compact graph keeps (number, title,
+ * state, close time, labels); their other fields are empty.
+ */
+export function asGraphAnalysis(a: CompactAnalysis): GraphAnalysis {
+  const { graph } = a;
+  const issueAt = (slot: number): SnapshotIssue => {
+    const closedMs = graph.closedMs[slot]!;
+    return {
+      number: graph.number[slot]!,
+      title: graph.titles[slot]!,
+      state: graph.state[slot] === STATE_OPEN ? "open" : "closed",
+      stateReason: null,
+      createdAt: "",
+      updatedAt: "",
+      closedAt: Number.isNaN(closedMs) ? null : formatInstant(closedMs),
+      // Shared and frozen (one list per distinct label set): read, never written.
+      labels: graph.labelsOf(slot) as string[],
+    };
+  };
+  let sorted: SnapshotIssue[] | undefined;
+  let open: IssueFacts[] | undefined;
+  let positions: Int32Array | undefined;
+  let external: Map<string, ExternalIssue> | undefined;
+  const present = (n: number) => graph.presentSlot(n);
+  const index: GraphIndex = {
+    repo: graph.repo,
+    get sorted() {
+      sorted ??= Array.from(a.order, issueAt);
+      return sorted;
+    },
+    issue: (n) => {
+      const s = present(n);
+      return s === -1 ? undefined : issueAt(s);
+    },
+    slotOf: (n) => {
+      const s = present(n);
+      if (s === -1) return -1;
+      if (positions === undefined) {
+        positions = new Int32Array(graph.size);
+        for (let i = 0; i < a.order.length; i++) positions[a.order[i]!] = i;
+      }
+      return positions[s]!;
+    },
+    blockersOf: (n) => {
+      const s = present(n);
+      if (s === -1) return NONE;
+      return Array.from(graph.blockersOfSlot(s), (c) => graph.refOf(c));
+    },
+    parentOf: (n) => {
+      const s = present(n);
+      return s === -1 || graph.parent[s] === 0 ? undefined : graph.refOf(graph.parent[s]!);
+    },
+    childrenOf: (n) => {
+      const s = present(n);
+      return s === -1 ? NONE : childrenOf(a, s);
+    },
+    childCount: (n) => {
+      const s = present(n);
+      return s === -1 ? 0 : a.childStart[s + 1]! - a.childStart[s]!;
+    },
+    openChildCount: (n) => {
+      const s = present(n);
+      if (s === -1) return 0;
+      let count = 0;
+      for (let k = a.childStart[s]!; k < a.childStart[s + 1]!; k++)
+        if (graph.state[a.childSlots[k]!] === STATE_OPEN) count += 1;
+      return count;
+    },
+    blockedBy: (ref) => {
+      const s = typeof ref === "number" ? present(ref) : -1;
+      if (s !== -1) {
+        const out: number[] = [];
+        for (let k = a.blocksStart[s]!; k < a.blocksStart[s + 1]!; k++)
+          out.push(graph.number[a.blocksSlots[k]!]!);
+        return out;
+      }
+      return (a.blocksElsewhere.get(refKey(ref)) ?? NONE).map((x) => graph.number[x]!);
+    },
+    get external() {
+      if (external === undefined) {
+        external = new Map();
+        for (let id = 0; id < graph.keys.length; id++) {
+          const ref = graph.externalRef[id];
+          if (ref === undefined) continue;
+          const key = graph.keys[id]!;
+          if (key.startsWith("#") && present(Number(key.slice(1))) !== -1) continue;
+          const ms = graph.externalClosedMs[id]!;
+          external.set(key, {
+            ref,
+            state: graph.externalState[id] === STATE_OPEN ? "open" : "closed",
+            closedAt: Number.isNaN(ms) ? null : formatInstant(ms),
+          });
+        }
+      }
+      return external;
+    },
+    edgeCount: a.stats.edges,
+    stateOf: (ref) => {
+      const canonical = canonicalRef(ref, graph.repo);
+      if (typeof canonical === "number") {
+        const s = present(canonical);
+        if (s !== -1) return graph.state[s] === STATE_OPEN ? "open" : "closed";
+      }
+      const key = graph.knownKey(refKey(canonical));
+      const st = key === -1 ? STATE_NONE : graph.externalState[key]!;
+      return st === STATE_NONE ? undefined : st === STATE_OPEN ? "open" : "closed";
+    },
+    withLabel: (label) => {
+      const out: number[] = [];
+      for (let i = 0; i < a.order.length; i++) {
+        const s = a.order[i]!;
+        if (graph.labelsOf(s).includes(label)) out.push(graph.number[s]!);
+      }
+      return out;
+    },
+  };
+  return {
+    graph: index,
+    options: a.options,
+    get open() {
+      open ??= Array.from(a.openOrder, (s) => factsAt(a, s));
+      return open;
+    },
+    factsOf: (n) => {
+      const s = present(n);
+      return s === -1 || graph.state[s] !== STATE_OPEN ? undefined : factsAt(a, s);
+    },
+    kicks: a.kicks,
+    diagnostics: a.diagnostics,
+  };
+}
