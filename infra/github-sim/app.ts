@@ -7,6 +7,7 @@ import { registerContentRoutes } from "./contents.ts";
 import { registerControlRoutes } from "./control.ts";
 import { FaultPlan, type RequestFault } from "./faults.ts";
 import { executeGraphql, operationNameOf } from "./graphql.ts";
+import { registerManifestRoutes } from "./manifest.ts";
 import type { SimRepo } from "./model.ts";
 import { OidcIssuer, registerOidcRoutes } from "./oidc.ts";
 import { RateLimits, RequestCounter, type Resource } from "./rate-limit.ts";
@@ -155,6 +156,7 @@ export class GitHubSimulator {
     registerRestRoutes(this);
     registerContentRoutes(this);
     registerOidcRoutes(this);
+    registerManifestRoutes(this);
     this.api("POST", "/graphql", "token", "graphql", async (req) => {
       const body = (req.json() ?? {}) as Record<string, unknown>;
       const result = await executeGraphql(
@@ -179,6 +181,12 @@ export class GitHubSimulator {
 
   now(): Date {
     return new Date((this.fixedNow ?? Date.now()) + this.offsetMs);
+  }
+
+  /** App JWTs are verified against this key from now on (the manifest flow's new App). */
+  setAppPublicKey(spkiPem: string): void {
+    this.appKey = importAppPublicKey(spkiPem);
+    this.appKey.catch(() => undefined);
   }
 
   setClock(opts: { now?: string | null; advanceSeconds?: number }): void {

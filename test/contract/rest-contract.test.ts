@@ -8,6 +8,7 @@ import { createGitHubSimulator, simulatorFetch } from "../../infra/github-sim/ap
 import { seedFiles } from "../../infra/github-sim/contents.ts";
 import { CONTRACT_OPERATIONS } from "../../infra/github-sim/contract/operations.ts";
 import { seedSnapshot } from "../../infra/github-sim/seed.ts";
+import { buildManifest } from "../../infra/install/manifest.ts";
 import { GitHubClient } from "../../shared/github/client.ts";
 import { fetchFileIfChanged, fetchFileText } from "../../shared/github/contents.ts";
 import { fetchSnapshot } from "../../shared/github/fetch-snapshot.ts";
@@ -204,6 +205,22 @@ describe("REST responses match GitHub's OpenAPI description", () => {
     await raw("GET", "/repos/acme/old-name", tok);
     sim.state.transferIssue(appRepo.issues.get(7)!, sim.state.repo("acme", "lib")!, "acme");
     await raw("GET", "/repos/acme/app/issues/7", tok);
+
+    // The App manifest flow, last (a conversion gives the simulator's App a new key): the
+    // new-App form answers with a one-time code, which converts once.
+    const manifest = buildManifest({
+      name: "contract-app",
+      workerUrl: "https://switchyard.example.workers.dev",
+      redirectUrl: "http://127.0.0.1:9/callback",
+    });
+    const form = await recording("http://sim.test/settings/apps/new?state=s1", {
+      method: "POST",
+      body: new URLSearchParams({ manifest: JSON.stringify(manifest) }),
+    });
+    const code = new URL(form.headers.get("location") ?? "http://x/").searchParams.get("code");
+    await raw("POST", `/app-manifests/${code}/conversions`, "t");
+    await raw("POST", `/app-manifests/${code}/conversions`, "t"); // 404: a code converts once
+    sim.webhooks.pushUrl = null;
 
     const problems = exchanges.filter((e) => e.problem !== null).map((e) => e.problem);
     expect(problems).toEqual([]);

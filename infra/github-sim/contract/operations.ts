@@ -1,6 +1,7 @@
 /** The REST operations and webhook payloads the simulator implements: the contract's subset. */
 export const CONTRACT_OPERATIONS = [
   { method: "GET", path: "/app" },
+  { method: "POST", path: "/app-manifests/{code}/conversions" },
   { method: "GET", path: "/app/installations" },
   { method: "GET", path: "/app/installations/{installation_id}" },
   { method: "POST", path: "/app/installations/{installation_id}/access_tokens" },
