@@ -1,5 +1,6 @@
 import type { DirectoryObject } from "./objects/directory-object.ts";
 import type { InstallationObject } from "./objects/installation-object.ts";
+import type { NameObject } from "./objects/name-object.ts";
 import type { RepoObject } from "./objects/repo-object.ts";
 
 /** Bindings, vars and secrets of the Worker (wrangler.toml, .dev.vars, `wrangler secret`). */
@@ -7,6 +8,8 @@ export interface Env {
   REPO: DurableObjectNamespace<RepoObject>;
   INSTALLATION: DurableObjectNamespace<InstallationObject>;
   DIRECTORY: DurableObjectNamespace<DirectoryObject>;
+  /** Shards of the directory the /v1 routes read (functions/objects/name-object.ts). */
+  NAMES: DurableObjectNamespace<NameObject>;
   GITHUB_API_URL?: string;
   GITHUB_WEBHOOK_SECRET?: string;
   GITHUB_APP_ID?: string;
@@ -78,7 +81,7 @@ declare global {
     interface Env extends SwitchyardEnv {}
     interface GlobalProps {
       mainModule: typeof import("./worker.ts");
-      durableNamespaces: "RepoObject" | "InstallationObject" | "DirectoryObject";
+      durableNamespaces: "RepoObject" | "InstallationObject" | "DirectoryObject" | "NameObject";
     }
   }
 }

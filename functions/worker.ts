@@ -4,6 +4,7 @@ import type { Env } from "./env.ts";
 
 export { DirectoryObject } from "./objects/directory-object.ts";
 export { InstallationObject } from "./objects/installation-object.ts";
+export { NameObject } from "./objects/name-object.ts";
 export { RepoObject } from "./objects/repo-object.ts";
 
 export default {

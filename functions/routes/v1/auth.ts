@@ -1,5 +1,6 @@
 // Authentication of every `/v1/repos/{owner}/{repo}/...` route (spec 6.4). The decisions are in
-// shared/auth/; this file does the I/O they need: the directory, the RepoObject's keys, GitHub's
+// shared/auth/; this file does the I/O they need: the directory's shards (name and id lookups,
+// functions/objects/name-lookup.ts), the RepoObject's keys, GitHub's
 // permission answer for a user token, the OIDC issuer's key set. A raw token is never stored,
 // logged or repeated in a message: only its SHA-256 is kept (as a cache key or a key's hash).
 import type { MiddlewareHandler } from "hono";
@@ -25,7 +26,7 @@ import { QueueQuerySchema } from "../../../shared/fleet/schemas.ts";
 import { GitHubClient } from "../../../shared/github/client.ts";
 import { GitHubApiError } from "../../../shared/github/errors.ts";
 import { type Env, numberSetting } from "../../env.ts";
-import { directory } from "../../objects/directory-object.ts";
+import { lookupName, lookupRepo } from "../../objects/name-lookup.ts";
 import { apiError, type Caller, repoObject, schemaFailureMessage, type V1 } from "./context.ts";
 import { GraphQuerySchema } from "./graph.ts";
 
@@ -69,7 +70,7 @@ function issuerKeys(env: Env, issuer: string): JWTVerifyGetKey {
 }
 
 /** A client acting as the caller: the same timeouts as the App's, no waiting on rate limits. */
-function userClient(env: Env, token: string): GitHubClient {
+export function userClient(env: Env, token: string): GitHubClient {
   const timeout = numberSetting(env.GITHUB_TIMEOUT_MS);
   const base = numberSetting(env.GITHUB_RETRY_BASE_MS);
   return new GitHubClient({
@@ -142,19 +143,22 @@ async function checkUser(
   return checked;
 }
 
-type Proven = { ok: true; caller: Caller; resolution: Resolution } | AuthFailure;
+export type Proven = { ok: true; caller: Caller; resolution: Resolution } | AuthFailure;
 
-async function prove(env: Env, token: string, owner: string, repo: string): Promise<Proven> {
+/** Proves `token` (a fleet key, an OIDC token or a GitHub user token) for `owner/repo`; the status page uses it too. */
+export async function prove(env: Env, token: string, owner: string, repo: string): Promise<Proven> {
   const fullName = `${owner}/${repo}`;
-  const lookup = () => directory(env).lookup(fullName);
+  const lookup = () => lookupName(env, fullName);
   switch (tokenKind(token)) {
     case "key": {
       const key = parseKey(token);
       if (!key) return unauthorized("unknown fleet key");
       // The key is proven before anything is said about the requested repository, so a forged
       // key learns nothing (not even whether that repository has the App); keys of repositories
-      // switchyard does not serve are not looked for at all.
-      const home = await directory(env).get(key.repoId);
+      // switchyard does not serve are not looked for at all. The requested name's shard usually
+      // names the key's repository itself: then it is the key's entry, and no second lookup.
+      const named = await lookup();
+      const home = named?.repoId === key.repoId ? named : await lookupRepo(env, key.repoId);
       if (!home || home.status === "removed") return unauthorized("unknown fleet key");
       const verdict = await repoObject(env, key.repoId).verifyKey(
         await sha256Hex(token),
@@ -164,7 +168,7 @@ async function prove(env: Env, token: string, owner: string, repo: string): Prom
         const why = { unknown: "unknown", revoked: "revoked", expired: "expired" }[verdict.reason];
         return unauthorized(`${why} fleet key`);
       }
-      const entry = home.fullName.toLowerCase() === fullName.toLowerCase() ? home : await lookup();
+      const entry = home.fullName.toLowerCase() === fullName.toLowerCase() ? home : named;
       const resolution = resolveBound(fullName, { repoId: key.repoId }, entry, "the key");
       if (!resolution.ok) return resolution;
       return { ok: true, caller: { kind: "key", keyId: verdict.id, access: "write" }, resolution };

@@ -1,0 +1,32 @@
+// The `/v1` routes' name and id lookups (issue 10 item 5): answered by the shards the directory
+// writes through (functions/objects/name-object.ts), so no request waits on the one global
+// DirectoryObject. A shard that never received a write is asked of the directory until it says
+// the shards hold every entry stored before they existed; that fact only ever becomes true, so
+// each isolate remembers it (nothing that can go stale is cached here).
+import type { Env } from "../env.ts";
+import { type DirectoryEntry, directory } from "./directory-object.ts";
+import { idShardKey, nameShardKey, shard } from "./name-object.ts";
+
+let shardsComplete = false;
+
+async function answer(
+  env: Env,
+  key: string,
+  query: { fullName: string } | { repoId: number },
+): Promise<DirectoryEntry | null> {
+  const found = await shard(env, key).lookup();
+  if (found.known || shardsComplete) return found.entry;
+  const fallback = await directory(env).resolve(query);
+  if (fallback.shardsComplete) shardsComplete = true;
+  return fallback.entry;
+}
+
+/** The repository that owns `fullName` (case-insensitive), under `DirectoryObject.lookup`'s rule. */
+export function lookupName(env: Env, fullName: string): Promise<DirectoryEntry | null> {
+  return answer(env, nameShardKey(fullName), { fullName });
+}
+
+/** The directory entry of repository `repoId`, as `DirectoryObject.get` answers it. */
+export function lookupRepo(env: Env, repoId: number): Promise<DirectoryEntry | null> {
+  return answer(env, idShardKey(repoId), { repoId });
+}

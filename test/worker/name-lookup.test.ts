@@ -1,0 +1,300 @@
+// Name lookups off the one DirectoryObject (issue 10 item 5): every `/v1` request here goes
+// through the Worker's app with the DIRECTORY binding poisoned (any use throws and is recorded),
+// so the answers come from the name and id shards the directory writes through; the events
+// (rename, removal, reinstall, a late removal) are applied by the real Worker beforehand.
+import { createScheduledController } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { app } from "../../functions/app.ts";
+import { scheduled } from "../../functions/cron.ts";
+import type { Env } from "../../functions/env.ts";
+import { type DirectoryEntry, directory } from "../../functions/objects/directory-object.ts";
+import {
+  idShardKey,
+  nameShardKey,
+  type ShardOp,
+  shard,
+} from "../../functions/objects/name-object.ts";
+import {
+  CHECK_TICK_MS,
+  installationCheckSlot,
+  installationChecksDue,
+} from "../../shared/schedule/installation-check.ts";
+import {
+  deliverAll,
+  install,
+  repoStub,
+  runInstallation,
+  seed,
+  seedIssue,
+  settle,
+  sim,
+} from "./helpers.ts";
+
+const DAY = 86_400_000;
+
+/** Every call the routes made to the DirectoryObject (each one also fails the request). */
+const asked: string[] = [];
+const poisoned = {
+  ...env,
+  DIRECTORY: new Proxy(
+    {},
+    {
+      get(_, prop) {
+        return () => {
+          asked.push(String(prop));
+          throw new Error("the DirectoryObject must not be on the request path");
+        };
+      },
+    },
+  ),
+} as unknown as Env;
+
+afterEach(() => {
+  expect(asked, "DirectoryObject calls on the request path").toEqual([]);
+});
+
+async function v1(method: string, path: string, token: string, body?: unknown) {
+  const response = await app.request(
+    `https://switchyard.test/v1/repos/${path}`,
+    {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    },
+    poisoned,
+  );
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: (text ? JSON.parse(text) : null) as Record<string, unknown> | null,
+  };
+}
+
+const graph = (name: string, token: string) => v1("GET", `${name}/graph`, token);
+
+async function admin(login: string, repos: string[]): Promise<string> {
+  const token = `ghp_${login.replace(/[^A-Za-z0-9]/g, "")}${crypto.randomUUID().replace(/-/g, "")}`;
+  await sim("/users", {
+    body: { login, token, repos: Object.fromEntries(repos.map((r) => [r, "admin"])) },
+  });
+  return token;
+}
+
+async function mintKey(name: string, token: string): Promise<string> {
+  const answer = await v1("POST", `${name}/keys`, token, { name: "fleet" });
+  expect(answer.status, `key for ${name}`).toBe(201);
+  return String(answer.body?.key);
+}
+
+beforeAll(async () => {
+  await sim("/reset", { method: "POST" });
+});
+
+describe("/v1 name lookups without the DirectoryObject", () => {
+  it("a rename: the old name stops answering once the event is applied, the new one answers", async () => {
+    const a = await install({ repo: "nl-rename/app", issues: [seedIssue(1), seedIssue(2)] });
+    const user = await admin("nl-renamer", ["nl-rename/app"]);
+    const key = await mintKey("nl-rename/app", user);
+    expect((await graph("nl-rename/app", key)).status).toBe(200);
+
+    await sim("/repos/nl-rename/app/rename", { body: { name: "app-new" } });
+    await deliverAll();
+    await settle(a.stub);
+    expect((await directory(env).get(a.repoId))?.fullName).toBe("nl-rename/app-new");
+
+    // The key's repository no longer has the old name: 403 with the key, 404 for a person.
+    expect((await graph("nl-rename/app", key)).status).toBe(403);
+    expect((await graph("nl-rename/app", user)).status).toBe(404);
+    const renamed = await graph("nl-rename/app-new", key);
+    expect(renamed.status).toBe(200);
+    expect((renamed.body as { stats: { issues: number } }).stats.issues).toBe(2);
+    // GitHub names are case-insensitive.
+    expect((await graph("NL-Rename/App-New", key)).status).toBe(200);
+    expect((await graph("nl-rename/APP-NEW", user)).status).toBe(200);
+  }, 60_000);
+
+  it("a removal: the key is unknown and the repository is not installed once it is applied", async () => {
+    const r = await install({ repo: "nl-remove/app", issues: [seedIssue(1)] });
+    const user = await admin("nl-remover", ["nl-remove/app"]);
+    const key = await mintKey("nl-remove/app", user);
+    expect((await graph("nl-remove/app", key)).status).toBe(200);
+
+    await sim(`/installations/${r.installationId}/repositories`, { body: { remove: ["app"] } });
+    await runInstallation(r.installationId);
+    expect((await directory(env).get(r.repoId))?.status).toBe("removed");
+
+    expect(await graph("nl-remove/app", key)).toMatchObject({ status: 401 });
+    expect(await graph("nl-remove/app", user)).toMatchObject({
+      status: 404,
+      body: { error: "not-found" },
+    });
+  }, 60_000);
+
+  it("a reinstall under the same name (a new repository id), then a late removal of the former one", async () => {
+    const old = await install({ repo: "nl-reuse/app", issues: [seedIssue(1)] });
+    const user = await admin("nl-reuser", ["nl-reuse/app"]);
+    const oldKey = await mintKey("nl-reuse/app", user);
+    expect((await graph("nl-reuse/app", oldKey)).status).toBe(200);
+
+    await sim("/repos/nl-reuse/app", { method: "DELETE", body: {} });
+    await deliverAll();
+    await settle(old.stub);
+    expect((await directory(env).get(old.repoId))?.status).toBe("removed");
+    expect((await graph("nl-reuse/app", user)).status).toBe(404);
+
+    const fresh = await seed(
+      { repo: "nl-reuse/app", issues: [seedIssue(1), seedIssue(2), seedIssue(3)] },
+      old.installationId,
+    );
+    expect(fresh.repoId).not.toBe(old.repoId);
+    await runInstallation(old.installationId);
+    await settle(repoStub(fresh.repoId));
+    // A new token: GitHub's answer for the old one (the former repository's id) is cached.
+    const owner = await admin("nl-reuser-2", ["nl-reuse/app"]);
+    const key = await mintKey("nl-reuse/app", owner);
+    const answer = await graph("nl-reuse/app", key);
+    expect(answer.status).toBe(200);
+    expect((answer.body as { stats: { issues: number } }).stats.issues).toBe(3);
+    expect(await graph("nl-reuse/app", oldKey)).toMatchObject({ status: 401 });
+
+    // A late or replayed removal of the name's former repository, stamped after the new one's
+    // install: the installed repository keeps the name, in the directory and in its shard.
+    const late: DirectoryEntry = {
+      repoId: old.repoId,
+      fullName: "nl-reuse/app",
+      installationId: old.installationId,
+      status: "removed",
+    };
+    await directory(env).upsert([late], Date.now() + DAY);
+    expect((await directory(env).lookup("nl-reuse/app"))?.repoId).toBe(fresh.repoId);
+    expect((await graph("nl-reuse/app", key)).status).toBe(200);
+    expect((await graph("NL-REUSE/app", owner)).status).toBe(200);
+    expect(await graph("nl-reuse/app", oldKey)).toMatchObject({ status: 401 });
+  }, 60_000);
+
+  it("a name no repository ever had: 404 from the shards once the directory said they are complete", async () => {
+    const user = await admin("nl-stranger", ["nl-never/app"]);
+    await sim("/repos", { body: { owner: "nl-never", name: "app" } });
+    // First with the real directory (an isolate learns once that the shards are complete)...
+    const first = await app.request(
+      "https://switchyard.test/v1/repos/nl-never/app/graph",
+      { headers: { authorization: `Bearer ${user}` } },
+      env,
+    );
+    expect(first.status).toBe(404);
+    // ...then without it: a shard that never received a write means "no such repository".
+    expect((await graph("nl-never/app", user)).status).toBe(404);
+  }, 60_000);
+});
+
+describe("shards follow the directory", () => {
+  const entryOf = (seed: number, repoId: number, names: string[]): DirectoryEntry => ({
+    repoId,
+    fullName: names[seed % names.length]!,
+    installationId: 1 + (seed % 2),
+    status: (["active", "suspended", "removed"] as const)[seed % 3]!,
+  });
+
+  it("after any sequence of upserts, every name's and id's shard answers what the directory does", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            repoId: fc.integer({ min: 1, max: 4 }),
+            pick: fc.nat(100),
+            atMs: fc.integer({ min: 0, max: 5 }),
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        async (steps) => {
+          run += 1;
+          // A directory of its own (same class, another name) and names no other run uses.
+          const names = ["A/x", "a/X", "a/y", "b/z"].map((n) => `p${run}-${n}`);
+          const own = env.DIRECTORY.get(env.DIRECTORY.idFromName(`property-${run}`));
+          const base = 900_000_000 + run * 10;
+          for (const s of steps) {
+            await own.upsert([entryOf(s.pick, base + s.repoId, names)], s.atMs);
+          }
+          for (const name of names) {
+            const answer = await shard(env, nameShardKey(name)).lookup();
+            expect(answer.entry, name).toEqual(await own.lookup(name));
+          }
+          for (let id = 1; id <= 4; id++) {
+            const answer = await shard(env, idShardKey(base + id)).lookup();
+            expect(answer.entry, `#${base + id}`).toEqual(await own.get(base + id));
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 60_000);
+
+  it("writes delivered out of order or twice end in the latest state", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            repoId: fc.integer({ min: 1, max: 3 }),
+            pick: fc.nat(100),
+            present: fc.boolean(),
+            atMs: fc.integer({ min: 0, max: 5 }),
+          }),
+          { minLength: 1, maxLength: 10 },
+        ),
+        fc.nat(),
+        async (steps, seedValue) => {
+          run += 1;
+          const ops: ShardOp[] = steps.map((s, i) => ({
+            repoId: s.repoId,
+            seq: i + 1,
+            updatedMs: s.atMs,
+            entry: s.present ? entryOf(s.pick, s.repoId, ["o/n"]) : null,
+          }));
+          const inOrder = shard(env, `order-${run}-a`);
+          for (const op of ops) await inOrder.apply([op]);
+          // A deterministic shuffle with a replayed prefix.
+          const shuffled = [...ops, ...ops.slice(0, 2)]
+            .map((op, i) => ({ op, k: (Math.imul(i + 1, 0x9e3779b1) ^ seedValue) >>> 0 }))
+            .sort((x, y) => x.k - y.k)
+            .map((x) => x.op);
+          const anyOrder = shard(env, `order-${run}-b`);
+          for (const op of shuffled) await anyOrder.apply([op]);
+          expect(await anyOrder.lookup()).toEqual(await inOrder.lookup());
+        },
+      ),
+      { numRuns: 40 },
+    );
+  }, 60_000);
+});
+
+describe("the cron pages through the directory", () => {
+  it("visits every repository when there are more than one page", async () => {
+    for (const owner of ["nl-page-a", "nl-page-b", "nl-page-c"]) {
+      await install({ repo: `${owner}/app`, issues: [seedIssue(1)] });
+    }
+    const all = await directory(env).list();
+    const active = all.filter((e) => e.status === "active");
+    expect(all.length).toBeGreaterThan(4);
+    // The tick whose installation checks include the last page's repository.
+    const time =
+      Date.parse("2026-11-29T00:00:00Z") +
+      installationCheckSlot(all.at(-1)!.repoId) * CHECK_TICK_MS;
+    const controller = createScheduledController({ cron: "*/15 * * * *", scheduledTime: time });
+    const paged = await scheduled(controller, env, { pageSize: 2 });
+    expect(paged.pages).toBeGreaterThanOrEqual(Math.ceil(all.length / 2));
+    expect(paged.armed).toBe(active.length);
+    expect(paged.failed).toBe(0);
+    expect(paged.checked).toBe(installationChecksDue(all, time).length);
+    expect(paged.checked).toBeGreaterThan(0);
+    const whole = await scheduled(controller, env);
+    expect(whole.pages).toBe(1);
+    expect(whole.armed).toBe(paged.armed);
+  }, 60_000);
+});
