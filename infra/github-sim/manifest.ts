@@ -82,7 +82,8 @@ function pkcs1FromPkcs8(pkcs8: Uint8Array): Uint8Array {
 
 /** A fresh RSA App key: the PKCS#1 PEM GitHub hands out, and its public half as SPKI PEM. */
 async function newAppKey(): Promise<{ pkcs1Pem: string; spkiPem: string }> {
-  const pair = await crypto.subtle.generateKey(
+  // Workers' types widen these results (JWK, single keys); RSA pairs in pkcs8/spki are buffers.
+  const pair = (await crypto.subtle.generateKey(
     {
       name: "RSASSA-PKCS1-v1_5",
       modulusLength: 2048,
@@ -91,9 +92,13 @@ async function newAppKey(): Promise<{ pkcs1Pem: string; spkiPem: string }> {
     },
     true,
     ["sign", "verify"],
+  )) as CryptoKeyPair;
+  const pkcs8 = new Uint8Array(
+    (await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer,
   );
-  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
-  const spki = new Uint8Array(await crypto.subtle.exportKey("spki", pair.publicKey));
+  const spki = new Uint8Array(
+    (await crypto.subtle.exportKey("spki", pair.publicKey)) as ArrayBuffer,
+  );
   return {
     pkcs1Pem: pem("RSA PRIVATE KEY", pkcs1FromPkcs8(pkcs8)),
     spkiPem: pem("PUBLIC KEY", spki),
