@@ -26,11 +26,7 @@ interface Phase {
   outbound: number;
 }
 
-export function issuesEdited(
-  repo: { id: number; fullName: string },
-  installationId: number,
-  seq: number,
-) {
+function issuesEdited(repo: { id: number; fullName: string }, installationId: number, seq: number) {
   const at = new Date(Date.parse("2026-12-01T00:00:00Z") + seq * 1000)
     .toISOString()
     .replace(/\.\d{3}Z$/, "Z");

@@ -11,7 +11,6 @@ import { descendants, type LocalStack, startLocalStack, waitFor } from "../infra
 import { signBody } from "../shared/webhooks/signature.ts";
 import type { Benchmark } from "./benchmark.ts";
 import { syntheticSnapshot } from "./synthetic.ts";
-import { issuesEdited } from "./webhook-ack.ts";
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? "20000,100000").split(",").map(Number);
 /** The size the slow-GitHub run uses (1,000 pages at 300 ms would take many minutes at 100k). */
@@ -167,6 +166,9 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
     const reconcileRssMiB = (reconcileRss.stop() - idle) / MiB;
     const complete = reconciled.stats.issues === n + 2 * CHAINS;
 
+    const quiet = [...repo.issues.values()]
+      .filter((i) => i.state === "open" && i.labels.length === 0)
+      .slice(0, 10);
     let seq = 0;
     const ack = async (durationMs: number, during?: () => Promise<void>) => {
       const latencies: number[] = [];
@@ -175,9 +177,30 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
       const sideline = during?.();
       while (performance.now() - started < durationMs) {
         seq += 1;
-        const body = JSON.stringify(
-          issuesEdited({ id: repo.id, fullName: `${OWNER}/${name}` }, installation.id, seq),
-        );
+        // A title edit of an open, unlabelled issue as GitHub would send it: nothing for the
+        // producer to do, only the acknowledgement path and the merge.
+        const target = quiet[seq % quiet.length]!;
+        const body = JSON.stringify({
+          action: "edited",
+          issue: {
+            id: target.id,
+            node_id: target.nodeId,
+            number: target.number,
+            title: `Edited ${seq}`,
+            state: "open",
+            state_reason: null,
+            body: target.body,
+            labels: [],
+            user: { login: "scale-admin", id: 1, type: "User" },
+            created_at: target.createdAt,
+            updated_at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+            closed_at: null,
+          },
+          changes: { title: { from: target.title } },
+          repository: { id: repo.id, name, full_name: `${OWNER}/${name}` },
+          sender: { login: "scale-admin", id: 1, type: "User" },
+          installation: { id: installation.id },
+        });
         const headers = {
           "content-type": "application/json",
           "x-github-event": "issues",
