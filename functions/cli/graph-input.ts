@@ -1,9 +1,10 @@
-import { parseConfigYaml } from "../../shared/config/parse.ts";
+// GitHub access (octokit) and YAML parsing are imported only by the runs that use them: a scan
+// of a snapshot file with the default configuration needs neither, and loading them would cost
+// more than the scan of a small snapshot.
 import { type Config, DEFAULT_CONFIG } from "../../shared/config/schema.ts";
 import { parseSnapshot, type Snapshot } from "../../shared/graph/snapshot.ts";
 import { ValidationError } from "../../shared/validation.ts";
 import { instantFlag, numberFlag, type OptionSpec, requireFlag } from "./args.ts";
-import { apiUrlFlag, fetchSnapshotForCli, requireRepoFlag } from "./github.ts";
 import { type CliIo, UsageError } from "./io.ts";
 import { readJsonFile, readTextFile } from "./read-json.ts";
 
@@ -28,6 +29,7 @@ export async function loadGraph(
     throw new UsageError(`${command}: give either --snapshot or --repo, not both`);
   }
   if (flags.repo !== undefined) {
+    const { apiUrlFlag, fetchSnapshotForCli, requireRepoFlag } = await import("./github.ts");
     const repo = requireRepoFlag(command, flags.repo);
     return fetchSnapshotForCli(io, repo, apiUrlFlag(command, flags["api-url"]), command);
   }
@@ -52,6 +54,7 @@ export async function loadConfig(
   path: string | undefined,
 ): Promise<Config> {
   if (path === undefined) return DEFAULT_CONFIG;
+  const { parseConfigYaml } = await import("../../shared/config/parse.ts");
   const result = parseConfigYaml(await readTextFile(io, command, path));
   if (!result.ok) throw new UsageError(`${command}: ${path}: ${result.error}`);
   return result.config;

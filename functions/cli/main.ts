@@ -1,33 +1,82 @@
-import type { CliCommand } from "./command.ts";
-import { branchNameCommand } from "./commands/branch-name.ts";
-import { claimCommand } from "./commands/claim.ts";
-import { claimStateCommand } from "./commands/claim-state.ts";
-import { classifyCommand } from "./commands/classify.ts";
-import { commentCommand } from "./commands/comment.ts";
-import { fetchSnapshotCommand } from "./commands/fetch-snapshot.ts";
-import { heartbeatCommand } from "./commands/heartbeat.ts";
-import { linkCommand } from "./commands/link.ts";
-import { produceCommand } from "./commands/produce.ts";
-import { queueCommand } from "./commands/queue.ts";
-import { releaseCommand } from "./commands/release.ts";
-import { scanCommand } from "./commands/scan.ts";
-import { workCommand } from "./commands/work.ts";
+import type { CommandEntry } from "./command.ts";
 import { type CliIo, ExitCode, OperationError, UsageError } from "./io.ts";
 
-const commands: CliCommand[] = [
-  scanCommand,
-  produceCommand,
-  fetchSnapshotCommand,
-  linkCommand,
-  branchNameCommand,
-  claimStateCommand,
-  classifyCommand,
-  queueCommand,
-  claimCommand,
-  heartbeatCommand,
-  releaseCommand,
-  commentCommand,
-  workCommand,
+// Each command's module is imported only when that command runs (see CommandEntry).
+const commands: CommandEntry[] = [
+  {
+    name: "scan",
+    usage:
+      "scan --snapshot FILE | --repo OWNER/NAME [--api-url URL] [--now ISO] [--window-hours N] [--machine NAME] [--config switchyard.yml]",
+    load: async () => (await import("./commands/scan.ts")).scanCommand,
+  },
+  {
+    name: "produce",
+    usage:
+      "produce --snapshot FILE | --repo OWNER/NAME [--api-url URL] [--mode events|all] [--approval-label L] [--dry-run] [--now ISO] [--window-hours N]",
+    load: async () => (await import("./commands/produce.ts")).produceCommand,
+  },
+  {
+    name: "fetch-snapshot",
+    usage: "fetch-snapshot --repo OWNER/NAME [--api-url URL]   (token from GITHUB_TOKEN)",
+    load: async () => (await import("./commands/fetch-snapshot.ts")).fetchSnapshotCommand,
+  },
+  {
+    name: "link",
+    usage:
+      "link --repo OWNER/NAME --parent N --child M | --issue N --blocked-by M [--remove] [--api-url URL]",
+    load: async () => (await import("./commands/link.ts")).linkCommand,
+  },
+  {
+    name: "branch-name",
+    usage: "branch-name --number N --title TITLE [--pattern PATTERN] [--phase K]",
+    load: async () => (await import("./commands/branch-name.ts")).branchNameCommand,
+  },
+  {
+    name: "claim-state",
+    usage:
+      "claim-state --comments FILE [--now ISO] [--stale-hours N] [--trusted a,b] [--claim-id ID] [--nonce N] [--handoff-mode disabled|human-gated] [--handoff-authorized a,b] [--open-pr N]",
+    load: async () => (await import("./commands/claim-state.ts")).claimStateCommand,
+  },
+  {
+    name: "classify",
+    usage: "classify --comments FILE   (a comment list, or {body, labels, author, comments})",
+    load: async () => (await import("./commands/classify.ts")).classifyCommand,
+  },
+  {
+    name: "queue",
+    usage:
+      "queue --server URL --repo OWNER/NAME [--machine M] [--capabilities a,b] [--limit N] [--order number|impact]",
+    load: async () => (await import("./commands/queue.ts")).queueCommand,
+  },
+  {
+    name: "claim",
+    usage:
+      "claim --server URL --repo OWNER/NAME --agent-id ID [--issue N] [--ttl-seconds N] [--machine M] [--capabilities a,b]   (no --issue: the queue's next issue, null when empty)",
+    load: async () => (await import("./commands/claim.ts")).claimCommand,
+  },
+  {
+    name: "heartbeat",
+    usage: "heartbeat --server URL --repo OWNER/NAME --issue N --claim-id ID --fence N",
+    load: async () => (await import("./commands/heartbeat.ts")).heartbeatCommand,
+  },
+  {
+    name: "release",
+    usage:
+      "release --server URL --repo OWNER/NAME --issue N --claim-id ID --fence N --outcome done|abandoned|failed [--note TEXT]",
+    load: async () => (await import("./commands/release.ts")).releaseCommand,
+  },
+  {
+    name: "comment",
+    usage:
+      "comment --server URL --repo OWNER/NAME --issue N --claim-id ID --fence N --body TEXT | --body-file FILE",
+    load: async () => (await import("./commands/comment.ts")).commentCommand,
+  },
+  {
+    name: "work",
+    usage:
+      "work --server URL --repo OWNER/NAME --agent-id ID [--once] [--machine M] [--capabilities a,b] [--ttl-seconds N] [--heartbeat-seconds N] [--grace-seconds N] -- COMMAND [ARGS...]",
+    load: async () => (await import("./commands/work.ts")).workCommand,
+  },
 ];
 
 function help(): string {
@@ -51,7 +100,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   try {
-    await command.run(rest, io);
+    await (await command.load()).run(rest, io);
     return 0;
   } catch (error) {
     if (error instanceof ExitCode) {

@@ -13,8 +13,6 @@ function positiveInteger(flag: string, value: string): number {
 }
 
 export const branchNameCommand: CliCommand = {
-  name: NAME,
-  usage: "branch-name --number N --title TITLE [--pattern PATTERN] [--phase K]",
   async run(argv, io) {
     const flags = parseFlags(NAME, argv, {
       number: { type: "string" },

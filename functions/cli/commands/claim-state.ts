@@ -18,9 +18,6 @@ function loginList(value: string | undefined): string[] | null {
 }
 
 export const claimStateCommand: CliCommand = {
-  name: NAME,
-  usage:
-    "claim-state --comments FILE [--now ISO] [--stale-hours N] [--trusted a,b] [--claim-id ID] [--nonce N] [--handoff-mode disabled|human-gated] [--handoff-authorized a,b] [--open-pr N]",
   async run(argv, io) {
     const flags = parseFlags(NAME, argv, {
       comments: { type: "string" },

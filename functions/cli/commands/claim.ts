@@ -20,9 +20,6 @@ const NAME = "claim";
  * (claim-next) and prints `null` when there is no work (still exit 0).
  */
 export const claimCommand: CliCommand = {
-  name: NAME,
-  usage:
-    "claim --server URL --repo OWNER/NAME --agent-id ID [--issue N] [--ttl-seconds N] [--machine M] [--capabilities a,b]   (no --issue: the queue's next issue, null when empty)",
   async run(argv, io) {
     const flags = parseFlags(NAME, argv, {
       ...CONNECTION_FLAGS,

@@ -8,8 +8,6 @@ import { readJsonFile } from "../read-json.ts";
 const NAME = "classify";
 
 export const classifyCommand: CliCommand = {
-  name: NAME,
-  usage: "classify --comments FILE   (a comment list, or {body, labels, author, comments})",
   async run(argv, io) {
     const flags = parseFlags(NAME, argv, { comments: { type: "string" } });
     const path = requireFlag(NAME, "comments", flags.comments);

@@ -15,9 +15,6 @@ import { readTextFile } from "../read-json.ts";
 const NAME = "comment";
 
 export const commentCommand: CliCommand = {
-  name: NAME,
-  usage:
-    "comment --server URL --repo OWNER/NAME --issue N --claim-id ID --fence N --body TEXT | --body-file FILE",
   async run(argv, io) {
     const flags = parseFlags(NAME, argv, {
       ...CONNECTION_FLAGS,

@@ -4,8 +4,6 @@ import { apiUrlFlag, fetchSnapshotForCli, requireRepoFlag } from "../github.ts";
 import { writeJson } from "../io.ts";
 
 export const fetchSnapshotCommand: CliCommand = {
-  name: "fetch-snapshot",
-  usage: "fetch-snapshot --repo OWNER/NAME [--api-url URL]   (token from GITHUB_TOKEN)",
   async run(argv, io) {
     const flags = parseFlags("fetch-snapshot", argv, {
       repo: { type: "string" },

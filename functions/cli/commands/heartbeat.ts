@@ -14,8 +14,6 @@ import { writeJson } from "../io.ts";
 const NAME = "heartbeat";
 
 export const heartbeatCommand: CliCommand = {
-  name: NAME,
-  usage: "heartbeat --server URL --repo OWNER/NAME --issue N --claim-id ID --fence N",
   async run(argv, io) {
     const flags = parseFlags(NAME, argv, {
       ...CONNECTION_FLAGS,

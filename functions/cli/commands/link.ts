@@ -19,9 +19,6 @@ function issueFlag(name: string, value: string | undefined): number | string | u
 }
 
 export const linkCommand: CliCommand = {
-  name: "link",
-  usage:
-    "link --repo OWNER/NAME --parent N --child M | --issue N --blocked-by M [--remove] [--api-url URL]",
   async run(argv, io) {
     const flags = parseFlags("link", argv, {
       repo: { type: "string" },

@@ -1,9 +1,6 @@
-import { GitHubApiError } from "../../../shared/github/errors.ts";
-import { addLabels, removeLabel } from "../../../shared/github/writes.ts";
 import { type LabelChange, type LabelPlan, plan } from "../../../shared/producer/plan.ts";
 import { parseFlags } from "../args.ts";
 import type { CliCommand } from "../command.ts";
-import { cliClient } from "../github.ts";
 import { graphFlags, loadConfig, loadGraph, scanOptionsFromFlags } from "../graph-input.ts";
 import { type CliIo, OperationError, UsageError, writeJson } from "../io.ts";
 
@@ -14,6 +11,12 @@ async function applyToGitHub(
   apiUrl: string | undefined,
   labelPlan: LabelPlan,
 ) {
+  // Only a run that writes to GitHub loads the client (octokit); a dry run never does.
+  const [{ GitHubApiError }, { addLabels, removeLabel }, { cliClient }] = await Promise.all([
+    import("../../../shared/github/errors.ts"),
+    import("../../../shared/github/writes.ts"),
+    import("../github.ts"),
+  ]);
   const client = cliClient(io, "produce", apiUrl);
   const applied: Array<LabelChange & { action: "add" | "remove" }> = [];
   try {
@@ -38,9 +41,6 @@ async function applyToGitHub(
 }
 
 export const produceCommand: CliCommand = {
-  name: "produce",
-  usage:
-    "produce --snapshot FILE | --repo OWNER/NAME [--api-url URL] [--mode events|all] [--approval-label L] [--dry-run] [--now ISO] [--window-hours N]",
   async run(argv, io) {
     const flags = parseFlags("produce", argv, {
       ...graphFlags,

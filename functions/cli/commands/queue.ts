@@ -15,9 +15,6 @@ import { writeJson } from "../io.ts";
 const NAME = "queue";
 
 export const queueCommand: CliCommand = {
-  name: NAME,
-  usage:
-    "queue --server URL --repo OWNER/NAME [--machine M] [--capabilities a,b] [--limit N] [--order number|impact]",
   async run(argv, io) {
     const flags = parseFlags(NAME, argv, {
       ...CONNECTION_FLAGS,

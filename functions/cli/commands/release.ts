@@ -15,9 +15,6 @@ import { writeJson } from "../io.ts";
 const NAME = "release";
 
 export const releaseCommand: CliCommand = {
-  name: NAME,
-  usage:
-    "release --server URL --repo OWNER/NAME --issue N --claim-id ID --fence N --outcome done|abandoned|failed [--note TEXT]",
   async run(argv, io) {
     const flags = parseFlags(NAME, argv, {
       ...CONNECTION_FLAGS,

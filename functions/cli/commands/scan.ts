@@ -5,9 +5,6 @@ import { graphFlags, loadConfig, loadGraph, scanOptionsFromFlags } from "../grap
 import { writeJson } from "../io.ts";
 
 export const scanCommand: CliCommand = {
-  name: "scan",
-  usage:
-    "scan --snapshot FILE | --repo OWNER/NAME [--api-url URL] [--now ISO] [--window-hours N] [--machine NAME] [--config switchyard.yml]",
   async run(argv, io) {
     const flags = parseFlags("scan", argv, graphFlags);
     const config = await loadConfig(io, "scan", flags.config);

@@ -62,9 +62,6 @@ interface WorkOptions {
 type RunOutcome = Outcome | "lost";
 
 export const workCommand: CliCommand = {
-  name: NAME,
-  usage:
-    "work --server URL --repo OWNER/NAME --agent-id ID [--once] [--machine M] [--capabilities a,b] [--ttl-seconds N] [--heartbeat-seconds N] [--grace-seconds N] -- COMMAND [ARGS...]",
   async run(argv, io) {
     const dash = argv.indexOf("--");
     const flagArgs = dash === -1 ? argv : argv.slice(0, dash);

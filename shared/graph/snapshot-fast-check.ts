@@ -1,0 +1,247 @@
+/*
+ * A fast path for `parseSnapshot`: a hand-written check of the snapshot shape that builds the
+ * same output `SnapshotSchema` (zod) would, for inputs it can vouch for, and gives up otherwise.
+ *
+ * Why: zod validates a 100k-issue snapshot in hundreds of milliseconds in a fresh process (the
+ * CLI's case), several times what the scan itself costs. zod stays the schema and the source of
+ * every error message: whenever this check says "not sure" (`undefined`), `parseSnapshot` asks
+ * zod, which either accepts (an input shape this check does not cover) or names the first bad
+ * path. So the one rule this module must keep is: what it returns is exactly what zod returns
+ * for the same input (same values, same keys, same key order). Property tests compare the two
+ * on random valid and invalid inputs (test/unit/graph/snapshot-fast-check.test.ts).
+ */
+import { CROSS_REPO_REF_PATTERN, canonicalRef, refKey } from "./refs.ts";
+import type { ExternalIssue, LabelEvent, Snapshot, SnapshotIssue } from "./snapshot.ts";
+
+/** zod's `z.iso.datetime({ offset: true })` pattern (zod/v4/core/regexes.js), verbatim. */
+const ISO_DATETIME =
+  /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$/;
+const REPO_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,38}\/[A-Za-z0-9._-]{1,100}$/;
+const MAX_ISSUE = 2 ** 31 - 1;
+
+/** A decimal digit's value at `i`, or -1. */
+function digit(s: string, i: number): number {
+  const c = s.charCodeAt(i) - 48;
+  return c >= 0 && c <= 9 ? c : -1;
+}
+
+function two(s: string, i: number): number {
+  const a = digit(s, i);
+  const b = digit(s, i + 1);
+  return a < 0 || b < 0 ? -1 : a * 10 + b;
+}
+
+/**
+ * `YYYY-MM-DDTHH:MM:SSZ`, the form GitHub writes, checked by character codes; the same calendar
+ * rules as the pattern above (its leap years: the last two digits divisible by 4 and not 00, or
+ * the first two divisible by 4 when the last two are 00).
+ */
+function isPlainUtcInstant(s: string): boolean {
+  if (s.length !== 20 || s.charCodeAt(19) !== 90 /* Z */) return false;
+  if (s[4] !== "-" || s[7] !== "-" || s[10] !== "T" || s[13] !== ":" || s[16] !== ":") return false;
+  const century = two(s, 0);
+  const yy = two(s, 2);
+  const month = two(s, 5);
+  const day = two(s, 8);
+  if (century < 0 || yy < 0 || day < 1) return false;
+  const hour = two(s, 11);
+  const minute = two(s, 14);
+  const second = two(s, 17);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return false;
+  if (month === 2) {
+    const leap = yy !== 0 ? yy % 4 === 0 : century % 4 === 0;
+    return day <= (leap ? 29 : 28);
+  }
+  if (month === 4 || month === 6 || month === 9 || month === 11) return day <= 30;
+  return month >= 1 && month <= 12 && day <= 31;
+}
+
+function isInstant(value: unknown): value is string {
+  return typeof value === "string" && (isPlainUtcInstant(value) || ISO_DATETIME.test(value));
+}
+
+function isIssueNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_ISSUE;
+}
+
+function isIssueRef(value: unknown): value is number | string {
+  return isIssueNumber(value) || (typeof value === "string" && CROSS_REPO_REF_PATTERN.test(value));
+}
+
+/** An object zod reads as one: not null, not an array (zod reads properties with `in` and `[]`). */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const GIVE_UP = Symbol("give up");
+
+/** A copy of a string array whose entries are all non-empty, or GIVE_UP. */
+function labelList(value: unknown): string[] | typeof GIVE_UP {
+  if (!Array.isArray(value)) return GIVE_UP;
+  const out = new Array<string>(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const label = value[i];
+    if (typeof label !== "string" || label.length === 0) return GIVE_UP;
+    out[i] = label;
+  }
+  return out;
+}
+
+function refList(value: unknown): Array<number | string> | typeof GIVE_UP {
+  if (!Array.isArray(value)) return GIVE_UP;
+  const out = new Array<number | string>(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const ref = value[i];
+    if (!isIssueRef(ref)) return GIVE_UP;
+    out[i] = ref;
+  }
+  return out;
+}
+
+function labelEvent(value: unknown): LabelEvent | typeof GIVE_UP {
+  if (!isRecord(value)) return GIVE_UP;
+  const { label, action, actor, createdAt } = value;
+  if (typeof label !== "string" || label.length === 0) return GIVE_UP;
+  if (action !== "labeled" && action !== "unlabeled") return GIVE_UP;
+  if (actor !== undefined && actor !== null && typeof actor !== "string") return GIVE_UP;
+  if (!isInstant(createdAt)) return GIVE_UP;
+  // Keys in the schema's order; `actor` only when the input has it (as zod does).
+  return actor !== undefined || "actor" in value
+    ? { label, action, actor, createdAt }
+    : { label, action, createdAt };
+}
+
+function issue(value: unknown): SnapshotIssue | typeof GIVE_UP {
+  if (!isRecord(value)) return GIVE_UP;
+  const { number, title, state, stateReason, createdAt, updatedAt, closedAt } = value;
+  if (!isIssueNumber(number) || typeof title !== "string") return GIVE_UP;
+  if (state !== "open" && state !== "closed") return GIVE_UP;
+  if (
+    stateReason !== null &&
+    stateReason !== "completed" &&
+    stateReason !== "not_planned" &&
+    stateReason !== "reopened" &&
+    stateReason !== "duplicate"
+  )
+    return GIVE_UP;
+  if (!isInstant(createdAt) || !isInstant(updatedAt)) return GIVE_UP;
+  if (closedAt !== null && !isInstant(closedAt)) return GIVE_UP;
+  const labels = labelList(value.labels);
+  if (labels === GIVE_UP) return GIVE_UP;
+  const out: SnapshotIssue = {
+    number,
+    title,
+    state,
+    stateReason,
+    createdAt,
+    updatedAt,
+    closedAt,
+    labels,
+  };
+  // Optional keys: present in the output exactly when present in the input (as zod does).
+  const { parent, blockedBy, body, labelEvents } = value;
+  if (parent !== undefined) {
+    if (parent !== null && !isIssueRef(parent)) return GIVE_UP;
+    out.parent = parent;
+  } else if ("parent" in value) out.parent = undefined;
+  if (blockedBy !== undefined) {
+    const refs = refList(blockedBy);
+    if (refs === GIVE_UP) return GIVE_UP;
+    out.blockedBy = refs;
+  } else if ("blockedBy" in value) out.blockedBy = undefined;
+  if (body !== undefined) {
+    if (body !== null && typeof body !== "string") return GIVE_UP;
+    out.body = body;
+  } else if ("body" in value) out.body = undefined;
+  if (labelEvents !== undefined) {
+    if (!Array.isArray(labelEvents)) return GIVE_UP;
+    const events = new Array<LabelEvent>(labelEvents.length);
+    for (let i = 0; i < labelEvents.length; i++) {
+      const event = labelEvent(labelEvents[i]);
+      if (event === GIVE_UP) return GIVE_UP;
+      events[i] = event;
+    }
+    out.labelEvents = events;
+  } else if ("labelEvents" in value) out.labelEvents = undefined;
+  return out;
+}
+
+function externalIssue(value: unknown): ExternalIssue | typeof GIVE_UP {
+  if (!isRecord(value)) return GIVE_UP;
+  const { ref, state, closedAt } = value;
+  if (typeof ref !== "string" || !CROSS_REPO_REF_PATTERN.test(ref)) return GIVE_UP;
+  if (state !== "open" && state !== "closed") return GIVE_UP;
+  const out: ExternalIssue = { ref, state };
+  if (closedAt !== undefined) {
+    if (closedAt !== null && !isInstant(closedAt)) return GIVE_UP;
+    out.closedAt = closedAt;
+  } else if ("closedAt" in value) out.closedAt = undefined;
+  return out;
+}
+
+/**
+ * The snapshot zod would make of `input`, or `undefined` when this check cannot vouch for the
+ * input (invalid, or a shape it does not cover): then ask `SnapshotSchema`.
+ */
+export function fastParseSnapshot(input: unknown): Snapshot | undefined {
+  if (!isRecord(input)) return undefined;
+  const { repo, now, issues, external } = input;
+  if (typeof repo !== "string" || !REPO_NAME.test(repo)) return undefined;
+  if (now !== undefined && !isInstant(now)) return undefined;
+  if (!Array.isArray(issues)) return undefined;
+  const outIssues = new Array<SnapshotIssue>(issues.length);
+  for (let i = 0; i < issues.length; i++) {
+    const parsed = issue(issues[i]);
+    if (parsed === GIVE_UP) return undefined;
+    outIssues[i] = parsed;
+  }
+  let outExternal: ExternalIssue[] | undefined;
+  if (external !== undefined) {
+    if (!Array.isArray(external)) return undefined;
+    outExternal = new Array<ExternalIssue>(external.length);
+    for (let i = 0; i < external.length; i++) {
+      const parsed = externalIssue(external[i]);
+      if (parsed === GIVE_UP) return undefined;
+      outExternal[i] = parsed;
+    }
+  }
+  if (hasDuplicates(repo, outIssues, outExternal)) return undefined;
+  // Built key by key to keep the schema's key order with optional keys in between.
+  const out: Record<string, unknown> = { repo };
+  if (now !== undefined || "now" in input) out.now = now;
+  out.issues = outIssues;
+  if (outExternal !== undefined || "external" in input) out.external = outExternal;
+  return out as Snapshot;
+}
+
+/** The schema's refinement: no issue number twice, no external reference twice. */
+function hasDuplicates(
+  repo: string,
+  issues: readonly SnapshotIssue[],
+  external: readonly ExternalIssue[] | undefined,
+): boolean {
+  // Numbers are usually dense (1..N): a bitmap, falling back to a Set for sparse ones.
+  let max = 0;
+  for (const { number } of issues) if (number > max) max = number;
+  if (max <= issues.length * 4 + 1024) {
+    const seen = new Uint8Array(max + 1);
+    for (const { number } of issues) {
+      if (seen[number] === 1) return true;
+      seen[number] = 1;
+    }
+  } else {
+    const seen = new Set<number>();
+    for (const { number } of issues) {
+      if (seen.has(number)) return true;
+      seen.add(number);
+    }
+  }
+  if (external === undefined) return false;
+  const refs = new Set<string>();
+  for (const entry of external) {
+    const key = refKey(canonicalRef(entry.ref, repo));
+    if (refs.has(key)) return true;
+    refs.add(key);
+  }
+  return false;
+}
