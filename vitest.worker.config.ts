@@ -21,6 +21,10 @@ export default defineConfig({
           GITHUB_RETRY_BASE_MS: "5",
           GITHUB_TIMEOUT_MS: "1500",
           SCHEDULE_RETRY_BASE_MS: "20",
+          // Small pages and steps, so repositories of a few dozen issues already reconcile
+          // fully across several pages and alarm runs (production: 100 and 10).
+          RECONCILE_PAGE_SIZE: "20",
+          RECONCILE_PAGES_PER_RUN: "2",
           PUBLIC_URL: "https://switchyard.test",
           OIDC_ISSUER: `${inject("simUrl")}/oidc`,
         },

@@ -20,6 +20,10 @@ export interface Env {
   WEBHOOK_MAX_BYTES?: string;
   /** Producer debounce after a change, in milliseconds (default 2000). */
   PRODUCER_DEBOUNCE_MS?: string;
+  /** Issues a GraphQL page of the full reconcile, 1 to 100 (default 100). */
+  RECONCILE_PAGE_SIZE?: string;
+  /** Pages of a full reconcile read per alarm run before it re-arms itself (default 10). */
+  RECONCILE_PAGES_PER_RUN?: string;
   /** Delay before fleet writes (IDD mirror markers, processing labels) go out, in ms (default 2000): claims granted and released within it post nothing. */
   FLEET_WRITE_DELAY_MS?: string;
   /** First retry delay of a failed schedule (reconcile, producer writes), in ms (default 5000). */

@@ -1,74 +1,192 @@
 import type { GitHubClient } from "../../shared/github/client.ts";
 import { refreshExternal } from "../../shared/github/external.ts";
-import { fetchSnapshot } from "../../shared/github/fetch-snapshot.ts";
+import {
+  emptyReport,
+  fetchSnapshotPage,
+  isCursorRefused,
+  type SnapshotPage,
+} from "../../shared/github/fetch-snapshot.ts";
 import { fetchChanges } from "../../shared/github/incremental.ts";
-import { formatInstant } from "../../shared/graph/time.ts";
-import { fetchedEvents, missingIssueEvents } from "../../shared/ingest/from-snapshot.ts";
+import { formatInstant, instantMs } from "../../shared/graph/time.ts";
+import {
+  fetchedEvents,
+  sinceAfterFull,
+  unseenIssueRemovals,
+} from "../../shared/ingest/from-snapshot.ts";
+import {
+  labelsKey,
+  type ReconcileProgress,
+  type ReconcileRun,
+} from "./reconcile-progress-store.ts";
 import type { RepoStore } from "./repo-store.ts";
 
 export interface ReconcileOutcome {
   kind: "full" | "incremental";
   /** What the reconcile found that webhooks had not delivered (empty: nothing was missed). */
   corrections: string[];
+  /** How many corrections there were (a full run keeps the first 100 in `corrections`). */
+  correctionCount: number;
   /** Cross-repository blockers it could not read (their last known state stands). */
   unavailable: string[];
   requests: number;
+  /** A full run: its id, how many pages it read and when it began. */
+  run?: { runId: string; pages: number; issues: number; startedAt: string; restarts: number };
 }
+
+/** A full run that read its share of pages for this alarm and goes on in the next one. */
+export interface ReconcileStep {
+  kind: "full-step";
+  progress: ReconcileProgress;
+  /** Whether this step changed anything the graph rules read (the producer may act). */
+  changed: boolean;
+}
+
+/** How a full run is cut into alarm runs: `pageSize` issues a page, `pagesPerRun` pages a step. */
+export interface FullReconcileSettings {
+  pageSize: number;
+  pagesPerRun: number;
+}
+
+export const DEFAULT_FULL_RECONCILE: FullReconcileSettings = { pageSize: 100, pagesPerRun: 10 };
 
 /** How far before a full fetch began the next incremental listing starts: updates made while
  * the pages were read (after their page) and clock skew between GitHub and the Worker. */
 const SINCE_MARGIN_MS = 60_000;
 
+const toSecond = (ms: number) => formatInstant(Math.floor(ms / 1000) * 1000);
+
 /**
- * Full reconcile: the whole graph by GraphQL, applied with the same merge rule as webhooks,
- * then every stored issue the fetch did not see is removed. Anything it changes is something
- * webhooks missed, and the audit log says so. Null when the repository stopped being active
- * while it fetched (nothing is applied then).
+ * Full reconcile, streamed: the whole graph by GraphQL, one page at a time, each page merged in
+ * its own short transaction with the same merge rule as webhooks (stamped with the time its
+ * request went out, so a webhook about a later change still wins) and recorded with the cursor
+ * of the next page. One call reads at most `pagesPerRun` pages and returns a `full-step`; the
+ * caller schedules the next call, which goes on from the persisted cursor (in this instance or a
+ * new one after an eviction, a deploy or a failed step). Only the call that merges the last page
+ * completes the run: stored issues the run did not see (and that did not change after it began)
+ * are removed, and the watermarks are set from what the run recorded. A run of another lifecycle
+ * generation, or one begun with other label names, is abandoned and a new one begins. Null when
+ * the repository stopped being active (nothing is applied then). Anything a page changes is
+ * something webhooks missed, and the audit log says so.
  */
 export async function reconcileFull(
   store: RepoStore,
   client: GitHubClient,
   nowMs: () => number,
-): Promise<ReconcileOutcome | null> {
+  settings: FullReconcileSettings = DEFAULT_FULL_RECONCILE,
+): Promise<ReconcileOutcome | ReconcileStep | null> {
   const identity = store.identity();
   if (!identity) throw new Error("reconcile before the repository is known");
+  const runs = store.reconcileRuns;
   const generation = store.generation();
-  const startedMs = nowMs();
-  const startedAt = formatInstant(Math.floor(startedMs / 1000) * 1000);
-  const { snapshot } = await fetchSnapshot(client, identity.fullName, {
-    labels: store.config().labels,
-    withBody: true,
-    now: () => new Date(startedMs),
-  });
-  const fetched = new Set(snapshot.issues.map((i) => i.number));
-  const corrections = store.transaction(() => {
-    if (!store.stillActive(generation)) return null;
-    const changes = store.apply([
-      ...fetchedEvents(snapshot.issues, snapshot.external ?? [], startedAt),
-      ...missingIssueEvents(store.issueStamps(), fetched, startedMs, startedAt),
-    ]);
-    const newest = snapshot.issues.reduce(
-      (max, i) => (Date.parse(i.updatedAt) > Date.parse(max) ? i.updatedAt : max),
-      "1970-01-01T00:00:00Z",
+  const labels = store.config().labels;
+  const key = labelsKey(labels);
+  let run = runs.current();
+  if (run === null || run.generation !== generation || run.labels !== key) {
+    run = store.transaction(() =>
+      runs.start({ runId: crypto.randomUUID(), generation, startedMs: nowMs(), labels: key }),
     );
-    // The next listing starts before the fetch did: an issue updated after its page was read
-    // must not hide behind a newer one from a later page.
-    const floor = formatInstant(Math.floor((startedMs - SINCE_MARGIN_MS) / 1000) * 1000);
-    const since =
-      snapshot.issues.length > 0 && Date.parse(newest) < Date.parse(floor) ? newest : floor;
-    store.updateWatermarks({
-      lastFullReconcileAt: formatInstant(nowMs()),
-      incremental: {
-        since,
-        etag: null,
-        boundary: snapshot.issues.filter((i) => i.updatedAt === since).map((i) => i.number),
-        at: formatInstant(nowMs()),
-      },
+  }
+  const report = emptyReport();
+  let changed = false;
+  let requestsBefore = client.stats.requests;
+  for (let page = 0; page < settings.pagesPerRun; page++) {
+    const pageStartedMs = nowMs();
+    // Pages are numbered over the whole run in request descriptions (and error messages).
+    report.pages = run.pages;
+    let fetched: SnapshotPage;
+    try {
+      fetched = await fetchSnapshotPage(
+        client,
+        identity.fullName,
+        run.cursor,
+        { labels, withBody: true, pageSize: settings.pageSize, now: () => new Date(pageStartedMs) },
+        report,
+      );
+    } catch (error) {
+      if (run.cursor === null || !isCursorRefused(error)) throw error;
+      // GitHub no longer takes the cursor (too old): the run begins again, cleanly. What its
+      // pages merged stands (each was true when read); what it saw is forgotten.
+      const restarts: number = run.restarts + 1;
+      run = store.transaction((): ReconcileRun | null => {
+        if (!store.stillActive(generation)) return null;
+        return runs.start({
+          runId: crypto.randomUUID(),
+          generation,
+          startedMs: nowMs(),
+          labels: key,
+          restarts,
+        });
+      });
+      if (run === null) return null;
+      continue;
+    }
+    const at = toSecond(pageStartedMs);
+    const runId = run.runId;
+    const requests = client.stats.requests - requestsBefore;
+    requestsBefore = client.stats.requests;
+    const merged = store.transaction(() => {
+      if (!store.stillActive(generation)) {
+        // Uninstalled, suspended or moved meanwhile: this run is over.
+        runs.abandon();
+        return null;
+      }
+      const result = store.applyEvents(fetchedEvents(fetched.issues, fetched.external, at));
+      runs.recordPage(runId, {
+        next: fetched.next,
+        seen: fetched.issues.map((i) => ({ number: i.number, updatedMs: instantMs(i.updatedAt) })),
+        requests,
+        corrected: result.changes,
+        atMs: nowMs(),
+      });
+      if (fetched.next !== null) return { done: null, graphChanged: result.graphChanged };
+      return { done: complete(store, nowMs), graphChanged: result.graphChanged };
     });
-    return changes;
+    if (merged === null) return null;
+    changed ||= merged.graphChanged;
+    if (merged.done) return merged.done;
+    run = runs.current()!;
+  }
+  return { kind: "full-step", progress: runs.progress()!, changed };
+}
+
+/**
+ * The run read its last page (called in that page's transaction): removals of what it did not
+ * see, the watermarks from what it recorded, then its progress goes.
+ */
+function complete(store: RepoStore, nowMs: () => number): ReconcileOutcome {
+  const runs = store.reconcileRuns;
+  const run = runs.current()!;
+  const removedAt = toSecond(run.startedMs);
+  const removals: string[] = [];
+  for (const chunk of runs.eachUnseenChunk()) {
+    removals.push(...store.apply(unseenIssueRemovals(chunk, run.startedMs, removedAt)));
+  }
+  const sinceMs = sinceAfterFull(run.startedMs, runs.newestSeenMs(), SINCE_MARGIN_MS);
+  store.updateWatermarks({
+    lastFullReconcileAt: formatInstant(nowMs()),
+    incremental: {
+      since: formatInstant(sinceMs),
+      etag: null,
+      boundary: runs.seenAt(sinceMs),
+      at: formatInstant(nowMs()),
+    },
   });
-  if (corrections === null) return null;
-  return { kind: "full", corrections, unavailable: [], requests: client.stats.requests };
+  runs.abandon();
+  const corrections = [...run.corrected, ...removals].slice(0, 100);
+  return {
+    kind: "full",
+    corrections,
+    correctionCount: run.corrections + removals.length,
+    unavailable: [],
+    requests: run.requests,
+    run: {
+      runId: run.runId,
+      pages: run.pages,
+      issues: run.issues,
+      startedAt: formatInstant(run.startedMs),
+      restarts: run.restarts,
+    },
+  };
 }
 
 /**
@@ -80,10 +198,11 @@ export async function reconcileIncremental(
   store: RepoStore,
   client: GitHubClient,
   nowMs: () => number,
-): Promise<ReconcileOutcome | null> {
+  settings: FullReconcileSettings = DEFAULT_FULL_RECONCILE,
+): Promise<ReconcileOutcome | ReconcileStep | null> {
   const identity = store.identity();
   const watermark = store.watermarks().incremental;
-  if (!identity || watermark === null) return reconcileFull(store, client, nowMs);
+  if (!identity || watermark === null) return reconcileFull(store, client, nowMs, settings);
   const generation = store.generation();
   const startedAt = formatInstant(Math.floor(nowMs() / 1000) * 1000);
   const result = await fetchChanges(client, identity.fullName, watermark, {
@@ -114,5 +233,11 @@ export async function reconcileIncremental(
   });
   if (corrections === null) return null;
   const unavailable = refreshed.filter((r) => r.kind === "unavailable").map((r) => r.ref);
-  return { kind: "incremental", corrections, unavailable, requests: client.stats.requests };
+  return {
+    kind: "incremental",
+    corrections,
+    correctionCount: corrections.length,
+    unavailable,
+    requests: client.stats.requests,
+  };
 }

@@ -4,7 +4,7 @@ import type { KeySummary } from "../../shared/auth/schemas.ts";
 import { htmlBaseFor } from "../../shared/claims/rules.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
 import { GitHubApiError, RepositoryMismatchError } from "../../shared/github/errors.ts";
-import { splitRepo } from "../../shared/github/fetch-snapshot.ts";
+import { MAX_PAGE_SIZE, splitRepo } from "../../shared/github/fetch-snapshot.ts";
 import { collaboratorPermission } from "../../shared/github/permissions.ts";
 import { scan } from "../../shared/graph/scan.ts";
 import { DAY_MS, formatInstant, HOUR_MS, MINUTE_MS } from "../../shared/graph/time.ts";
@@ -48,7 +48,13 @@ import { flushFleetWrites } from "./fleet-writes.ts";
 import { KeysStore, type NewKey } from "./keys-store.ts";
 import { rereadMarkerComments } from "./marker-reread.ts";
 import { Producer } from "./producer.ts";
-import { reconcileFull, reconcileIncremental } from "./reconcile.ts";
+import {
+  DEFAULT_FULL_RECONCILE,
+  type FullReconcileSettings,
+  reconcileFull,
+  reconcileIncremental,
+} from "./reconcile.ts";
+import type { ReconcileProgress } from "./reconcile-progress-store.ts";
 import { type RepoIdentity, RepoStore } from "./repo-store.ts";
 import { type DueSchedule, type ScheduleName, Schedules } from "./schedules.ts";
 
@@ -232,6 +238,19 @@ export class RepoObject extends DurableObject<Env> {
 
   private debounceMs(): number {
     return this.envMs("PRODUCER_DEBOUNCE_MS", 2_000);
+  }
+
+  /** Issues a page and pages an alarm run of the full reconcile (settings, else the defaults). */
+  private fullReconcileSettings(): FullReconcileSettings {
+    const pageSize = numberSetting(this.env.RECONCILE_PAGE_SIZE);
+    const pagesPerRun = numberSetting(this.env.RECONCILE_PAGES_PER_RUN);
+    return {
+      pageSize: Math.min(
+        MAX_PAGE_SIZE,
+        Math.max(1, Math.floor(pageSize ?? DEFAULT_FULL_RECONCILE.pageSize)),
+      ),
+      pagesPerRun: Math.max(1, Math.floor(pagesPerRun ?? DEFAULT_FULL_RECONCILE.pagesPerRun)),
+    };
   }
 
   private envMs(key: "PRODUCER_DEBOUNCE_MS" | "FLEET_WRITE_DELAY_MS", fallback: number): number {
@@ -432,6 +451,8 @@ export class RepoObject extends DurableObject<Env> {
     return {
       ...result,
       watermarks,
+      /** The full reconcile in progress (null when none is): pages done, issues seen, run id. */
+      reconcile: this.store.reconcileProgress(),
       /**
        * Label writes set aside after they kept failing (the 100 most recent; the count says how
        * many there are); planned again after a full reconcile.
@@ -766,7 +787,10 @@ export class RepoObject extends DurableObject<Env> {
       case "reconcile": {
         const client = this.client(`reconcile ${identity.fullName}`);
         // The config first (a free 304 when unchanged): its label names shape what is fetched.
-        if (name === "reconcile-full") {
+        // A full run in progress goes on with the names it began with (a change restarts it).
+        const inProgress = this.store.reconcileRuns.current();
+        const continuing = inProgress?.generation === this.store.generation();
+        if (name === "reconcile-full" && !continuing) {
           try {
             await refreshConfig(this.store, client, nowMs);
           } catch (error) {
@@ -778,8 +802,15 @@ export class RepoObject extends DurableObject<Env> {
           }
         }
         const reconcile = name === "reconcile-full" ? reconcileFull : reconcileIncremental;
-        const outcome = await reconcile(this.store, client, Date.now);
+        const outcome = await reconcile(this.store, client, Date.now, this.fullReconcileSettings());
         if (outcome === null) return; // the repository stopped being active meanwhile
+        if (outcome.kind === "full-step") {
+          // A bounded share of the pages per alarm run: the next share in the next run, so the
+          // producer and the other schedules get their turn in between.
+          this.schedules.at("reconcile-full", Date.now());
+          if (outcome.changed) this.schedules.at("producer", Date.now() + this.debounceMs());
+          return;
+        }
         // A full read also re-reads the comments of issues whose IDD claims matter (own client:
         // its requests are counted apart from the graph fetch's).
         const markers =
@@ -797,7 +828,11 @@ export class RepoObject extends DurableObject<Env> {
             kind: outcome.kind,
             requests: outcome.requests,
             corrected: outcome.corrections,
+            ...(outcome.correctionCount > outcome.corrections.length
+              ? { correctedCount: outcome.correctionCount }
+              : {}),
             unavailable: outcome.unavailable,
+            ...(outcome.run ? { run: outcome.run } : {}),
             ...(markers ? { markers } : {}),
           },
           Date.now(),
@@ -1006,6 +1041,8 @@ export class RepoObject extends DurableObject<Env> {
     schedules: ReturnType<Schedules["list"]>;
     pendingWrites: number;
     running: boolean;
+    /** The full reconcile in progress (pages done, issues seen, run id); null when none is. */
+    reconcile: ReconcileProgress | null;
   } {
     const identity = this.store.identity() ?? null;
     return {
@@ -1014,7 +1051,13 @@ export class RepoObject extends DurableObject<Env> {
       schedules: this.schedules.list(),
       pendingWrites: this.producer.pending().length,
       running: this.alarmRun !== null,
+      reconcile: this.store.reconcileProgress(),
     };
+  }
+
+  /** The full reconcile in progress, for the status page; null when none is. */
+  reconcileProgress(): ReconcileProgress | null {
+    return this.store.reconcileProgress();
   }
 
   // --- fleet keys ---

@@ -108,4 +108,18 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     // until the next plan after a full reconcile plans it again.
     sql.exec(`ALTER TABLE outbox ADD COLUMN parked_ms INTEGER`);
   },
+  (sql) => {
+    // The full reconcile streams page by page across alarm runs: where it is (one row while a
+    // run is in progress) and which issues it has seen, so removals wait for the whole run.
+    sql.exec(`CREATE TABLE reconcile_run (
+      id INTEGER PRIMARY KEY CHECK (id = 0), run_id TEXT NOT NULL, generation INTEGER NOT NULL,
+      started_ms INTEGER NOT NULL, labels TEXT NOT NULL, cursor TEXT,
+      pages INTEGER NOT NULL, issues INTEGER NOT NULL, requests INTEGER NOT NULL,
+      corrections INTEGER NOT NULL, corrected TEXT NOT NULL, restarts INTEGER NOT NULL,
+      updated_ms INTEGER NOT NULL
+    )`);
+    sql.exec(
+      `CREATE TABLE reconcile_seen (number INTEGER PRIMARY KEY, updated_ms INTEGER NOT NULL)`,
+    );
+  },
 ];

@@ -9,6 +9,7 @@ import { GraphStore } from "./graph-store.ts";
 import { type AuditDetail, type AuditEntry, Journal } from "./journal-store.ts";
 import { type MetaKey, MetaStore, type RepoIdentity, type Watermarks } from "./meta-store.ts";
 import { Outbox } from "./outbox-store.ts";
+import { type ReconcileProgress, ReconcileProgressStore } from "./reconcile-progress-store.ts";
 import { REPO_MIGRATIONS } from "./repo-schema.ts";
 import { migrate, type Sql, sqlTag } from "./sql.ts";
 
@@ -34,6 +35,8 @@ export class RepoStore {
   readonly journal: Journal;
   readonly outbox: Outbox;
   readonly reads: GraphReads;
+  /** The full reconcile in progress (functions/objects/reconcile.ts streams it page by page). */
+  readonly reconcileRuns: ReconcileProgressStore;
   private readonly graph: GraphStore;
   private readonly storage: DurableObjectStorage;
   private parsedConfig: Config | null = null;
@@ -59,6 +62,7 @@ export class RepoStore {
     this.outbox = new Outbox(this.sql);
     this.graph = new GraphStore(this.sql);
     this.reads = new GraphReads(this.sql);
+    this.reconcileRuns = new ReconcileProgressStore(this.sql);
   }
 
   transaction<T>(fn: () => T): T {
@@ -115,6 +119,11 @@ export class RepoStore {
 
   setIdentity(identity: RepoIdentity): void {
     this.meta.set("identity", identity);
+  }
+
+  /** The full reconcile in progress (pages done, issues seen, when it began); null when none is. */
+  reconcileProgress(): ReconcileProgress | null {
+    return this.reconcileRuns.progress();
   }
 
   watermarks(): Watermarks {
@@ -333,6 +342,7 @@ export class RepoStore {
     this.graph.wipe();
     this.outbox.clear();
     this.journal.wipe();
+    this.reconcileRuns.wipe();
     this.meta.wipe();
     this.parsedConfig = null;
     this.version += 1;

@@ -11,6 +11,8 @@ export const RequestFaultSchema = z.strictObject({
   operation: z.string().optional(),
   /** How many matching requests the rule affects (default 1). */
   times: z.number().int().positive().default(1),
+  /** Let this many matching requests through before the rule applies (default 0): "the 4th page". */
+  skip: z.number().int().min(0).default(0),
   /** Respond with this status (and `body`/`headers`) instead of the real response. */
   status: z.number().int().min(200).max(599).optional(),
   body: z.unknown().optional(),
@@ -58,7 +60,7 @@ function globToRegExp(glob: string): RegExp {
 }
 
 export class FaultPlan {
-  private requests: (RequestFault & { left: number; re: RegExp | null })[] = [];
+  private requests: (RequestFault & { left: number; skipLeft: number; re: RegExp | null })[] = [];
   private webhooks: (WebhookFault & { left: number })[] = [];
 
   set(plan: FaultPlanInput): void {
@@ -66,6 +68,7 @@ export class FaultPlan {
     this.requests = parsed.requests.map((r) => ({
       ...r,
       left: r.times,
+      skipLeft: r.skip,
       re: r.path ? globToRegExp(r.path) : null,
     }));
     this.webhooks = parsed.webhooks.map((w) => ({ ...w, left: w.times }));
@@ -77,6 +80,7 @@ export class FaultPlan {
       ...parsed.requests.map((r) => ({
         ...r,
         left: r.times,
+        skipLeft: r.skip,
         re: r.path ? globToRegExp(r.path) : null,
       })),
     );
@@ -101,6 +105,10 @@ export class FaultPlan {
       if (rule.method && rule.method !== method) continue;
       if (rule.re && !paths.some((p) => rule.re!.test(p))) continue;
       if (rule.operation && rule.operation !== operation) continue;
+      if (rule.skipLeft > 0) {
+        rule.skipLeft -= 1;
+        continue;
+      }
       rule.left -= 1;
       return rule;
     }

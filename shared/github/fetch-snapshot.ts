@@ -229,58 +229,106 @@ export function finishSnapshot(
   return parseSnapshot(snapshot);
 }
 
-/** Fetches the whole issue graph of `repo` ("owner/name") as a snapshot. */
+/** GitHub's largest page of issues, and the full fetch's default. */
+export const MAX_PAGE_SIZE = 100;
+
+export interface PageOptions extends FetchOptions {
+  /** Issues a page, 1 to 100 (default 100). */
+  pageSize?: number;
+}
+
+/** One page of the full fetch, complete: its issues with every edge and label event. */
+export interface SnapshotPage {
+  /** In GitHub's order (by creation). */
+  issues: SnapshotIssue[];
+  /** Cross-repository blockers named by this page's issues, with their state. */
+  external: ExternalIssue[];
+  /** Where the next page starts; null after the last page. */
+  next: string | null;
+}
+
+/**
+ * One page of `repo`'s issue graph after `cursor` (null: the first page), each issue completed
+ * (overflowing connections paged, label events read) before it returns, so a caller can apply
+ * and forget a page before asking for the next: what it holds is one page, never the graph.
+ * `report` accumulates over the pages of one fetch.
+ */
+export async function fetchSnapshotPage(
+  client: GitHubClient,
+  repo: string,
+  cursor: string | null,
+  opts: PageOptions = {},
+  report: FetchReport = emptyReport(),
+): Promise<SnapshotPage> {
+  const { owner, name } = splitRepo(repo);
+  const first = opts.pageSize ?? MAX_PAGE_SIZE;
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {
+    throw new Error(`a page holds 1 to ${MAX_PAGE_SIZE} issues, got ${first}`);
+  }
+  report.pages += 1;
+  const data: {
+    repository: {
+      databaseId?: number | null;
+      issues: {
+        pageInfo: { hasNextPage: boolean; endCursor: string | null };
+        nodes: (GqlIssue | null)[];
+      };
+    } | null;
+  } = await client.graphql(
+    `fetch the issue graph of ${repo} (page ${report.pages})`,
+    ISSUES_PAGE_QUERY,
+    { owner, name, after: cursor, first, withBody: opts.withBody === true },
+  );
+  const pinned = client.repository;
+  const serves = pinned !== undefined && pinned.fullName.toLowerCase() === repo.toLowerCase();
+  if (serves && (data.repository?.databaseId ?? null) !== pinned.id) {
+    const foundId = data.repository?.databaseId ?? null;
+    throw new RepositoryMismatchError({ expectedId: pinned.id, foundId, fullName: repo });
+  }
+  if (!data.repository) {
+    throw new GitHubApiError({
+      kind: "not-found",
+      operation: `fetch the issue graph of ${repo}`,
+      request: "POST /graphql SwitchyardIssuesPage",
+      status: 200,
+      attempts: 1,
+      reason: `repository ${repo} not found`,
+    });
+  }
+  const page = data.repository.issues;
+  const nodes = page.nodes.filter((n): n is GqlIssue => n !== null);
+  const external = new Map<string, ExternalIssue>();
+  const issues = await completeIssues(client, repo, nodes, opts, report, external);
+  const next = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+  return { issues, external: [...external.values()], next };
+}
+
+/**
+ * GitHub refused a page cursor (too old, or from another query): the fetch must start again
+ * from the first page. GitHub answers such a cursor with a GraphQL error naming it.
+ */
+export function isCursorRefused(error: unknown): boolean {
+  return (
+    error instanceof GitHubApiError && error.kind === "graphql" && /\bcursor\b/i.test(error.reason)
+  );
+}
+
+/** Fetches the whole issue graph of `repo` ("owner/name") as a snapshot, page by page. */
 export async function fetchSnapshot(
   client: GitHubClient,
   repo: string,
-  opts: FetchOptions = {},
+  opts: PageOptions = {},
 ): Promise<FetchResult> {
-  const { owner, name } = splitRepo(repo);
   const report = emptyReport();
   const external = new Map<string, ExternalIssue>();
-  const nodes: GqlIssue[] = [];
-  let after: string | null = null;
+  const issues: SnapshotIssue[] = [];
+  let cursor: string | null = null;
   do {
-    report.pages += 1;
-    const data: {
-      repository: {
-        databaseId?: number | null;
-        issues: {
-          pageInfo: { hasNextPage: boolean; endCursor: string | null };
-          nodes: (GqlIssue | null)[];
-        };
-      } | null;
-    } = await client.graphql(
-      `fetch the issue graph of ${repo} (page ${report.pages})`,
-      ISSUES_PAGE_QUERY,
-      {
-        owner,
-        name,
-        after,
-        withBody: opts.withBody === true,
-      },
-    );
-    const pinned = client.repository;
-    const serves = pinned !== undefined && pinned.fullName.toLowerCase() === repo.toLowerCase();
-    if (serves && (data.repository?.databaseId ?? null) !== pinned.id) {
-      const foundId = data.repository?.databaseId ?? null;
-      throw new RepositoryMismatchError({ expectedId: pinned.id, foundId, fullName: repo });
-    }
-    if (!data.repository) {
-      throw new GitHubApiError({
-        kind: "not-found",
-        operation: `fetch the issue graph of ${repo}`,
-        request: "POST /graphql SwitchyardIssuesPage",
-        status: 200,
-        attempts: 1,
-        reason: `repository ${repo} not found`,
-      });
-    }
-    const page = data.repository.issues;
-    for (const n of page.nodes) if (n) nodes.push(n);
-    after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
-  } while (after);
-  const issues = await completeIssues(client, repo, nodes, opts, report, external);
+    const page: SnapshotPage = await fetchSnapshotPage(client, repo, cursor, opts, report);
+    issues.push(...page.issues);
+    for (const e of page.external) external.set(e.ref.toLowerCase(), e);
+    cursor = page.next;
+  } while (cursor);
   return {
     snapshot: finishSnapshot(repo, (opts.now ?? (() => new Date()))(), issues, external),
     report,

@@ -42,12 +42,12 @@ fragment SwitchyardRelated on Issue {
 }
 `;
 
-/** One page of 100 issues (open and closed) with their edges: the full fetch. */
+/** One page of up to 100 issues (open and closed) with their edges: the full fetch. */
 export const ISSUES_PAGE_QUERY = /* GraphQL */ `
-query SwitchyardIssuesPage($owner: String!, $name: String!, $after: String, $withBody: Boolean!) {
+query SwitchyardIssuesPage($owner: String!, $name: String!, $after: String, $first: Int!, $withBody: Boolean!) {
   repository(owner: $owner, name: $name) {
     databaseId
-    issues(first: 100, after: $after, orderBy: {field: CREATED_AT, direction: ASC}) {
+    issues(first: $first, after: $after, orderBy: {field: CREATED_AT, direction: ASC}) {
       pageInfo { hasNextPage endCursor }
       nodes { ...SwitchyardIssue }
     }

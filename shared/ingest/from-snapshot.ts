@@ -66,7 +66,44 @@ export function missingIssueEvents(
   fetchStartedMs: number,
   at: string,
 ): GraphEvent[] {
-  return stored
-    .filter((s) => !fetched.has(s.number) && s.updatedMs < fetchStartedMs)
-    .map((s) => ({ type: "issue-removed" as const, number: s.number, at }));
+  return unseenIssueRemovals(
+    stored.filter((s) => !fetched.has(s.number)),
+    fetchStartedMs,
+    at,
+  );
+}
+
+/**
+ * The removals a completed full reconcile decides, given the stored issues it did not see
+ * (`unseen`, however the caller found them: a streamed reconcile asks its storage, page by
+ * page, so no set of seen numbers is held): each is gone unless it changed after the reconcile
+ * began. Only for a reconcile that read every page: one cut short has not seen the issues of the
+ * pages it did not read, and must decide nothing.
+ */
+export function unseenIssueRemovals(
+  unseen: Iterable<{ number: number; updatedMs: number }>,
+  fetchStartedMs: number,
+  at: string,
+): GraphEvent[] {
+  const events: GraphEvent[] = [];
+  for (const s of unseen) {
+    if (s.updatedMs < fetchStartedMs) events.push({ type: "issue-removed", number: s.number, at });
+  }
+  return events;
+}
+
+/**
+ * The incremental listing's starting point after a full reconcile that began at
+ * `fetchStartedMs` and saw issues updated at most at `newestUpdatedMs` (null: it saw none):
+ * the newest update it saw, but never later than `marginMs` before it began (an issue updated
+ * after its page was read must not hide behind a newer one from a later page, and the clocks
+ * of GitHub and the Worker differ). Whole seconds, as GitHub writes `updated_at`.
+ */
+export function sinceAfterFull(
+  fetchStartedMs: number,
+  newestUpdatedMs: number | null,
+  marginMs: number,
+): number {
+  const floor = Math.floor((fetchStartedMs - marginMs) / 1000) * 1000;
+  return newestUpdatedMs !== null && newestUpdatedMs < floor ? newestUpdatedMs : floor;
 }

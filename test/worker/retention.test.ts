@@ -187,6 +187,8 @@ describe("retention", () => {
       idempotency: day(DELIVERY_RETENTION_MS) + 1,
       author_trust: 2,
       fleet_keys: day(FLEET_KEY_RETENTION_MS) + 12, // unexpired (10 days) + 30 days after
+      reconcile_run: 1, // the full reconcile in progress, if one is
+      reconcile_seen: 0, // the issues a run in progress saw: gone when it ends (none ran here)
     };
     expect(Object.keys(counts).sort()).toEqual(Object.keys(bounds).sort());
     const over = Object.entries(bounds).filter(([table, bound]) => (counts[table] ?? 0) > bound);
@@ -292,6 +294,20 @@ describe("uninstall", () => {
         expiresMs: null,
       });
       o.schedules.at("trust", now + DAY_MS);
+      // A full reconcile in the middle of its run.
+      const run = o.store.reconcileRuns.start({
+        runId: "run-1",
+        generation: o.store.generation(),
+        startedMs: now,
+        labels: "{}",
+      });
+      o.store.reconcileRuns.recordPage(run.runId, {
+        next: "cursor-1",
+        seen: [{ number: 1, updatedMs: now }],
+        requests: 1,
+        corrected: [],
+        atMs: now,
+      });
     });
     const before = await runInDurableObject(stub, (_o: RepoObject, state) =>
       tableCounts(state.storage),
