@@ -125,8 +125,32 @@ const op = (r: OutboxRow): ShardOp => ({
 
 /** Shards written per alarm run while catching up (a backfill, or writes that failed). */
 const FLUSH_BATCH = 100;
+/** Shard calls in flight at once from one flush. */
+const FLUSH_PARALLEL = 16;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
+
+/** `run` over every item, at most `parallel` at a time; every outcome, in order. */
+async function settleAll<T>(
+  items: readonly T[],
+  parallel: number,
+  run: (item: T) => Promise<void>,
+): Promise<PromiseSettledResult<void>[]> {
+  const results: PromiseSettledResult<void>[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      try {
+        results[i] = { status: "fulfilled", value: await run(items[i]!) };
+      } catch (reason) {
+        results[i] = { status: "rejected", reason };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, worker));
+  return results;
+}
 
 /**
  * The one global index (a single instance named "directory"): repository name → numeric id and
@@ -188,23 +212,24 @@ export class DirectoryObject extends DurableObject<Env> {
     await this.flush([...touched]);
   }
 
-  /** Delivers the queued writes of `keys` (one call per shard, in parallel); throws if one fails. */
+  /**
+   * Delivers the queued writes of `keys` (one call per shard, `FLUSH_PARALLEL` at a time);
+   * throws if one fails, after trying them all.
+   */
   private async flush(keys: string[]): Promise<void> {
-    const results = await Promise.allSettled(
-      keys.map(async (key) => {
-        const rows = this.sql<OutboxRow>`SELECT shard, repo_id, seq, present, full_name,
+    const results = await settleAll(keys, FLUSH_PARALLEL, async (key) => {
+      const rows = this.sql<OutboxRow>`SELECT shard, repo_id, seq, present, full_name,
           installation_id, status, updated_ms FROM shard_outbox WHERE shard = ${key}`;
-        if (rows.length === 0) return;
-        await shard(this.env, key).apply(rows.map(op));
-        this.ctx.storage.transactionSync(() => {
-          // A newer write queued meanwhile stays queued.
-          for (const r of rows) {
-            this
-              .sql`DELETE FROM shard_outbox WHERE shard = ${key} AND repo_id = ${r.repo_id} AND seq = ${r.seq}`;
-          }
-        });
-      }),
-    );
+      if (rows.length === 0) return;
+      await shard(this.env, key).apply(rows.map(op));
+      this.ctx.storage.transactionSync(() => {
+        // A newer write queued meanwhile stays queued.
+        for (const r of rows) {
+          this
+            .sql`DELETE FROM shard_outbox WHERE shard = ${key} AND repo_id = ${r.repo_id} AND seq = ${r.seq}`;
+        }
+      });
+    });
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) {
       this.failures += 1;

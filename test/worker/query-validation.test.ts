@@ -24,13 +24,14 @@ function trapped() {
   const bindings = {
     ...env,
     DIRECTORY: namespace("DIRECTORY"),
+    NAMES: namespace("NAMES"),
     REPO: namespace("REPO"),
     INSTALLATION: namespace("INSTALLATION"),
   } as unknown as Env;
   return { bindings, touched };
 }
 
-// A GitHub user token: proving it asks the directory (and GitHub) at once.
+// A GitHub user token: proving it asks the directory's name shard (and GitHub) at once.
 const BEARER = { authorization: "Bearer gho_query_validation_test" };
 
 async function call(path: string, headers: Record<string, string> = BEARER) {
@@ -78,10 +79,10 @@ describe("/v1 query validation", () => {
     }
   });
 
-  it("a well-formed query goes on to prove the token (the directory is asked)", async () => {
+  it("a well-formed query goes on to prove the token (the name's shard is asked)", async () => {
     const r = await call("/v1/repos/acme/app/queue?limit=5&machine=m1");
-    expect(r.touched.some((t) => t.startsWith("DIRECTORY."))).toBe(true);
+    expect(r.touched.some((t) => t.startsWith("NAMES."))).toBe(true);
     const g = await call("/v1/repos/acme/app/graph?machine=m1");
-    expect(g.touched.some((t) => t.startsWith("DIRECTORY."))).toBe(true);
+    expect(g.touched.some((t) => t.startsWith("NAMES."))).toBe(true);
   });
 });
