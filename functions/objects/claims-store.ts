@@ -156,6 +156,21 @@ export class ClaimsStore {
       ORDER BY fence`.map(claim);
   }
 
+  /** Claims that ended at or after `sinceMs`, newest first, at most `limit` (status figures). */
+  endedSince(
+    sinceMs: number,
+    limit: number,
+  ): Array<{ grantedMs: number; endedMs: number; outcome: string }> {
+    return this.sql<{ granted_ms: number; ended_ms: number; outcome: string }>`
+      SELECT granted_ms, ended_ms, outcome FROM claims
+      WHERE ended_ms IS NOT NULL AND ended_ms >= ${sinceMs}
+      ORDER BY ended_ms DESC LIMIT ${limit}`.map((r) => ({
+      grantedMs: r.granted_ms,
+      endedMs: r.ended_ms,
+      outcome: r.outcome,
+    }));
+  }
+
   liveCount(nowMs: number, agentId?: string): number {
     const rows =
       agentId === undefined

@@ -1,0 +1,107 @@
+// The status page's read of a RepoObject beyond `graph()`: the graph picture's model (with the
+// fleet's claims, queue and dead letters marked), the queue with reasons, live claims (the
+// fleet API's and IDD markers'), dead letters with their attempts, the claims that ended in
+// the last week (for the figures) and the latest audit entries. Read-only.
+
+import type { Attempt } from "../../shared/claims/rules.ts";
+import { DAY_MS, formatInstant } from "../../shared/graph/time.ts";
+import type { EndedClaim } from "../../shared/status/figures.ts";
+import { type Picture, pictureOf } from "../../shared/status/picture.ts";
+import type { Fleet } from "./fleet.ts";
+import type { AuditEntry } from "./journal-store.ts";
+import type { RepoStore } from "./repo-store.ts";
+
+export interface StatusQueueItem {
+  number: number;
+  title: string;
+  reason: string;
+  attempts: number;
+}
+
+export interface StatusClaim {
+  number: number;
+  agentId: string;
+  machine: string | null;
+  /** null for an IDD marker claim (no fence: the marker's holder is not one of ours). */
+  fence: number | null;
+  grantedAt: string | null;
+  expiresAt: string;
+  source: "fleet" | "idd";
+}
+
+export interface StatusView {
+  picture: Picture;
+  queue: { total: number; items: StatusQueueItem[] };
+  claims: StatusClaim[];
+  deadLetters: Array<{
+    number: number;
+    title: string;
+    stuckAt: string | null;
+    attempts: Attempt[];
+  }>;
+  /** Claims ended in the last 7 days (at most 5,000, newest first). */
+  ended: EndedClaim[];
+  audit: AuditEntry[];
+}
+
+/** Queue items listed on the page (the figure counts them all). */
+const QUEUE_SHOWN = 50;
+const AUDIT_SHOWN = 25;
+const ENDED_READ = 5_000;
+
+export function statusView(store: RepoStore, fleet: Fleet, nowMs: number): StatusView {
+  const queue = fleet.queue({ limit: QUEUE_SHOWN }, nowMs).body as {
+    total: number;
+    items: Array<StatusQueueItem & Record<string, unknown>>;
+  };
+  const view = fleet.queueView(nowMs);
+  const live = fleet.claims.live(nowMs);
+  const claims: StatusClaim[] = live.map((c) => ({
+    number: c.number,
+    agentId: c.agentId,
+    machine: c.machine,
+    fence: c.fence,
+    grantedAt: formatInstant(c.grantedMs),
+    expiresAt: formatInstant(c.expiresMs),
+    source: "fleet",
+  }));
+  for (const [number, holder] of [...view.idd].sort((a, b) => a[0] - b[0])) {
+    claims.push({
+      number,
+      agentId: holder.agentId,
+      machine: null,
+      fence: null,
+      grantedAt: null,
+      expiresAt: holder.staleAt,
+      source: "idd",
+    });
+  }
+  const stuckRows = fleet.claims.fleetRows().filter((f) => f.stuck);
+  const titleOf = (n: number) => view.analysis.graph.issue(n)?.title ?? "";
+  const picture = pictureOf(store.snapshot(formatInstant(nowMs)), store.config(), {
+    queued: new Set(queue.items.map((i) => i.number)),
+    claimed: new Set(claims.map((c) => c.number)),
+    stuck: new Set(stuckRows.map((f) => f.number)),
+  });
+  return {
+    picture,
+    queue: {
+      total: queue.total,
+      items: queue.items.map((i) => ({
+        number: i.number,
+        title: i.title,
+        reason: i.reason,
+        attempts: i.attempts,
+      })),
+    },
+    claims,
+    deadLetters: stuckRows.map((f) => ({
+      number: f.number,
+      title: titleOf(f.number),
+      stuckAt: f.stuckMs === null ? null : formatInstant(f.stuckMs),
+      attempts: fleet.claims.attempts(f.number, f.resetFence),
+    })),
+    ended: fleet.claims.endedSince(nowMs - 7 * DAY_MS, ENDED_READ),
+    audit: store.auditLog(AUDIT_SHOWN),
+  };
+}

@@ -1,0 +1,145 @@
+// The status pages: `/` lists the signed-in user's installations of the App and their
+// repositories (GitHub's answer to the user's token); `/repos/{owner}/{repo}` shows one
+// repository. Access is the API's: the session's GitHub token is proven for the repository
+// (functions/routes/v1/auth.ts, with its cache), or, without a session, a public repository
+// whose config says `status.public: true` is shown to anyone.
+import { type Context, Hono } from "hono";
+import type { AuthFailure } from "../../../shared/auth/access.ts";
+import { GitHubApiError } from "../../../shared/github/errors.ts";
+import {
+  homePage,
+  type InstallationListing,
+  messagePage,
+  repoPage,
+  welcomePage,
+} from "../../../shared/status/page.ts";
+import { clearSessionCookieHeader } from "../../../shared/status/session.ts";
+import { type GraphRead, repoPageModel, type StatusRead } from "../../../shared/status/view.ts";
+import type { Env } from "../../env.ts";
+import { directory } from "../../objects/directory-object.ts";
+import { prove, userClient } from "../v1/auth.ts";
+import { repoObject } from "../v1/context.ts";
+import { loginUrl, readSession, withSettings } from "./login.ts";
+
+type StatusEnv = { Bindings: Env };
+
+/** Installations and repositories listed on `/` (GitHub pages by 100). */
+const INSTALLATIONS_SHOWN = 30;
+
+async function listInstallations(env: Env, token: string): Promise<InstallationListing[]> {
+  const client = userClient(env, token);
+  const found = await client.send<{
+    installations: Array<{ id: number; account: { login: string } | null }>;
+  }>({
+    operation: "list the signed-in user's installations",
+    route: "GET /user/installations",
+    params: { per_page: 100 },
+    idempotent: true,
+  });
+  const installations = found.data.installations
+    .slice(0, INSTALLATIONS_SHOWN)
+    .sort((a, b) => a.id - b.id);
+  return Promise.all(
+    installations.map(async (i) => {
+      const repos = await client.send<{
+        total_count: number;
+        repositories: Array<{ full_name: string; private: boolean }>;
+      }>({
+        operation: `list the repositories of installation ${i.id} the user can see`,
+        route: "GET /user/installations/{installation_id}/repositories",
+        params: { installation_id: i.id, per_page: 100 },
+        idempotent: true,
+      });
+      const repositories = repos.data.repositories
+        .map((r) => ({ fullName: r.full_name, private: r.private }))
+        .sort((a, b) => a.fullName.localeCompare(b.fullName));
+      return {
+        id: i.id,
+        account: i.account?.login ?? `installation ${i.id}`,
+        repositories,
+        more: repos.data.total_count > repositories.length,
+      };
+    }),
+  );
+}
+
+const noStore = (c: Context) => c.header("Cache-Control", "private, no-store");
+
+export const statusPages = new Hono<StatusEnv>();
+
+statusPages.get("/", async (c) => {
+  const checked = withSettings(c);
+  if ("refusal" in checked) return checked.refusal;
+  const { settings } = checked;
+  noStore(c);
+  const session = await readSession(c, settings);
+  if (!session) return c.html(welcomePage());
+  try {
+    return c.html(homePage(session.login, await listInstallations(c.env, session.token)));
+  } catch (error) {
+    if (error instanceof GitHubApiError && error.kind === "unauthorized") {
+      // The token behind the session was revoked: sign in again.
+      c.header("Set-Cookie", clearSessionCookieHeader());
+      return c.redirect(loginUrl("/"), 302);
+    }
+    const why = error instanceof GitHubApiError ? error.message : "GitHub did not answer";
+    return c.html(messagePage("GitHub did not answer", why, session.login), 503);
+  }
+});
+
+statusPages.get("/repos/:owner/:repo", async (c) => {
+  const checked = withSettings(c);
+  if ("refusal" in checked) return checked.refusal;
+  const { settings } = checked;
+  noStore(c);
+  const owner = c.req.param("owner");
+  const repo = c.req.param("repo");
+  const fullName = `${owner}/${repo}`;
+  const here = `/repos/${owner}/${repo}`;
+  const session = await readSession(c, settings);
+  const nowMs = Date.now();
+  const show = async (repoId: number, viewer: string | null, known?: GraphRead) => {
+    const stub = repoObject(c.env, repoId);
+    const [graph, status] = await Promise.all([
+      known ?? (stub.graph(nowMs) as Promise<unknown> as Promise<GraphRead>),
+      stub.statusView(nowMs) as Promise<unknown> as Promise<StatusRead>,
+    ]);
+    return c.html(
+      repoPage(repoPageModel({ graph, status, htmlBase: settings.webUrl, viewer, nowMs })),
+    );
+  };
+
+  let refused: AuthFailure | null = null;
+  if (session) {
+    const proven = await prove(c.env, session.token, owner, repo);
+    if (proven.ok) {
+      if (proven.resolution.ok) return show(proven.resolution.repo.repoId, session.login);
+      const r = proven.resolution;
+      return c.html(messagePage("Not installed", r.message, session.login), r.status as 404);
+    }
+    if (proven.status === 401) {
+      // GitHub no longer accepts the session's token (revoked or expired): sign in again.
+      c.header("Set-Cookie", clearSessionCookieHeader());
+      return c.redirect(loginUrl(here), 302);
+    }
+    refused = proven;
+  }
+
+  // A public repository that opted in (`status.public: true`) is shown to anyone; anything else
+  // (private, not installed, not opted in) asks for a login alike, so nothing is revealed.
+  const entry = await directory(c.env).lookup(fullName);
+  if (entry && entry.status === "active") {
+    const graph = (await repoObject(c.env, entry.repoId).graph(nowMs)) as unknown as GraphRead;
+    const optedIn =
+      (graph.config.effective as { status?: { public?: boolean } }).status?.public === true;
+    if (graph.repository?.private === false && optedIn) {
+      return show(entry.repoId, session?.login ?? null, graph);
+    }
+  }
+  if (!session || !refused) return c.redirect(loginUrl(here), 302);
+  if (refused.retryAfterSeconds !== undefined) {
+    c.header("Retry-After", String(refused.retryAfterSeconds));
+  }
+  const title = refused.status === 403 ? "No access" : "Try again";
+  return c.html(messagePage(title, refused.message, session.login), refused.status as 403);
+});

@@ -1,0 +1,178 @@
+// What the status page's graph picture shows: each issue's kind, its drawn relations, and which
+// issues make the cut when the graph is large. Pure: the same inputs give the same picture.
+import type { Config } from "../config/schema.ts";
+import { analyzeGraph } from "../graph/analyze.ts";
+import { canonicalRef } from "../graph/refs.ts";
+import type { Snapshot } from "../graph/snapshot.ts";
+
+/** The kinds the picture distinguishes (by colour and shape); `open` is everything else open. */
+export const NODE_KINDS = [
+  "ready",
+  "claimed",
+  "blocked",
+  "held",
+  "stuck",
+  "open",
+  "closed",
+] as const;
+export type NodeKind = (typeof NODE_KINDS)[number];
+
+/** One issue as drawn: relations name only issues of the same repository that are drawn too. */
+export interface PictureNode {
+  number: number;
+  title: string;
+  kind: NodeKind;
+  /** The parent issue when it is drawn. */
+  parent: number | null;
+  /** Drawn blockers (open or closed) of this repository. */
+  blockers: number[];
+  /** Blockers in other repositories, or not drawn, as `owner/repo#n` or `#n` (for the tooltip). */
+  otherBlockers: string[];
+}
+
+export interface Picture {
+  repo: string;
+  /** Ascending by number. */
+  nodes: PictureNode[];
+  /** Issues of the graph left out of the picture (beyond `MAX_PICTURE_NODES`). */
+  leftOut: number;
+}
+
+/** A picture of more nodes would be unreadable and slow to draw; the rest are counted. */
+export const MAX_PICTURE_NODES = 300;
+
+/** What the RepoObject knows beyond the snapshot: the fleet's view of each issue. */
+export interface FleetMarks {
+  /** Claimable now (the queue), before per-caller filters. */
+  queued: ReadonlySet<number>;
+  /** A live claim (fleet API or IDD marker). */
+  claimed: ReadonlySet<number>;
+  /** Dead letters of the fleet API. */
+  stuck: ReadonlySet<number>;
+}
+
+export const NO_FLEET_MARKS: FleetMarks = {
+  queued: new Set(),
+  claimed: new Set(),
+  stuck: new Set(),
+};
+
+/**
+ * Each issue's kind, by precedence: closed, stuck (dead letter or label), claimed (a live claim
+ * or a fresh processing lock), held (hold label or waiting on a human), blocked (an open
+ * blocker), ready (claimable, or ready by the graph), else open.
+ */
+export function pictureOf(
+  snapshot: Snapshot,
+  config: Config,
+  marks: FleetMarks = NO_FLEET_MARKS,
+  max = MAX_PICTURE_NODES,
+): Picture {
+  const analysis = analyzeGraph(snapshot, { config });
+  const kindOf = (n: number, closed: boolean): NodeKind => {
+    if (closed) return "closed";
+    const facts = analysis.factsOf(n);
+    if (marks.stuck.has(n) || facts?.stuck) return "stuck";
+    if (marks.claimed.has(n) || facts?.freshLock) return "claimed";
+    if (facts?.held || facts?.stance === "waiting") return "held";
+    if ((facts?.openBlockers.length ?? 0) > 0) return "blocked";
+    if (marks.queued.has(n) || facts?.ready) return "ready";
+    return "open";
+  };
+  const own = (ref: number | string) => canonicalRef(ref, snapshot.repo);
+  const all = snapshot.issues.map((issue) => ({
+    issue,
+    kind: kindOf(issue.number, issue.state === "closed"),
+  }));
+  const chosen = chooseNodes(
+    all.map(({ issue, kind }) => ({
+      number: issue.number,
+      kind,
+      neighbours: [
+        ...(issue.parent == null ? [] : [own(issue.parent)]),
+        ...(issue.blockedBy ?? []).map(own),
+      ].filter((r): r is number => typeof r === "number"),
+    })),
+    max,
+  );
+  const nodes: PictureNode[] = [];
+  for (const { issue, kind } of all) {
+    if (!chosen.has(issue.number)) continue;
+    const parent = issue.parent == null ? null : own(issue.parent);
+    const blockers: number[] = [];
+    const otherBlockers: string[] = [];
+    for (const ref of issue.blockedBy ?? []) {
+      const r = own(ref);
+      if (r === issue.number) continue;
+      if (typeof r === "number" && chosen.has(r)) {
+        if (!blockers.includes(r)) blockers.push(r);
+      } else {
+        otherBlockers.push(typeof r === "number" ? `#${r}` : r);
+      }
+    }
+    nodes.push({
+      number: issue.number,
+      title: issue.title,
+      kind,
+      parent:
+        typeof parent === "number" && parent !== issue.number && chosen.has(parent) ? parent : null,
+      blockers: blockers.sort((a, b) => a - b),
+      otherBlockers: [...new Set(otherBlockers)].sort(),
+    });
+  }
+  nodes.sort((a, b) => a.number - b.number);
+  return { repo: snapshot.repo, nodes, leftOut: snapshot.issues.length - nodes.length };
+}
+
+const IN_QUEUE: ReadonlySet<NodeKind> = new Set(["ready", "claimed"]);
+
+/**
+ * The `max` issues nearest the queue: distance from a ready or claimed issue over blocker and
+ * parent links (either direction), open issues before closed ones, then by number.
+ */
+export function chooseNodes(
+  issues: ReadonlyArray<{ number: number; kind: NodeKind; neighbours: readonly number[] }>,
+  max: number,
+): Set<number> {
+  if (issues.length <= max) return new Set(issues.map((i) => i.number));
+  const adjacent = new Map<number, number[]>();
+  const link = (a: number, b: number) => {
+    const list = adjacent.get(a);
+    if (list) list.push(b);
+    else adjacent.set(a, [b]);
+  };
+  const known = new Set(issues.map((i) => i.number));
+  for (const i of issues) {
+    for (const n of i.neighbours) {
+      if (!known.has(n) || n === i.number) continue;
+      link(i.number, n);
+      link(n, i.number);
+    }
+  }
+  const distance = new Map<number, number>();
+  let frontier = issues
+    .filter((i) => IN_QUEUE.has(i.kind))
+    .map((i) => i.number)
+    .sort((a, b) => a - b);
+  for (const n of frontier) distance.set(n, 0);
+  for (let d = 1; frontier.length > 0; d++) {
+    const next: number[] = [];
+    for (const n of frontier) {
+      for (const m of adjacent.get(n) ?? []) {
+        if (distance.has(m)) continue;
+        distance.set(m, d);
+        next.push(m);
+      }
+    }
+    frontier = next;
+  }
+  const rank = (i: { number: number; kind: NodeKind }) => [
+    i.kind === "closed" ? 1 : 0,
+    distance.get(i.number) ?? Number.MAX_SAFE_INTEGER,
+    i.number,
+  ];
+  const ranked = issues
+    .map((i) => ({ number: i.number, key: rank(i) }))
+    .sort((a, b) => a.key[0]! - b.key[0]! || a.key[1]! - b.key[1]! || a.key[2]! - b.key[2]!);
+  return new Set(ranked.slice(0, max).map((r) => r.number));
+}
