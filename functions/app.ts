@@ -2,6 +2,8 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Env } from "./env.ts";
 import { health } from "./routes/health.ts";
+import { loginRoutes } from "./routes/status/login.ts";
+import { statusPages } from "./routes/status/pages.ts";
 import { repoAuth } from "./routes/v1/auth.ts";
 import { claimRoutes } from "./routes/v1/claims.ts";
 import { graphRoutes } from "./routes/v1/graph.ts";
@@ -16,6 +18,8 @@ import { VERSION } from "./version.ts";
 export const app = new OpenAPIHono<{ Bindings: Env }>();
 
 app.route("/", health).route("/", webhookRoutes);
+// The status pages and their GitHub login (docs/status-page.md): HTML, server-rendered.
+app.route("/", loginRoutes).route("/", statusPages);
 // Every repository route proves the caller first (spec 6.4); routes read `c.var.caller/repo`.
 app.use("/v1/repos/:owner/:repo/*", repoAuth);
 app

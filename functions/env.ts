@@ -16,6 +16,16 @@ export interface Env {
   GITHUB_APP_PRIVATE_KEY?: string;
   GITHUB_APP_CLIENT_ID?: string;
   GITHUB_APP_CLIENT_SECRET?: string;
+  /**
+   * Signs (HMAC-SHA-256) and seals the status page's session cookies: at least 32 characters,
+   * e.g. `openssl rand -hex 32`. With the App's client id and secret it enables GitHub login.
+   */
+  SESSION_SECRET?: string;
+  /**
+   * GitHub's web address, for the OAuth login and issue links (default: derived from
+   * GITHUB_API_URL: api.github.com → github.com, `https://HOST/api/v3` → `https://HOST`).
+   */
+  GITHUB_WEB_URL?: string;
   /** Webhook body limit in bytes (default 1 MiB). */
   WEBHOOK_MAX_BYTES?: string;
   /** Producer debounce after a change, in milliseconds (default 2000). */

@@ -62,6 +62,7 @@ export interface Delivery {
   id: string;
   event: string;
   receivedMs: number;
+import { type StatusView, statusView } from "./status-view.ts";
 }
 
 export type IngestOutcome = "applied" | "unchanged" | "duplicate" | "ignored";
@@ -1100,3 +1101,11 @@ export class RepoObject extends DurableObject<Env> {
   }
   // --- end of fleet keys ---
 }
+
+  /** The status page's read beyond `graph()` (functions/objects/status-view.ts). */
+  async statusView(nowMs = Date.now()): Promise<StatusView> {
+    const view = statusView(this.store, this.fleet, nowMs);
+    // Reading the queue may notice a stuck label taken off by hand and owe writes for it.
+    await this.schedules.rearm();
+    return view;
+  }

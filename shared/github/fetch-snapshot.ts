@@ -131,7 +131,7 @@ async function completeEdges(
 async function fetchLabelEvents(
   client: GitHubClient,
   repo: string,
-  nodes: GqlIssue[],
+  nodes: ReadonlyArray<Pick<GqlIssue, "id">>,
   report: FetchReport,
 ): Promise<Map<number, ReturnType<typeof toLabelEvents>>> {
   const out = new Map<number, ReturnType<typeof toLabelEvents>>();
@@ -158,6 +158,11 @@ export async function completeIssues(
   opts: FetchOptions,
   report: FetchReport,
   external: Map<string, ExternalIssue>,
+  /**
+   * Given, the issues that need label events are added here instead of read now, so a caller
+   * reading many pages batches them across pages (LABEL_EVENTS_BATCH a request).
+   */
+  deferred?: Array<Pick<GqlIssue, "id" | "number">>,
 ): Promise<SnapshotIssue[]> {
   const names = opts.labels ?? DEFAULT_CONFIG.labels;
   const edges = new Map<number, IssueEdges>();
@@ -170,7 +175,8 @@ export async function completeIssues(
     }
   }
   const eventful = nodes.filter((n) => needsLabelEvents(edges.get(n.number)!.labels, names));
-  const events = await fetchLabelEvents(client, repo, eventful, report);
+  if (deferred) deferred.push(...eventful.map((n) => ({ id: n.id, number: n.number })));
+  const events = deferred ? new Map() : await fetchLabelEvents(client, repo, eventful, report);
   return nodes.map((node) =>
     toSnapshotIssue(repo, node, edges.get(node.number)!, external, {
       withBody: opts.withBody === true,
@@ -235,6 +241,11 @@ export const MAX_PAGE_SIZE = 100;
 export interface PageOptions extends FetchOptions {
   /** Issues a page, 1 to 100 (default 100). */
   pageSize?: number;
+  /**
+   * Given, the page's issues that need label events are added here, without them, for the
+   * caller to read across pages (`fetchSnapshot` does); absent, the page reads them itself.
+   */
+  deferLabelEvents?: Array<Pick<GqlIssue, "id" | "number">>;
 }
 
 /** One page of the full fetch, complete: its issues with every edge and label event. */
@@ -298,7 +309,15 @@ export async function fetchSnapshotPage(
   const page = data.repository.issues;
   const nodes = page.nodes.filter((n): n is GqlIssue => n !== null);
   const external = new Map<string, ExternalIssue>();
-  const issues = await completeIssues(client, repo, nodes, opts, report, external);
+  const issues = await completeIssues(
+    client,
+    repo,
+    nodes,
+    opts,
+    report,
+    external,
+    opts.deferLabelEvents,
+  );
   const next = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
   return { issues, external: [...external.values()], next };
 }
@@ -322,13 +341,26 @@ export async function fetchSnapshot(
   const report = emptyReport();
   const external = new Map<string, ExternalIssue>();
   const issues: SnapshotIssue[] = [];
+  // Label events are read once every page is in, batched across pages.
+  const eventful: Array<Pick<GqlIssue, "id" | "number">> = [];
   let cursor: string | null = null;
   do {
-    const page: SnapshotPage = await fetchSnapshotPage(client, repo, cursor, opts, report);
+    const page: SnapshotPage = await fetchSnapshotPage(
+      client,
+      repo,
+      cursor,
+      { ...opts, deferLabelEvents: eventful },
+      report,
+    );
     issues.push(...page.issues);
     for (const e of page.external) external.set(e.ref.toLowerCase(), e);
     cursor = page.next;
   } while (cursor);
+  const events = await fetchLabelEvents(client, repo, eventful, report);
+  for (const issue of issues) {
+    const found = events.get(issue.number);
+    if (found) issue.labelEvents = found;
+  }
   return {
     snapshot: finishSnapshot(repo, (opts.now ?? (() => new Date()))(), issues, external),
     report,

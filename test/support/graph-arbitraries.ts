@@ -16,9 +16,9 @@ const LABELS = [
   "bug",
 ];
 
-/** Random snapshots of up to `max` issues with parents, blockers, labels and label events. */
-export function snapshotArbitrary(max = 25): fc.Arbitrary<SnapshotInput> {
-  return fc.integer({ min: 1, max }).chain((n) => {
+/** Random snapshots of `min` to `max` issues with parents, blockers, labels and label events. */
+export function snapshotArbitrary(max = 25, min = 1): fc.Arbitrary<SnapshotInput> {
+  return fc.integer({ min, max }).chain((n) => {
     const ref = fc.oneof(
       { weight: 6, arbitrary: fc.integer({ min: 1, max: n + 2 }) },
       { weight: 1, arbitrary: fc.integer({ min: 1, max: n }).map((k) => `acme/rocket#${k}`) },

@@ -34,7 +34,11 @@ describe("fetchSnapshotPage", () => {
           seed(
             sim,
             Array.from({ length: n }, (_, i) =>
-              issue(i + 1, i > 0 && i % 3 === 0 ? { blockedBy: [i], parent: 1 } : {}),
+              issue(i + 1, {
+                ...(i > 0 && i % 3 === 0 ? { blockedBy: [i], parent: 1 } : {}),
+                // Label events: read with each page here, across pages by fetchSnapshot.
+                ...(i % 7 === 2 ? { labels: ["agent:processing"] } : {}),
+              }),
             ),
           );
           const pages = await allPages(client, pageSize);
@@ -42,6 +46,7 @@ describe("fetchSnapshotPage", () => {
           expect(pages.every((p) => p.length <= pageSize)).toBe(true);
           const whole = (await fetchSnapshot(client, REPO)).snapshot.issues;
           expect(pages.flat().sort((a, b) => a.number - b.number)).toEqual(whole);
+          if (n > 2) expect(whole.find((i) => i.number === 3)?.labelEvents).toBeDefined();
         },
       ),
       { numRuns: 25 },
