@@ -9,6 +9,7 @@ import { FaultPlan, type RequestFault } from "./faults.ts";
 import { executeGraphql, operationNameOf } from "./graphql.ts";
 import { registerManifestRoutes } from "./manifest.ts";
 import type { SimRepo } from "./model.ts";
+import { registerOAuthRoutes } from "./oauth.ts";
 import { OidcIssuer, registerOidcRoutes } from "./oidc.ts";
 import { RateLimits, RequestCounter, type Resource } from "./rate-limit.ts";
 import type { RenderContext } from "./render.ts";
@@ -157,6 +158,7 @@ export class GitHubSimulator {
     registerContentRoutes(this);
     registerOidcRoutes(this);
     registerManifestRoutes(this);
+    registerOAuthRoutes(this);
     this.api("POST", "/graphql", "token", "graphql", async (req) => {
       const body = (req.json() ?? {}) as Record<string, unknown>;
       const result = await executeGraphql(

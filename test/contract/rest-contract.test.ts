@@ -169,6 +169,12 @@ describe("REST responses match GitHub's OpenAPI description", () => {
 
     await raw("GET", `/app/installations/${installation.id}`, jwt);
     await raw("GET", "/app/installations/424242", jwt); // 404
+    // A user token's view of the App's installations (the status page's `/`).
+    await raw("GET", "/user/installations", "alice-token");
+    await raw("GET", `/user/installations/${installation.id}/repositories`, "alice-token");
+    await raw("GET", "/user/installations", "t");
+    await raw("GET", `/user/installations/${installation.id}/repositories`, "t");
+    await raw("GET", "/user/installations/424242/repositories", "alice-token"); // 404
 
     // GitHub's undocumented by-id twins of every repository route, checked as their twins.
     const appRepo = sim.state.repo("acme", "app")!;

@@ -6,6 +6,8 @@ export const CONTRACT_OPERATIONS = [
   { method: "GET", path: "/app/installations/{installation_id}" },
   { method: "POST", path: "/app/installations/{installation_id}/access_tokens" },
   { method: "GET", path: "/installation/repositories" },
+  { method: "GET", path: "/user/installations" },
+  { method: "GET", path: "/user/installations/{installation_id}/repositories" },
   { method: "GET", path: "/rate_limit" },
   { method: "GET", path: "/repos/{owner}/{repo}" },
   { method: "GET", path: "/repos/{owner}/{repo}/collaborators/{username}/permission" },
