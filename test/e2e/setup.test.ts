@@ -112,11 +112,14 @@ async function pageUrl(r: Run): Promise<string> {
 }
 
 /** What a browser does: the form to GitHub (the simulator), its redirect back, the callback. */
-async function createApp(page: string): Promise<{ callback: Response; manifest: unknown }> {
+async function createApp(
+  page: string,
+  formPath = "/settings/apps/new",
+): Promise<{ callback: Response; manifest: unknown }> {
   const html = await (await fetch(page)).text();
   const action = decodeHTML(/<form action="([^"]+)" method="post">/.exec(html)![1]!);
   const manifest = decodeHTML(/name="manifest" value="([^"]+)"/.exec(html)![1]!);
-  expect(action).toMatch(new RegExp(`^${sim.url}/settings/apps/new\\?state=[0-9a-f]{32}$`));
+  expect(action).toMatch(new RegExp(`^${sim.url}${formPath}\\?state=[0-9a-f]{32}$`));
   const confirmed = await fetch(action, {
     method: "POST",
     body: new URLSearchParams({ manifest }),
@@ -203,10 +206,17 @@ describe("npm run setup (the GitHub App manifest flow)", () => {
   it("writes files only the user can read and prints the commands when wrangler is not logged in", async () => {
     const r = await run(
       "setup.ts",
-      ["--url", "https://switchyard.acme.workers.dev/", "--api-url", `${sim.url}/`],
+      [
+        "--url",
+        "https://switchyard.acme.workers.dev/",
+        "--api-url",
+        `${sim.url}/`,
+        "--org",
+        "acme",
+      ],
       { FAKE_WRANGLER_LOGGED_OUT: "1" },
     );
-    const { callback } = await createApp(await pageUrl(r));
+    const { callback } = await createApp(await pageUrl(r), "/organizations/acme/settings/apps/new");
     expect(callback.status).toBe(200);
     expect(await r.exit).toBe(0);
     const made = await calls(r);
