@@ -1,6 +1,7 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { APP_ID, WEBHOOK_SECRET } from "./test/worker/global-setup.ts";
+import { SIM_CLIENT_SECRET } from "./infra/github-sim/oauth.ts";
+import { APP_ID, SESSION_SECRET, WEBHOOK_SECRET } from "./test/worker/global-setup.ts";
 
 /**
  * Tests that run inside workerd: the Worker, its Durable Objects on real SQLite storage, and
@@ -27,6 +28,10 @@ export default defineConfig({
           RECONCILE_PAGES_PER_RUN: "2",
           PUBLIC_URL: "https://switchyard.test",
           OIDC_ISSUER: `${inject("simUrl")}/oidc`,
+          // The status page's GitHub login against the simulator's OAuth routes.
+          GITHUB_APP_CLIENT_ID: `Iv1.sim${APP_ID}`,
+          GITHUB_APP_CLIENT_SECRET: SIM_CLIENT_SECRET,
+          SESSION_SECRET: SESSION_SECRET,
         },
       },
     })),

@@ -6,6 +6,8 @@ import { type RunningSimulator, startSimulatorServer } from "../../infra/github-
 
 export const APP_ID = 4242;
 export const WEBHOOK_SECRET = "test-webhook-secret";
+/** Signs the status page's session cookies in the Worker tests (at least 32 characters). */
+export const SESSION_SECRET = "test-session-secret-0123456789abcdef0123456789";
 
 declare module "vitest" {
   export interface ProvidedContext {

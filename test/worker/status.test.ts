@@ -1,0 +1,203 @@
+// The status pages end to end in workerd: GitHub login through the simulator's OAuth web flow
+// (authorize → callback → signed session cookie), repository access re-checked with GitHub as
+// the API does, the login redirect for a private repository, a public repository shown without
+// login when its config says `status.public: true`, and cookies that do not verify refused.
+import { exports } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { SESSION_COOKIE, signSession } from "../../shared/status/session.ts";
+import { SESSION_SECRET } from "./global-setup.ts";
+import { deliverAll, install, seedIssue, settle, sim } from "./helpers.ts";
+
+const ORIGIN = "https://switchyard.test";
+
+async function get(path: string, cookie?: string) {
+  return exports.default.fetch(`${ORIGIN}${path}`, {
+    redirect: "manual",
+    headers: cookie ? { cookie } : {},
+  });
+}
+
+/** `name=value` of the cookie a response sets (null if it sets none of that name). */
+function cookieOf(response: Response, name: string): string | null {
+  for (const line of response.headers.getSetCookie()) {
+    const [pair] = line.split(";");
+    if (pair?.startsWith(`${name}=`)) return pair;
+  }
+  return null;
+}
+
+/** Signs in as `login` through `/login` → the simulator's authorize page → `/login/callback`. */
+async function signIn(login: string, returnTo = "/") {
+  const start = await get(`/login?return_to=${encodeURIComponent(returnTo)}&login=${login}`);
+  expect(start.status).toBe(302);
+  const authorize = new URL(start.headers.get("location")!);
+  expect(authorize.pathname).toBe("/login/oauth/authorize");
+  const state = cookieOf(start, "switchyard_oauth")!;
+  expect(start.headers.getSetCookie()[0]).toMatch(/HttpOnly; Secure; SameSite=Lax/);
+  // The browser's visit to GitHub: signed in at once, sent back with a code.
+  const github = await fetch(authorize, { redirect: "manual" });
+  expect(github.status).toBe(302);
+  const back = new URL(github.headers.get("location")!);
+  expect(`${back.origin}${back.pathname}`).toBe(`${ORIGIN}/login/callback`);
+  const callback = await get(`${back.pathname}${back.search}`, state);
+  expect(callback.status).toBe(302);
+  expect(callback.headers.get("location")).toBe(returnTo);
+  const session = cookieOf(callback, SESSION_COOKIE);
+  expect(session).not.toBeNull();
+  const line = callback.headers.getSetCookie().find((l) => l.startsWith(`${SESSION_COOKIE}=`))!;
+  expect(line).toMatch(/; HttpOnly; Secure; SameSite=Lax$/);
+  return session!;
+}
+
+let PRIVATE: Awaited<ReturnType<typeof install>>;
+let PUBLIC: Awaited<ReturnType<typeof install>>;
+let QUIET: Awaited<ReturnType<typeof install>>;
+
+beforeAll(async () => {
+  await sim("/reset", { method: "POST" });
+  PRIVATE = await install({
+    repo: "status-a/app",
+    issues: [
+      seedIssue(1, { title: "Ship the <status> page" }),
+      seedIssue(2, { blockedBy: [1] }),
+      seedIssue(3, { parent: 1 }),
+    ],
+  });
+  PUBLIC = await install(
+    { repo: "status-pub/site", issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })] },
+    { ".github/switchyard.yml": "status:\n  public: true\n" },
+  );
+  QUIET = await install({ repo: "status-quiet/site", issues: [seedIssue(1)] });
+  // Both made public on GitHub: the repository webhook makes the Worker re-read them.
+  for (const [name, target] of [
+    ["status-pub/site", PUBLIC],
+    ["status-quiet/site", QUIET],
+  ] as const) {
+    await sim(`/repos/${name}/visibility`, { body: { private: false } });
+    await deliverAll();
+    await settle(target.stub);
+  }
+  await sim("/users", {
+    body: {
+      login: "alice",
+      token: `ghp_alice${crypto.randomUUID()}`,
+      repos: { "status-a/app": "write" },
+    },
+  });
+  await sim("/users", {
+    body: { login: "bob", token: `ghp_bob${crypto.randomUUID()}`, repos: {} },
+  });
+});
+
+describe("status pages", () => {
+  it("redirects a private repository's page to the login when there is no session", async () => {
+    const response = await get("/repos/status-a/app");
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toBe("/login?return_to=%2Frepos%2Fstatus-a%2Fapp");
+    // A repository that is not installed answers the same (nothing revealed).
+    const unknown = await get("/repos/status-nobody/app");
+    expect(unknown.status).toBe(302);
+    expect(unknown.headers.get("location")).toBe("/login?return_to=%2Frepos%2Fstatus-nobody%2Fapp");
+  });
+
+  it("shows the repository to a signed-in user with access: graph, legend, queue", async () => {
+    const session = await signIn("alice", "/repos/status-a/app");
+    const response = await get("/repos/status-a/app", session);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("cache-control")).toBe("private, no-store");
+    const page = await response.text();
+    expect(page).toContain("signed in as <b>alice</b>");
+    for (const n of [1, 2, 3]) expect(page).toContain(`<a class="node" data-number="${n}"`);
+    expect(page).toContain('class="legend-item" data-kind="blocked"');
+    expect(page).toContain('data-number="2" data-kind="blocked"');
+    expect(page).toContain("Ship the &lt;status&gt; page");
+    expect(page).not.toContain("<status>");
+    expect(page).toContain('id="queue"');
+  });
+
+  it("lists the signed-in user's installations and repositories on /", async () => {
+    const session = await signIn("alice");
+    const page = await (await get("/", session)).text();
+    expect(page).toContain('<a href="/repos/status-a/app">status-a/app</a>');
+    expect(page).not.toContain("status-pub/site");
+  });
+
+  it("answers 403 to a valid session of a user without access", async () => {
+    const session = await signIn("bob", "/repos/status-a/app");
+    const response = await get("/repos/status-a/app", session);
+    expect(response.status).toBe(403);
+    const page = await response.text();
+    expect(page).toContain("No access");
+    expect(page).not.toContain('class="node"');
+  });
+
+  it("shows a public repository with status.public: true without login, and no other", async () => {
+    const open = await get("/repos/status-pub/site");
+    expect(open.status).toBe(200);
+    const page = await open.text();
+    expect(page).toContain('<a class="node" data-number="2" data-kind="blocked"');
+    expect(page).toContain("Sign in with GitHub");
+    // Public on GitHub but not opted in: a login first.
+    expect((await get("/repos/status-quiet/site")).status).toBe(302);
+    // A signed-in user without push access sees the opted-in public page too.
+    const bob = await signIn("bob");
+    expect((await get("/repos/status-pub/site", bob)).status).toBe(200);
+  });
+
+  it("refuses tampered, foreign and expired session cookies (no session: a login first)", async () => {
+    const session = await signIn("alice");
+    const value = session.slice(SESSION_COOKIE.length + 1);
+    const [payload, mac] = value.split(".") as [string, string];
+    const tampered = `${SESSION_COOKIE}=${payload}x.${mac}`;
+    const alice = await sim<{ login: string }>("/users", {
+      body: { login: "alice2", token: "ghp_alice2-token", repos: { "status-a/app": "admin" } },
+    });
+    expect(alice.login).toBe("alice2");
+    const foreign = await signSession(
+      { login: "alice2", userId: 1, token: "ghp_alice2-token" },
+      "another-secret-another-secret-another-secret",
+      Date.now(),
+    );
+    const expired = await signSession(
+      { login: "alice2", userId: 1, token: "ghp_alice2-token" },
+      SESSION_SECRET,
+      Date.now() - 9 * 3_600_000,
+    );
+    const valid = await signSession(
+      { login: "alice2", userId: 1, token: "ghp_alice2-token" },
+      SESSION_SECRET,
+      Date.now(),
+    );
+    for (const cookie of [
+      tampered,
+      `${SESSION_COOKIE}=${foreign.value}`,
+      `${SESSION_COOKIE}=${expired.value}`,
+    ]) {
+      const response = await get("/repos/status-a/app", cookie);
+      expect(response.status).toBe(302);
+      expect(response.headers.get("location")).toMatch(/^\/login\?/);
+    }
+    expect((await get("/repos/status-a/app", `${SESSION_COOKIE}=${valid.value}`)).status).toBe(200);
+  });
+
+  it("refuses a callback whose state is not the login's", async () => {
+    const start = await get("/login?login=alice");
+    const github = await fetch(new URL(start.headers.get("location")!), { redirect: "manual" });
+    const back = new URL(github.headers.get("location")!);
+    const forged = await get(
+      `${back.pathname}${back.search}`,
+      "switchyard_oauth=not-the-state.%2F",
+    );
+    expect(forged.status).toBe(400);
+    expect(cookieOf(forged, SESSION_COOKIE)).toBeNull();
+  });
+
+  it("never sends the browser to another site after login", async () => {
+    const start = await get("/login?return_to=%2F%2Fevil.example%2Fx&login=alice");
+    const state = cookieOf(start, "switchyard_oauth")!;
+    const github = await fetch(new URL(start.headers.get("location")!), { redirect: "manual" });
+    const back = new URL(github.headers.get("location")!);
+    const callback = await get(`${back.pathname}${back.search}`, state);
+    expect(callback.headers.get("location")).toBe("/");
+  });
+});
