@@ -3,9 +3,16 @@
 import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_CONFIG } from "../shared/config/schema.ts";
+import { compactFromSnapshot } from "../shared/graph/compact.ts";
+import {
+  analyzeCompact,
+  asGraphAnalysis,
+  renderCompactScan,
+} from "../shared/graph/compact-analysis.ts";
 import { scan } from "../shared/graph/scan.ts";
 import { parseSnapshot } from "../shared/graph/snapshot.ts";
-import { plan } from "../shared/producer/plan.ts";
+import { plan, planFromAnalysis } from "../shared/producer/plan.ts";
 import type { Benchmark } from "./benchmark.ts";
 import { syntheticSnapshot } from "./synthetic.ts";
 
@@ -21,6 +28,10 @@ interface SizeResult {
   parseMs: number;
   scanMs: number;
   planMs: number;
+  /** The compact graph (typed arrays; what the RepoObject keeps): build, scan, plan. */
+  compactBuildMs: number;
+  compactScanMs: number;
+  compactPlanMs: number;
   maxRssMiB: number;
 }
 
@@ -29,6 +40,9 @@ function measure(n: number, runs: number): SizeResult {
   const parseTimes: number[] = [];
   const scanTimes: number[] = [];
   const planTimes: number[] = [];
+  const compactBuildTimes: number[] = [];
+  const compactScanTimes: number[] = [];
+  const compactPlanTimes: number[] = [];
   let snapshot = parseSnapshot(input);
   let edges = 0;
   // Collect the previous run's garbage before each timed step, so a step is not billed for it.
@@ -47,10 +61,28 @@ function measure(n: number, runs: number): SizeResult {
     plan(snapshot);
     const planMs = performance.now() - t;
     edges = result.stats.edges;
+    gc();
+    t = performance.now();
+    const compact = compactFromSnapshot(snapshot, DEFAULT_CONFIG.labels);
+    const compactBuildMs = performance.now() - t;
+    const options = snapshot.now !== undefined ? { now: snapshot.now } : {};
+    gc();
+    t = performance.now();
+    const compactResult = renderCompactScan(analyzeCompact(compact, options));
+    const compactScanMs = performance.now() - t;
+    gc();
+    t = performance.now();
+    planFromAnalysis(asGraphAnalysis(analyzeCompact(compact, options)));
+    const compactPlanMs = performance.now() - t;
+    if (i === 0 && JSON.stringify(compactResult) !== JSON.stringify(result))
+      throw new Error(`the compact scan of ${n} issues differs from the plain scan`);
     if (i === 0) continue; // warm-up
     parseTimes.push(parseMs);
     scanTimes.push(scanMs);
     planTimes.push(planMs);
+    compactBuildTimes.push(compactBuildMs);
+    compactScanTimes.push(compactScanMs);
+    compactPlanTimes.push(compactPlanMs);
   }
   return {
     issues: n,
@@ -58,6 +90,9 @@ function measure(n: number, runs: number): SizeResult {
     parseMs: median(parseTimes),
     scanMs: median(scanTimes),
     planMs: median(planTimes),
+    compactBuildMs: median(compactBuildTimes),
+    compactScanMs: median(compactScanTimes),
+    compactPlanMs: median(compactPlanTimes),
     maxRssMiB: process.resourceUsage().maxRSS / 1024,
   };
 }
@@ -81,16 +116,17 @@ export const scanBenchmark: Benchmark = {
     const byN = new Map(results.map((r) => [r.issues, r]));
     const big = byN.get(100_000)!;
     const ratio = big.scanMs / byN.get(10_000)!.scanMs;
+    const compactRatio = big.compactScanMs / byN.get(10_000)!.compactScanMs;
     return {
       report: [
         "median of 200 (1k), 60 (10k) or 15 (100k) runs after a warm-up, garbage collected before each timed step; one core; each size in its own process",
-        "| issues | edges | scan ms | plan ms | parse (zod) ms | peak RSS MiB |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| issues | edges | scan ms | plan ms | parse (zod) ms | compact build ms | compact scan ms | compact plan ms | peak RSS MiB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ...results.map(
           (r) =>
-            `| ${r.issues.toLocaleString("en")} | ${r.edges.toLocaleString("en")} | ${r.scanMs.toFixed(1)} | ${r.planMs.toFixed(1)} | ${r.parseMs.toFixed(1)} | ${r.maxRssMiB.toFixed(0)} |`,
+            `| ${r.issues.toLocaleString("en")} | ${r.edges.toLocaleString("en")} | ${r.scanMs.toFixed(1)} | ${r.planMs.toFixed(1)} | ${r.parseMs.toFixed(1)} | ${r.compactBuildMs.toFixed(1)} | ${r.compactScanMs.toFixed(1)} | ${r.compactPlanMs.toFixed(1)} | ${r.maxRssMiB.toFixed(0)} |`,
         ),
-        `100k/10k scan time ratio: ${ratio.toFixed(2)}`,
+        `100k/10k scan time ratio: ${ratio.toFixed(2)} (compact: ${compactRatio.toFixed(2)})`,
       ],
       targets: [
         {
@@ -99,7 +135,7 @@ export const scanBenchmark: Benchmark = {
         },
         { name: `100k/10k scan time ratio at most 12 (${ratio.toFixed(2)})`, ok: ratio <= 12 },
       ],
-      figures: { sizes: results, ratio },
+      figures: { sizes: results, ratio, compactRatio },
     };
   },
 };

@@ -1,8 +1,10 @@
+import type { LabelNames } from "../../shared/config/schema.ts";
+import { CompactGraph } from "../../shared/graph/compact.ts";
 import type { IssueRef } from "../../shared/graph/refs.ts";
 import type { Snapshot, SnapshotIssue } from "../../shared/graph/snapshot.ts";
 import { instantMs } from "../../shared/graph/time.ts";
 import { decodeRef } from "../../shared/ingest/merge.ts";
-import { type IssueSqlRow, issueFromSql } from "./graph-store.ts";
+import { decodeRequires } from "../../shared/queue/requires.ts";
 import type { Sql } from "./sql.ts";
 
 export type MarkerCommentRow = {
@@ -22,12 +24,73 @@ export type MarkerCommentRow = {
  */
 export class GraphReads {
   private readonly sql: Sql;
+  /** The same database, for reads that stream rows one at a time instead of an array. */
+  private readonly raw: SqlStorage;
 
-  constructor(sql: Sql) {
+  constructor(sql: Sql, raw: SqlStorage) {
     this.sql = sql;
+    this.raw = raw;
   }
 
-  /** The stored graph in the snapshot format of spec 3.1, issues ascending. */
+  /**
+   * The stored graph as a compact graph (shared/graph/compact.ts), streamed from the tables row
+   * by row: no array of rows, no issue objects and no bodies are ever held.
+   */
+  compact(repo: string, labels: LabelNames): CompactGraph {
+    const graph = new CompactGraph(repo, labels);
+    // A cursor: each row is read as the loop reaches it.
+    const rows = <Row extends Record<string, SqlStorageValue>>(query: string): Iterable<Row> =>
+      this.raw.exec<Row>(query);
+    for (const r of rows<{
+      number: number;
+      title: string;
+      state: string;
+      closed_at: string | null;
+      labels: string;
+      requires: string | null;
+    }>(`SELECT number, title, state, closed_at, labels, requires FROM issues`)) {
+      graph.upsertIssue({
+        number: r.number,
+        title: r.title,
+        state: r.state as "open" | "closed",
+        closedAt: r.closed_at,
+        labels: r.labels,
+        requires: decodeRequires(r.requires),
+      });
+    }
+    for (const r of rows<{ child: number; parent: string }>(
+      `SELECT child, parent FROM parents WHERE parent IS NOT NULL`,
+    ))
+      graph.setParent(r.child, decodeRef(r.parent));
+    let issue = -1;
+    let list: IssueRef[] = [];
+    for (const r of rows<{ issue: number; blocker: string }>(
+      `SELECT issue, blocker FROM blockers WHERE present = 1 ORDER BY issue, blocker`,
+    )) {
+      if (r.issue !== issue) {
+        if (list.length > 0) graph.setBlockers(issue, list);
+        issue = r.issue;
+        list = [];
+      }
+      list.push(decodeRef(r.blocker));
+    }
+    if (list.length > 0) graph.setBlockers(issue, list);
+    for (const r of rows<{ ref: string; state: string; closed_at: string | null }>(
+      `SELECT ref, state, closed_at FROM external ORDER BY ref`,
+    ))
+      graph.setExternal(r.ref, r.state as "open" | "closed", r.closed_at);
+    for (const r of rows<{ number: number; label: string; action: string; created_ms: number }>(
+      `SELECT number, label, action, created_ms FROM label_events ORDER BY number, created_ms, action`,
+    ))
+      graph.labelEvent(r.number, r.label, r.action as "labeled" | "unlabeled", r.created_ms, true);
+    return graph;
+  }
+
+  /**
+   * The stored graph in the snapshot format of spec 3.1, issues ascending, without bodies (what
+   * the rules read from a body is in `requires`). For tests and tools: the Worker's own reads
+   * go through the compact graph (`compact`).
+   */
   snapshot(repo: string | null, now?: string): Snapshot {
     const parents = new Map<number, IssueRef>();
     for (const row of this.sql<{ child: number; parent: string }>`
@@ -60,22 +123,29 @@ export class GraphReads {
       if (list) list.push(event);
       else events.set(row.number, [event]);
     }
-    const issues: SnapshotIssue[] = this.sql<IssueSqlRow>`SELECT * FROM issues ORDER BY number`
-      .map(issueFromSql)
-      .map((r) => ({
-        number: r.number,
-        title: r.title,
-        state: r.state,
-        stateReason: r.stateReason as SnapshotIssue["stateReason"],
-        createdAt: r.createdAt,
-        updatedAt: r.updatedAt,
-        closedAt: r.closedAt,
-        labels: [...r.labels],
-        parent: parents.get(r.number) ?? null,
-        blockedBy: blockers.get(r.number) ?? [],
-        body: r.body,
-        labelEvents: events.get(r.number) ?? [],
-      }));
+    const issues: SnapshotIssue[] = this.sql<{
+      number: number;
+      title: string;
+      state: string;
+      state_reason: string | null;
+      created_at: string;
+      updated_at: string;
+      closed_at: string | null;
+      labels: string;
+    }>`SELECT number, title, state, state_reason, created_at, updated_at, closed_at, labels
+      FROM issues ORDER BY number`.map((r) => ({
+      number: r.number,
+      title: r.title,
+      state: r.state as "open" | "closed",
+      stateReason: r.state_reason as SnapshotIssue["stateReason"],
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      closedAt: r.closed_at,
+      labels: JSON.parse(r.labels) as string[],
+      parent: parents.get(r.number) ?? null,
+      blockedBy: blockers.get(r.number) ?? [],
+      labelEvents: events.get(r.number) ?? [],
+    }));
     const external = this.sql<{ ref: string; state: string; closed_at: string | null }>`
       SELECT ref, state, closed_at FROM external ORDER BY ref`.map((r) => ({
       ref: r.ref,

@@ -1,3 +1,5 @@
+import type { CompactGraph } from "../../shared/graph/compact.ts";
+import { decodeRef } from "../../shared/ingest/merge.ts";
 import type {
   BlockerRow,
   CommentRow,
@@ -9,6 +11,7 @@ import type {
   RowWrite,
   StoredRows,
 } from "../../shared/ingest/merge-event.ts";
+import { encodeRequires, requiresOf } from "../../shared/queue/requires.ts";
 import type { RetentionCutoffs } from "../../shared/schedule/retention.ts";
 import type { Sql } from "./sql.ts";
 
@@ -52,6 +55,12 @@ export function issueFromSql(r: IssueSqlRow): IssueRow {
  */
 export class GraphStore {
   private readonly sql: Sql;
+  /**
+   * The compact graph kept current alongside the tables (shared/graph/compact.ts): every write
+   * here is applied to it as well, so it never needs re-reading. Null while none is built; the
+   * owner drops it when a transaction fails (its rows roll back, the mirror would not).
+   */
+  mirror: CompactGraph | null = null;
 
   constructor(sql: Sql) {
     this.sql = sql;
@@ -63,7 +72,11 @@ export class GraphStore {
     return {
       issues:
         keys.issues === "all"
-          ? sql<IssueSqlRow>`SELECT * FROM issues ORDER BY number`.map(issueFromSql)
+          ? // Only labels are rewritten for every issue (a label renamed or deleted): no bodies.
+            sql<IssueSqlRow>`SELECT number, id, title, state, state_reason, created_at, updated_at,
+              updated_ms, closed_at, labels, NULL AS body, closed_seq FROM issues ORDER BY number`.map(
+              issueFromSql,
+            )
           : keys.issues.flatMap((n) =>
               sql<IssueSqlRow>`SELECT * FROM issues WHERE number = ${n}`.map(issueFromSql),
             ),
@@ -152,17 +165,21 @@ export class GraphStore {
   write(writes: readonly RowWrite[]): void {
     const sql = this.sql;
     for (const w of writes) {
+      this.mirrorWrite(w);
       switch (w.table) {
         case "issues":
           if (w.op === "upsert") {
             const r = w.row;
-            sql`INSERT INTO issues (number, id, title, state, state_reason, created_at, updated_at, updated_ms, closed_at, labels, body, closed_seq)
+            const labels = JSON.stringify(r.labels);
+            sql`INSERT INTO issues (number, id, title, state, state_reason, created_at, updated_at, updated_ms, closed_at, labels, body, closed_seq, requires)
               VALUES (${r.number}, ${r.id}, ${r.title}, ${r.state}, ${r.stateReason}, ${r.createdAt},
-                      ${r.updatedAt}, ${r.updatedMs}, ${r.closedAt}, ${JSON.stringify(r.labels)}, ${r.body}, ${r.closedSeq})
+                      ${r.updatedAt}, ${r.updatedMs}, ${r.closedAt}, ${labels}, ${r.body}, ${r.closedSeq},
+                      ${encodeRequires(requiresOf(r.body))})
               ON CONFLICT (number) DO UPDATE SET id = excluded.id, title = excluded.title,
                 state = excluded.state, state_reason = excluded.state_reason, created_at = excluded.created_at,
                 updated_at = excluded.updated_at, updated_ms = excluded.updated_ms, closed_at = excluded.closed_at,
-                labels = excluded.labels, body = excluded.body, closed_seq = excluded.closed_seq`;
+                labels = excluded.labels, body = excluded.body, closed_seq = excluded.closed_seq,
+                requires = excluded.requires`;
           } else if (w.op === "labels") {
             sql`UPDATE issues SET labels = ${JSON.stringify(w.labels)} WHERE number = ${w.number}`;
           } else {
@@ -242,6 +259,48 @@ export class GraphStore {
     }
   }
 
+  /** The same change to the compact graph, when one is kept (the tables are the truth). */
+  private mirrorWrite(w: RowWrite): void {
+    const graph = this.mirror;
+    if (graph === null) return;
+    switch (w.table) {
+      case "issues":
+        if (w.op === "upsert") {
+          const r = w.row;
+          graph.upsertIssue({
+            number: r.number,
+            title: r.title,
+            state: r.state,
+            closedAt: r.closedAt,
+            labels: r.labels,
+            requires: requiresOf(r.body),
+          });
+        } else if (w.op === "labels") graph.setLabels(w.number, w.labels);
+        else graph.deleteIssue(w.number);
+        return;
+      case "parents":
+        if (w.op === "upsert")
+          graph.setParent(w.row.child, w.row.parent === null ? null : decodeRef(w.row.parent));
+        else graph.deleteParentsInvolving(w.number);
+        return;
+      case "blockers":
+        if (w.op === "upsert")
+          graph.setBlocker(w.row.issue, decodeRef(w.row.blocker), w.row.present);
+        else graph.deleteBlockersInvolving(w.number);
+        return;
+      case "external":
+        graph.setExternal(w.row.ref, w.row.state, w.row.closedAt);
+        return;
+      case "label_events":
+        if (w.op === "insert")
+          graph.labelEvent(w.row.number, w.row.label, w.row.action, w.row.createdMs);
+        else graph.deleteLabelEvents(w.number);
+        return;
+      default:
+        return;
+    }
+  }
+
   /**
    * Records a label write switchyard itself made, so the next plan sees it at once. No label
    * event is invented: GitHub's own (with GitHub's time) arrives by webhook or reconcile.
@@ -253,6 +312,7 @@ export class GraphStore {
     const labels = (JSON.parse(row.labels) as string[]).filter((l) => l !== label);
     if (action === "add") labels.push(label);
     this.sql`UPDATE issues SET labels = ${JSON.stringify(labels)} WHERE number = ${number}`;
+    this.mirror?.setLabels(number, labels);
     return true;
   }
 
@@ -269,6 +329,8 @@ export class GraphStore {
    */
   prune(cutoffs: RetentionCutoffs): void {
     const sql = this.sql;
+    // Rows go that the mirror may still name (cross-repository states): rebuilt when next read.
+    this.mirror = null;
     sql`DELETE FROM tombstones WHERE at_ms < ${cutoffs.tombstonesMs}`;
     sql`DELETE FROM comment_tombstones WHERE at_ms < ${cutoffs.tombstonesMs}`;
     sql`DELETE FROM blockers WHERE present = 0 AND at_ms < ${cutoffs.tombstonesMs}`;
@@ -281,6 +343,7 @@ export class GraphStore {
 
   /** Deletes every row of the graph tables. */
   wipe(): void {
+    this.mirror = null;
     this.sql`DELETE FROM issues`;
     this.sql`DELETE FROM tombstones`;
     this.sql`DELETE FROM parents`;

@@ -1,10 +1,10 @@
 import type { BudgetDecision } from "../../shared/budget/write-budget.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
 import { addLabels, removeLabel } from "../../shared/github/writes.ts";
-import { analyzeGraph } from "../../shared/graph/analyze.ts";
 import { formatInstant, instantMs } from "../../shared/graph/time.ts";
 import { planFromAnalysis } from "../../shared/producer/plan.ts";
 import { writeFailureVerdict } from "../../shared/producer/write-failure.ts";
+import { GraphScans } from "./graph-scans.ts";
 import type { ProducerRun } from "./meta-store.ts";
 import { type LabelOp, type ParkedWrite, writeKey } from "./outbox-store.ts";
 import type { RepoStore } from "./repo-store.ts";
@@ -55,9 +55,15 @@ export interface ProducerFleetHooks {
 export class Producer {
   private readonly store: RepoStore;
   private readonly fleet: ProducerFleetHooks | null;
-  constructor(store: RepoStore, fleet: ProducerFleetHooks | null = null) {
+  private readonly scans: GraphScans;
+  constructor(
+    store: RepoStore,
+    fleet: ProducerFleetHooks | null = null,
+    scans: GraphScans = new GraphScans(store),
+  ) {
     this.store = store;
     this.fleet = fleet;
+    this.scans = scans;
   }
 
   private run(): ProducerRun | null {
@@ -103,18 +109,16 @@ export class Producer {
       if (this.run() !== null) return 0;
       const watermarks = this.store.watermarks();
       if (watermarks.lastFullReconcileAt === null) return 0;
-      const { causes, maxSeq } = this.store.pendingCloses(watermarks.producer.seq);
+      // The scan the graph API shows, kept since the last change (made now if there was one).
+      const scan = this.scans.current(nowMs);
+      const { causes, maxSeq } = scan;
       // Writes parked before the last full reconcile are planned again (if still needed) now.
       const retried = this.store.outbox.takeParked(instantMs(watermarks.lastFullReconcileAt));
       const retryAdds = new Map(
         retried.filter((p) => p.op.action === "add").map((p) => [p.op.number, p.op.reason]),
       );
       const now = formatInstant(nowMs);
-      const analysis = analyzeGraph(this.store.snapshot(now), {
-        now,
-        causes,
-        config: this.store.config(),
-      });
+      const analysis = scan.analysis();
       const exclusions = this.fleet?.exclusions();
       const labelPlan = planFromAnalysis(analysis, { ...exclusions, retryAdds });
       // A kick brings an issue released `done` back: the next plan may label it again.

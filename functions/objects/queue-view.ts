@@ -1,8 +1,8 @@
 import type { Config } from "../../shared/config/schema.ts";
-import { analyzeGraph, type GraphAnalysis } from "../../shared/graph/analyze.ts";
+import type { GraphAnalysis } from "../../shared/graph/analyze.ts";
+import { analyzeCompact, asGraphAnalysis } from "../../shared/graph/compact-analysis.ts";
 import type { Kick } from "../../shared/graph/kicks.ts";
 import { formatInstant, instantMs } from "../../shared/graph/time.ts";
-import { scanBodyMarkers } from "../../shared/idd/body-markers.ts";
 import { liveHolder, resolveClaims } from "../../shared/idd/claims.ts";
 import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
 import { trustedMarkerAuthors } from "../../shared/idd/trust.ts";
@@ -37,15 +37,6 @@ export interface QueueView {
 /** Rebuilt at least this often even without changes: processing locks and IDD claims age. */
 export const VIEW_MAX_AGE_MS = 60_000;
 
-function requiresOf(body: string | null | undefined): string[] {
-  if (!body?.includes("requires")) return [];
-  const out: string[] = [];
-  for (const marker of scanBodyMarkers(body).markers) {
-    if (marker.kind === "requires") out.push(...marker.capabilities.map((c) => c.toLowerCase()));
-  }
-  return [...new Set(out)];
-}
-
 /**
  * Builds the view: the graph analysis (switchyard's own processing labels are not locks), the
  * impact of every open issue, the queue candidates with their reasons, and the live IDD claims
@@ -54,11 +45,12 @@ function requiresOf(body: string | null | undefined): string[] {
 export function buildQueueView(store: RepoStore, claims: ClaimsStore, nowMs: number): QueueView {
   const now = formatInstant(nowMs);
   const config = store.config();
-  const snapshot = store.snapshot(now);
+  const graph = store.compactGraph();
   const ownLocks = new Set<number>();
   for (const c of claims.open()) ownLocks.add(c.number);
   for (const f of claims.fleetRows()) if (f.processing) ownLocks.add(f.number);
-  const analysis = analyzeGraph(snapshot, { now, config, ownLocks });
+  // Over the compact graph (typed arrays, no bodies: `requires:` was extracted at ingest).
+  const analysis = asGraphAnalysis(analyzeCompact(graph, { now, config, ownLocks }));
   const impact = impactScores(analysis);
 
   const kicks = new Map<number, Kick[]>();
@@ -71,11 +63,9 @@ export function buildQueueView(store: RepoStore, claims: ClaimsStore, nowMs: num
   for (const [target, list] of kicks) reasons.set(target, kickReason(list));
   const items = queueItems(analysis, {
     reasons,
-    requires: (n) => requiresOf(analysis.graph.issue(n)?.body),
+    requires: (n) => graph.requiresOf(graph.presentSlot(n)),
     impact,
   });
-  // The view lives until the next graph change: what the rules needed from bodies is in `items`.
-  for (const issue of snapshot.issues) issue.body = null;
 
   const byIssue = new Map<number, MarkerCommentRow[]>();
   for (const row of store.openMarkerComments()) {

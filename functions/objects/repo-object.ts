@@ -6,7 +6,6 @@ import type { GitHubClient } from "../../shared/github/client.ts";
 import { GitHubApiError, RepositoryMismatchError } from "../../shared/github/errors.ts";
 import { MAX_PAGE_SIZE, splitRepo } from "../../shared/github/fetch-snapshot.ts";
 import { collaboratorPermission } from "../../shared/github/permissions.ts";
-import { scan } from "../../shared/graph/scan.ts";
 import { DAY_MS, formatInstant, HOUR_MS, MINUTE_MS } from "../../shared/graph/time.ts";
 import { permissionGrantsWrite } from "../../shared/idd/trust.ts";
 import { removalVerdict } from "../../shared/ingest/confirm.ts";
@@ -47,6 +46,12 @@ import {
 import { flushFleetWrites } from "./fleet-writes.ts";
 import { KeysStore, type NewKey } from "./keys-store.ts";
 import { rereadMarkerComments } from "./marker-reread.ts";
+import {
+  type GraphPageRequest,
+  GraphScans,
+  scanOverview,
+  scanPage,
+} from "./graph-scans.ts";
 import { Producer } from "./producer.ts";
 import {
   DEFAULT_FULL_RECONCILE,
@@ -93,6 +98,8 @@ export class RepoObject extends DurableObject<Env> {
   readonly store: RepoStore;
   readonly schedules: Schedules;
   readonly producer: Producer;
+  /** The scan of the stored graph, kept since its last change (graph API and producer share it). */
+  readonly scans: GraphScans;
   readonly fleet: Fleet;
   /** The alarm run in progress: a second trigger joins it instead of running alongside. */
   private alarmRun: Promise<void> | null = null;
@@ -105,7 +112,8 @@ export class RepoObject extends DurableObject<Env> {
       writeDelayMs: () => this.envMs("FLEET_WRITE_DELAY_MS", 2_000),
       htmlBase: () => htmlBaseFor(this.env.GITHUB_API_URL ?? "https://api.github.com"),
     });
-    this.producer = new Producer(this.store, this.fleet);
+    this.scans = new GraphScans(this.store);
+    this.producer = new Producer(this.store, this.fleet, this.scans);
     // A run cut short leaves leased schedules behind; make sure an alarm will find them.
     void ctx.blockConcurrencyWhile(() => this.schedules.rearm());
   }
@@ -436,19 +444,23 @@ export class RepoObject extends DurableObject<Env> {
     return outcome;
   }
 
-  /** Scan output of the stored graph (spec 3.3) plus the watermarks (the read API). */
-  graph(nowMs = Date.now(), machine?: string) {
-    const now = formatInstant(nowMs);
+  /**
+   * Scan output of the stored graph (spec 3.3) plus the watermarks (the read API): `blocked`,
+   * `ready` and `kicks` cut to their first `limit` items (`pages` has each list's total and next
+   * cursor; `graphPage` serves the rest). Kicks are those of the closes learned since the
+   * producer watermark (spec 3.2), the causes the producer plans with: what it will do next, not
+   * what a time window would show. Served from the scan kept since the last graph change.
+   */
+  graph(nowMs = Date.now(), machine?: string, limit?: number) {
     const config = this.store.config();
     const watermarks = this.store.watermarks();
-    // Kicks are those of the closes learned since the producer watermark (spec 3.2), the causes
-    // the producer plans with: what it will do next, not what a time window would show.
-    const { causes } = this.store.pendingCloses(watermarks.producer.seq);
-    const result = scan(this.store.snapshot(now), {
-      config,
-      causes,
-      ...(machine ? { machine } : {}),
-    });
+    const result = scanOverview(
+      this.scans.current(nowMs),
+      nowMs,
+      config.kicks.windowHours,
+      machine || undefined,
+      limit,
+    );
     return {
       ...result,
       watermarks,
@@ -475,6 +487,22 @@ export class RepoObject extends DurableObject<Env> {
         writes: this.archived() ? ("paused: the repository is archived" as const) : ("on" as const),
       },
     };
+  }
+
+  /** One page of one long list of the graph scan (`GET .../graph?list=`). */
+  graphPage(
+    request: Required<Pick<GraphPageRequest, "list">> & GraphPageRequest,
+    nowMs = Date.now(),
+    machine?: string,
+  ) {
+    return scanPage(
+      this.scans.current(nowMs),
+      nowMs,
+      machine || undefined,
+      request.list,
+      request.cursor,
+      request.limit,
+    );
   }
 
   identity(): RepoIdentity | null {
@@ -847,6 +875,8 @@ export class RepoObject extends DurableObject<Env> {
       case "producer": {
         if (this.archived()) return; // read-only on GitHub: nothing to plan for
         this.producer.plan(nowMs);
+        // Webhooks waiting to be acknowledged go first: the queue view is a second analysis.
+        await new Promise((resolve) => setTimeout(resolve, 0));
         // Notices a stuck label taken off by hand and asks for whatever fleet writes it implies.
         this.fleet.queueView(nowMs);
         if (this.producer.pending().length > 0) await this.flushOutbox();

@@ -1,3 +1,5 @@
+import { encodeRequires, requiresOf } from "../../shared/queue/requires.ts";
+
 /**
  * RepoObject schema, one entry per version, run in order by `migrate` in the constructor.
  * Append-only once released: never edit a released step, add a new one (step 1 is the schema
@@ -121,5 +123,19 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(
       `CREATE TABLE reconcile_seen (number INTEGER PRIMARY KEY, updated_ms INTEGER NOT NULL)`,
     );
+  },
+  (sql) => {
+    // What the rules read from an issue body (`requires:` capabilities), extracted when the body
+    // is written, so the graph is read without bodies. Rows stored before are backfilled here.
+    sql.exec(`ALTER TABLE issues ADD COLUMN requires TEXT`);
+    const found: Array<[number, string]> = [];
+    for (const row of sql.exec<{ number: number; body: string }>(
+      `SELECT number, body FROM issues WHERE body LIKE '%requires%'`,
+    )) {
+      const requires = encodeRequires(requiresOf(row.body));
+      if (requires !== null) found.push([row.number, requires]);
+    }
+    for (const [number, requires] of found)
+      sql.exec(`UPDATE issues SET requires = ? WHERE number = ?`, requires, number);
   },
 ];

@@ -1,4 +1,5 @@
 import { type Config, ConfigSchema, DEFAULT_CONFIG } from "../../shared/config/schema.ts";
+import type { CompactGraph } from "../../shared/graph/compact.ts";
 import type { IssueRef } from "../../shared/graph/refs.ts";
 import type { Snapshot } from "../../shared/graph/snapshot.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
@@ -61,7 +62,7 @@ export class RepoStore {
     this.journal = new Journal(this.sql);
     this.outbox = new Outbox(this.sql);
     this.graph = new GraphStore(this.sql);
-    this.reads = new GraphReads(this.sql);
+    this.reads = new GraphReads(this.sql, storage.sql);
     this.reconcileRuns = new ReconcileProgressStore(this.sql);
   }
 
@@ -71,6 +72,8 @@ export class RepoStore {
     } catch (error) {
       this.meta.clearCache();
       this.parsedConfig = null;
+      // The rows rolled back; the compact graph kept in step with them did not.
+      this.graph.mirror = null;
       this.version += 1;
       throw error;
     }
@@ -270,6 +273,23 @@ export class RepoStore {
   }
 
   // --- reading ----------------------------------------------------------------------------
+
+  /**
+   * The compact graph the rules run on (shared/graph/compact.ts): streamed from the tables on
+   * first use, then kept current by every write (graph-store.ts). Rebuilt only when the
+   * repository's name or the label names it was built for changed, after a failed transaction,
+   * or after a prune.
+   */
+  compactGraph(): CompactGraph {
+    const repo = this.identity()?.fullName ?? "unknown/unknown";
+    const labels = this.config().labels;
+    const kept = this.graph.mirror;
+    if (kept?.fits(repo, labels)) return kept;
+    this.graph.mirror = null;
+    const built = this.reads.compact(repo, labels);
+    this.graph.mirror = built;
+    return built;
+  }
 
   /** The stored graph in the snapshot format of spec 3.1, issues ascending. */
   snapshot(now?: string): Snapshot {

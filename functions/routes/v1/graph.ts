@@ -1,22 +1,68 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiErrorSchema } from "../../../shared/auth/schemas.ts";
+import {
+  decodeCursor,
+  GRAPH_LISTS,
+  MAX_PAGE_LIMIT,
+  type PageCursor,
+} from "../../../shared/graph/pages.ts";
 import { jsonContent, repoObject, v1Router } from "./context.ts";
 
 /** The graph route's query; the auth middleware checks it too, before any Durable Object. */
-export const GraphQuerySchema = z.object({
-  // Rotates `ready` the way `switchyard scan --machine` does (spec 3.2).
-  machine: z
-    .string()
-    .min(1, "machine must be 1 to 200 characters")
-    .max(200, "machine must be 1 to 200 characters")
-    .optional(),
+export const GraphQuerySchema = z
+  .object({
+    // Rotates `ready` the way `switchyard scan --machine` does (spec 3.2).
+    machine: z
+      .string()
+      .min(1, "machine must be 1 to 200 characters")
+      .max(200, "machine must be 1 to 200 characters")
+      .optional(),
+    list: z
+      .enum(GRAPH_LISTS, { message: `must be one of ${GRAPH_LISTS.join(", ")}` })
+      .optional()
+      .describe("One long list to page through; without it, the first page of each."),
+    limit: z.coerce
+      .number()
+      .int("must be an integer")
+      .min(1, "must be at least 1")
+      .max(MAX_PAGE_LIMIT, `must be at most ${MAX_PAGE_LIMIT}`)
+      .optional()
+      .describe("Items per page of each long list (default 100)."),
+    cursor: z
+      .string()
+      .refine(
+        (text) => decodeCursor(text) !== null,
+        "not a cursor of this API (pass `next` as given)",
+      )
+      .optional()
+      .describe("The `next` of the previous page of `list`."),
+  })
+  .superRefine((query, ctx) => {
+    if (query.cursor === undefined) return;
+    const cursor = decodeCursor(query.cursor);
+    if (cursor === null) return;
+    if (query.list === undefined) {
+      ctx.addIssue({ code: "custom", path: ["list"], message: "a cursor needs its list" });
+    } else if (cursor.l !== query.list) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["cursor"],
+        message: `a cursor of list ${cursor.l}, not ${query.list}`,
+      });
+    }
+  });
+
+const PageInfoSchema = z.object({
+  total: z.number().int(),
+  next: z.string().nullable().describe("The cursor of the next page, null on the last"),
 });
 
 const graph = createRoute({
   method: "get",
   path: "/v1/repos/{owner}/{repo}/graph",
   tags: ["Graph"],
-  summary: "The scan of the stored graph plus watermarks, delivery counters and the config",
+  summary:
+    "The scan of the stored graph (long lists paged) plus watermarks, delivery counters and the config",
   security: [{ bearer: [] }],
   request: {
     params: z.object({ owner: z.string().min(1), repo: z.string().min(1) }),
@@ -24,13 +70,34 @@ const graph = createRoute({
   },
   responses: {
     200: jsonContent(
-      z.looseObject({}).meta({
-        description:
-          "The output of `switchyard scan` (docs/graph.md; `kicks` are those of the closes learned since the producer watermark) plus `watermarks`, `deliveries`, `config`, `parkedWrites` (the 100 most recent) and `parkedWritesCount`",
-      }),
+      z.union([
+        z
+          .looseObject({
+            stats: z.object({ issues: z.number(), open: z.number(), edges: z.number() }),
+            pages: z.object({
+              kicks: PageInfoSchema,
+              blocked: PageInfoSchema,
+              ready: PageInfoSchema,
+            }),
+          })
+          .meta({
+            description:
+              "Without `list`: the output of `switchyard scan` (docs/graph.md; `kicks` are those of the closes learned since the producer watermark) with `blocked`, `ready` and `kicks` cut to their first page (`pages` has each list's total and next cursor), plus `watermarks`, `deliveries`, `config`, `parkedWrites` (the 100 most recent) and `parkedWritesCount`",
+          }),
+        z
+          .object({
+            list: z.enum(GRAPH_LISTS),
+            now: z.string(),
+            items: z.array(z.unknown()),
+            next: z.string().nullable(),
+            total: z.number().int(),
+            stats: z.object({ issues: z.number(), open: z.number(), edges: z.number() }),
+          })
+          .meta({ description: "With `list`: one page of that list" }),
+      ]),
       "The graph",
     ),
-    400: jsonContent(ApiErrorSchema, "A query parameter fails its schema"),
+    400: jsonContent(ApiErrorSchema, "A query parameter fails its schema (the message names it)"),
     401: jsonContent(
       ApiErrorSchema,
       "No token, a malformed header, or a bad, expired or revoked token",
@@ -40,8 +107,23 @@ const graph = createRoute({
   },
 });
 
-/** `GET /v1/repos/{owner}/{repo}/graph[?machine=]`: the scan of the stored graph plus its watermarks. */
+/**
+ * `GET /v1/repos/{owner}/{repo}/graph[?machine=&limit=]`: the scan of the stored graph plus its
+ * watermarks, long lists cut to their first page; `?list=blocked|ready|kicks&limit=&cursor=`:
+ * one page of one list. Both are served from the scan kept since the last graph change.
+ */
 export const graphRoutes = v1Router().openapi(graph, async (c) => {
-  const { machine } = c.req.valid("query");
-  return c.json(await repoObject(c.env, c.var.repo.repoId).graph(Date.now(), machine), 200);
+  const { machine, list, limit, cursor } = c.req.valid("query");
+  const object = repoObject(c.env, c.var.repo.repoId);
+  if (list !== undefined) {
+    const decoded: PageCursor | undefined =
+      cursor === undefined ? undefined : (decodeCursor(cursor) ?? undefined);
+    const request = {
+      list,
+      ...(limit !== undefined ? { limit } : {}),
+      ...(decoded ? { cursor: decoded } : {}),
+    };
+    return c.json(await object.graphPage(request, Date.now(), machine), 200);
+  }
+  return c.json(await object.graph(Date.now(), machine, limit), 200);
 });

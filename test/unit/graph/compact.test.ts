@@ -16,6 +16,7 @@ import { planFromAnalysis } from "../../../shared/producer/plan.ts";
 import { impactScores } from "../../../shared/queue/impact.ts";
 import {
   applyToCompact,
+  type CompactOp,
   compactOpArbitrary,
   NOW_MS,
   REPO,
@@ -139,7 +140,7 @@ describe("compact graph (typed arrays) against the plain scan", () => {
           action: second,
           ms: NOW_MS - 60_000,
         },
-      ] as const;
+      ] satisfies CompactOp[];
       const compact = new CompactGraph(REPO, DEFAULT_CONFIG.labels);
       const model = new RowModel();
       for (const op of ops) {

@@ -1,0 +1,190 @@
+import type { GraphAnalysis } from "../../shared/graph/analyze.ts";
+import type { CompactGraph } from "../../shared/graph/compact.ts";
+import {
+  analyzeCompact,
+  asGraphAnalysis,
+  type CompactAnalysis,
+  renderCompactScan,
+} from "../../shared/graph/compact-analysis.ts";
+import {
+  blockedPage,
+  DEFAULT_PAGE_LIMIT,
+  type GraphList,
+  kicksPage,
+  type Page,
+  type PageCursor,
+  readyPage,
+} from "../../shared/graph/pages.ts";
+import type { IssueRef } from "../../shared/graph/refs.ts";
+import type { ScanResult } from "../../shared/graph/scan.ts";
+import { formatInstant, HOUR_MS } from "../../shared/graph/time.ts";
+import type { RepoStore } from "./repo-store.ts";
+
+/** One analysis of the stored graph, kept until the graph (or the producer watermark) moves. */
+export interface GraphScan {
+  /** `RepoStore.version`, the compact graph and its change count, and the producer watermark it was made at. */
+  version: number;
+  graph: CompactGraph;
+  changes: number;
+  producerSeq: number;
+  /** The instant it was made at; it holds until `validUntilMs` (a processing lock goes stale). */
+  atMs: number;
+  validUntilMs: number;
+  /** The closes learned since the producer watermark (the kicks' causes) and the last one's seq. */
+  causes: IssueRef[];
+  maxSeq: number;
+  compact: CompactAnalysis;
+  /** The scan output with `ready` ascending (rotated per request), `now` as of `atMs`. */
+  result: ScanResult;
+  /** The same analysis in the shape the producer's plan reads (made on demand). */
+  analysis(): GraphAnalysis;
+}
+
+/**
+ * The scan the producer plans with and the graph API shows (kicks from the closes learned since
+ * the producer watermark, spec 3.2), made over the compact graph and kept until a change: graph
+ * requests and producer plans in between read it instead of scanning again.
+ */
+export class GraphScans {
+  private readonly store: RepoStore;
+  private kept: GraphScan | null = null;
+
+  constructor(store: RepoStore) {
+    this.store = store;
+  }
+
+  current(nowMs: number): GraphScan {
+    const store = this.store;
+    const producerSeq = store.watermarks().producer.seq;
+    const graph = store.compactGraph();
+    const kept = this.kept;
+    if (
+      kept !== null &&
+      kept.version === store.version &&
+      kept.graph === graph &&
+      kept.changes === graph.changes &&
+      kept.producerSeq === producerSeq &&
+      kept.atMs <= nowMs &&
+      nowMs < kept.validUntilMs
+    ) {
+      return kept;
+    }
+    const { causes, maxSeq } = store.pendingCloses(producerSeq);
+    const compact = analyzeCompact(graph, {
+      now: formatInstant(nowMs),
+      causes,
+      config: store.config(),
+    });
+    let adapted: GraphAnalysis | undefined;
+    const scan: GraphScan = {
+      version: store.version,
+      graph,
+      changes: graph.changes,
+      producerSeq,
+      atMs: nowMs,
+      validUntilMs: compact.validUntilMs,
+      causes,
+      maxSeq,
+      compact,
+      result: renderCompactScan(compact),
+      analysis: () => {
+        adapted ??= asGraphAnalysis(compact);
+        return adapted;
+      },
+    };
+    this.kept = scan;
+    return scan;
+  }
+
+  /** Drops the kept scan (the next read makes a new one). */
+  clear(): void {
+    this.kept = null;
+  }
+}
+
+/** The scan's `now` and kick window as of `nowMs` (the lists hold until the next change). */
+export function scanTimes(nowMs: number, windowHours: number) {
+  return {
+    now: formatInstant(nowMs),
+    window: { from: formatInstant(nowMs - windowHours * HOUR_MS), to: formatInstant(nowMs) },
+  };
+}
+
+/** What a graph request asks for: the first page of every long list, or one page of one list. */
+export interface GraphPageRequest {
+  limit?: number;
+  list?: GraphList;
+  cursor?: PageCursor;
+}
+
+/** An item of one of the long lists: a blocked issue, a ready issue's number, or a kick. */
+export type GraphListItem = ScanResult["blocked"][number] | number | ScanResult["kicks"][number];
+
+function pageOf(
+  scan: GraphScan,
+  list: GraphList,
+  machine: string | undefined,
+  cursor: PageCursor | undefined,
+  limit: number,
+): Page<GraphListItem> {
+  switch (list) {
+    case "blocked":
+      return blockedPage(scan.result.blocked, cursor?.l === "blocked" ? cursor : null, limit);
+    case "kicks":
+      return kicksPage(scan.result.kicks, cursor?.l === "kicks" ? cursor : null, limit);
+    case "ready":
+      return readyPage(scan.result.ready, machine, cursor?.l === "ready" ? cursor : null, limit);
+  }
+}
+
+/**
+ * The scan output with its long lists cut to their first page (`pages` says how many each has
+ * and where the next page starts); the other lists are short and come whole.
+ */
+export function scanOverview(
+  scan: GraphScan,
+  nowMs: number,
+  windowHours: number,
+  machine: string | undefined,
+  limit = DEFAULT_PAGE_LIMIT,
+) {
+  const blocked = pageOf(scan, "blocked", machine, undefined, limit);
+  const ready = pageOf(scan, "ready", machine, undefined, limit);
+  const kicks = pageOf(scan, "kicks", machine, undefined, limit);
+  const { result } = scan;
+  return {
+    repo: result.repo,
+    ...scanTimes(nowMs, windowHours),
+    kicks: kicks.items as ScanResult["kicks"],
+    rollupCandidates: result.rollupCandidates,
+    blocked: blocked.items as ScanResult["blocked"],
+    ready: ready.items as ScanResult["ready"],
+    diagnostics: result.diagnostics,
+    stats: result.stats,
+    pages: {
+      kicks: { total: kicks.total, next: kicks.next },
+      blocked: { total: blocked.total, next: blocked.next },
+      ready: { total: ready.total, next: ready.next },
+    },
+  };
+}
+
+/** One page of one long list of the scan. */
+export function scanPage(
+  scan: GraphScan,
+  nowMs: number,
+  machine: string | undefined,
+  list: GraphList,
+  cursor: PageCursor | undefined,
+  limit = DEFAULT_PAGE_LIMIT,
+) {
+  const page = pageOf(scan, list, machine, cursor, limit);
+  return {
+    list,
+    now: formatInstant(nowMs),
+    items: page.items,
+    next: page.next,
+    total: page.total,
+    stats: scan.result.stats,
+  };
+}

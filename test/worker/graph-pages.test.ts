@@ -1,0 +1,243 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import { scanCompact } from "../../shared/graph/compact-analysis.ts";
+import { decodeCursor, type GraphList, type PageCursor } from "../../shared/graph/pages.ts";
+import { scan } from "../../shared/graph/scan.ts";
+import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
+
+const NOW_MS = Date.parse("2026-11-29T12:00:00Z");
+const iso = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
+let nextRepoId = 9100;
+
+/** A fresh RepoObject marked as reconciled: these tests are about reading the graph. */
+async function freshRepo() {
+  const id = nextRepoId++;
+  const stub = env.REPO.get(env.REPO.idFromName(String(id)));
+  await runInDurableObject(stub, (o: RepoObject) => {
+    o.store.setIdentity({
+      repoId: id,
+      fullName: "acme/pages",
+      installationId: 91,
+      status: "active",
+    });
+    o.store.updateWatermarks({ lastFullReconcileAt: "2026-11-29T00:00:00Z" });
+  });
+  return stub;
+}
+
+function issue(number: number, patch: Partial<IssueRecord> = {}): IssueRecord {
+  return {
+    number,
+    id: 100_000 + number,
+    title: `Issue ${number}`,
+    state: "open",
+    stateReason: null,
+    createdAt: "2026-11-01T00:00:00Z",
+    updatedAt: "2026-11-28T00:00:00Z",
+    closedAt: null,
+    labels: [],
+    body: null,
+    ...patch,
+  };
+}
+
+/** Every page of one list, following `next` from the first page. */
+async function allPages(
+  stub: DurableObjectStub<RepoObject>,
+  list: GraphList,
+  limit: number,
+  machine?: string,
+): Promise<unknown[]> {
+  const out: unknown[] = [];
+  let cursor: PageCursor | undefined;
+  for (let pages = 0; pages < 1000; pages++) {
+    const page = await stub.graphPage(
+      { list, limit, ...(cursor ? { cursor } : {}) },
+      NOW_MS,
+      machine,
+    );
+    out.push(...page.items);
+    if (page.next === null) return out;
+    cursor = decodeCursor(page.next) ?? undefined;
+  }
+  throw new Error("no last page");
+}
+
+describe("graph API pages", () => {
+  it("concatenated pages of blocked, ready and kicks equal the unpaged lists", async () => {
+    const stub = await freshRepo();
+    await runInDurableObject(stub, (o: RepoObject) => {
+      const events: GraphEvent[] = [];
+      for (let n = 1; n <= 300; n++) events.push({ type: "issue", issue: issue(n) });
+      // #1..#150 are each blocked by #(n + 150); the even blockers then close: kicks.
+      for (let n = 1; n <= 150; n++)
+        events.push({
+          type: "blocked-by",
+          issue: n,
+          blocker: n + 150,
+          present: true,
+          at: "2026-11-28T01:00:00Z",
+        });
+      o.store.apply(events);
+      o.store.apply(
+        Array.from({ length: 75 }, (_, k) => ({
+          type: "issue" as const,
+          issue: issue(152 + 2 * k, {
+            state: "closed",
+            stateReason: "completed",
+            closedAt: "2026-11-29T11:00:00Z",
+            updatedAt: "2026-11-29T11:00:00Z",
+          }),
+        })),
+      );
+    });
+    const whole = await stub.graph(NOW_MS, "m-7", 1000);
+    expect(whole.blocked).toHaveLength(75);
+    expect(whole.kicks).toHaveLength(75);
+    expect(whole.ready.length).toBe(75 + 75);
+    expect(whole.pages.ready).toEqual({ total: 150, next: null });
+
+    const first = await stub.graph(NOW_MS, "m-7", 20);
+    expect(first.blocked).toEqual(whole.blocked.slice(0, 20));
+    expect(first.pages.blocked.total).toBe(75);
+    expect(first.pages.blocked.next).not.toBeNull();
+    expect(first.stats).toEqual(whole.stats);
+
+    for (const limit of [1, 7, 20, 100]) {
+      expect(await allPages(stub, "blocked", limit, "m-7")).toEqual(whole.blocked);
+      expect(await allPages(stub, "ready", limit, "m-7")).toEqual(whole.ready);
+      expect(await allPages(stub, "kicks", limit, "m-7")).toEqual(whole.kicks);
+    }
+    // The first page's cursor continues where the overview stopped.
+    const next = await stub.graphPage(
+      { list: "blocked", limit: 20, cursor: decodeCursor(first.pages.blocked.next!)! },
+      NOW_MS,
+      "m-7",
+    );
+    expect(next.items).toEqual(whole.blocked.slice(20, 40));
+
+    // The compact graph kept current event by event answers what the plain scan of the stored
+    // rows answers, and what a compact graph streamed from the tables answers.
+    await runInDurableObject(stub, (o: RepoObject) => {
+      const now = iso(NOW_MS);
+      const config = o.store.config();
+      const { causes } = o.store.pendingCloses(o.store.watermarks().producer.seq);
+      const options = { now, config, causes, machine: "m-7" };
+      const plain = scan(o.store.snapshot(now), options);
+      expect(scanCompact(o.store.compactGraph(), options)).toEqual(plain);
+      expect(scanCompact(o.store.reads.compact("acme/pages", config.labels), options)).toEqual(
+        plain,
+      );
+      expect(plain.ready).toEqual(whole.ready);
+      expect(plain.blocked).toEqual(whole.blocked);
+      expect(plain.kicks).toEqual(whole.kicks);
+    });
+  });
+
+  it("serves the kept scan until the graph changes", async () => {
+    const stub = await freshRepo();
+    await runInDurableObject(stub, (o: RepoObject) => {
+      o.store.apply([{ type: "issue", issue: issue(1) }]);
+      const a = o.scans.current(NOW_MS);
+      expect(o.scans.current(NOW_MS + 1000)).toBe(a);
+      o.store.apply([{ type: "issue", issue: issue(2) }]);
+      const b = o.scans.current(NOW_MS + 2000);
+      expect(b).not.toBe(a);
+      expect(b.result.ready).toEqual([1, 2]);
+    });
+  });
+
+  it("the compact graph follows random events applied through the store (property)", async () => {
+    const ref = fc.oneof(
+      { weight: 5, arbitrary: fc.integer({ min: 1, max: 8 }) as fc.Arbitrary<number | string> },
+      { weight: 1, arbitrary: fc.constantFrom("other/lib#1", "acme/pages#2") },
+    );
+    const at = fc.integer({ min: 0, max: 20 }).map((m) => iso(NOW_MS - 3_600_000 + m * 60_000));
+    const event: fc.Arbitrary<GraphEvent> = fc.oneof(
+      fc
+        .record({
+          n: fc.integer({ min: 1, max: 8 }),
+          closed: fc.boolean(),
+          labels: fc.uniqueArray(
+            fc.constantFrom("agent:ready", "agent:hold", "agent:processing", "bug"),
+            { maxLength: 2 },
+          ),
+          body: fc.constantFrom(null, "<!-- requires: gpu -->", "plain"),
+          at,
+        })
+        .map(({ n, closed, labels, body, at }) => ({
+          type: "issue" as const,
+          issue: issue(n, {
+            state: closed ? "closed" : "open",
+            stateReason: closed ? "completed" : null,
+            closedAt: closed ? at : null,
+            updatedAt: at,
+            labels,
+            body,
+          }),
+        })),
+      fc
+        .record({ issue: fc.integer({ min: 1, max: 8 }), blocker: ref, present: fc.boolean(), at })
+        .map((e) => ({ type: "blocked-by" as const, ...e })),
+      fc
+        .record({
+          child: fc.integer({ min: 1, max: 8 }),
+          parent: fc.option(ref, { nil: null }),
+          at,
+        })
+        .map((e) => ({ type: "parent" as const, ...e })),
+      fc
+        .record({ number: fc.integer({ min: 1, max: 8 }), at })
+        .map((e) => ({ type: "issue-removed" as const, ...e })),
+      fc
+        .record({
+          number: fc.integer({ min: 1, max: 8 }),
+          label: fc.constantFrom("agent:ready", "needs-human-confirm", "agent:processing"),
+          action: fc.constantFrom("labeled" as const, "unlabeled" as const),
+          at,
+        })
+        .map((e) => ({ type: "label-event" as const, actor: "octo", ...e })),
+      fc
+        .record({ state: fc.constantFrom("open" as const, "closed" as const), at })
+        .map(({ state, at }) => ({
+          type: "external" as const,
+          ref: "other/lib#1",
+          state,
+          closedAt: state === "closed" ? at : null,
+          at,
+        })),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(event, { maxLength: 4 }), { maxLength: 8 }),
+        async (batches) => {
+          const stub = await freshRepo();
+          await runInDurableObject(stub, (o: RepoObject) => {
+            // Built first, so every later change reaches it as an in-place update.
+            o.store.compactGraph();
+            const now = iso(NOW_MS);
+            for (const batch of batches) {
+              o.store.apply(batch);
+              const options = { now, config: o.store.config() };
+              expect(scanCompact(o.store.compactGraph(), options)).toEqual(
+                scan(o.store.snapshot(now), options),
+              );
+            }
+            const graph = o.store.compactGraph();
+            for (const i of o.store.snapshot(now).issues) {
+              const stored = o.store.sql<{ requires: string | null }>`
+              SELECT requires FROM issues WHERE number = ${i.number}`[0]!.requires;
+              expect([...graph.requiresOf(graph.presentSlot(i.number))]).toEqual(
+                stored === null ? [] : JSON.parse(stored),
+              );
+            }
+          });
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+});
