@@ -44,14 +44,9 @@ import {
   type ReleaseOutcome,
 } from "./fleet.ts";
 import { flushFleetWrites } from "./fleet-writes.ts";
+import { type GraphPageRequest, GraphScans, scanOverview, scanPage } from "./graph-scans.ts";
 import { KeysStore, type NewKey } from "./keys-store.ts";
 import { rereadMarkerComments } from "./marker-reread.ts";
-import {
-  type GraphPageRequest,
-  GraphScans,
-  scanOverview,
-  scanPage,
-} from "./graph-scans.ts";
 import { Producer } from "./producer.ts";
 import {
   DEFAULT_FULL_RECONCILE,
