@@ -24,6 +24,9 @@ import {
   CreateKeyRequestSchema,
   type ErrorBody,
   ErrorBodySchema,
+  type GraphListName,
+  type GraphPage,
+  GraphPageSchema,
   type GraphResponse,
   GraphResponseSchema,
   HeartbeatRequestSchema,
@@ -346,15 +349,55 @@ export class FleetClient {
     });
   }
 
-  /** `GET .../graph`: the scan of the stored graph plus watermarks. */
-  async graph(options: { machine?: string } = {}): Promise<GraphResponse> {
+  /**
+   * `GET .../graph`: the scan of the stored graph plus watermarks, with `blocked`, `ready` and
+   * `kicks` cut to their first `limit` items (`pages` says how many each has and the next cursor).
+   */
+  async graph(options: { machine?: string; limit?: number } = {}): Promise<GraphResponse> {
     return this.#call({
       method: "GET",
       path: "/graph",
-      query: { machine: options.machine },
+      query: {
+        machine: options.machine,
+        limit: options.limit === undefined ? undefined : String(options.limit),
+      },
       ok: [200],
       schema: GraphResponseSchema,
     });
+  }
+
+  /** `GET .../graph?list=`: one page of one long list; pass the last page's `next` as `cursor`. */
+  async graphPage(
+    list: GraphListName,
+    options: { cursor?: string; limit?: number; machine?: string } = {},
+  ): Promise<GraphPage> {
+    return this.#call({
+      method: "GET",
+      path: "/graph",
+      query: {
+        list,
+        machine: options.machine,
+        limit: options.limit === undefined ? undefined : String(options.limit),
+        cursor: options.cursor,
+      },
+      ok: [200],
+      schema: GraphPageSchema,
+    });
+  }
+
+  /** Every item of one long list of the graph, page by page. */
+  async graphList(
+    list: GraphListName,
+    options: { limit?: number; machine?: string } = {},
+  ): Promise<unknown[]> {
+    const items: unknown[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.graphPage(list, { ...options, ...(cursor ? { cursor } : {}) });
+      items.push(...page.items);
+      if (page.next === null) return items;
+      cursor = page.next;
+    }
   }
 
   /** `POST .../keys` (admin): mints a fleet key; its secret (`key`) is shown only here. */

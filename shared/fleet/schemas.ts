@@ -299,6 +299,19 @@ export type SubIssueResponse = z.infer<typeof SubIssueResponseSchema>;
 export const GraphResponseSchema = z.looseObject({});
 export type GraphResponse = z.infer<typeof GraphResponseSchema>;
 
+/** The long lists of the graph that come in pages (`?list=`). */
+export const GraphListNameSchema = z.enum(["blocked", "ready", "kicks"]);
+export type GraphListName = z.infer<typeof GraphListNameSchema>;
+
+/** `GET .../graph?list=`: one page of one list; `next` is the cursor of the next page. */
+export const GraphPageSchema = z.looseObject({
+  list: GraphListNameSchema,
+  items: z.array(z.unknown()),
+  next: z.string().nullable(),
+  total: z.number().int(),
+});
+export type GraphPage = z.infer<typeof GraphPageSchema>;
+
 // ---------------------------------------------------------------------------------------------
 // Errors
 

@@ -186,6 +186,23 @@ describe("FleetClient request building", () => {
     ]);
   });
 
+  it("follows a graph list's cursors until the last page", async () => {
+    const pages: Record<string, unknown> = {
+      "": { list: "ready", items: [3, 4], next: "c1", total: 5 },
+      c1: { list: "ready", items: [5, 1], next: "c2", total: 5 },
+      c2: { list: "ready", items: [2], next: null, total: 5 },
+    };
+    const { client: c, sent } = client((request) =>
+      json(200, pages[new URL(request.url).searchParams.get("cursor") ?? ""]),
+    );
+    expect(await c.graphList("ready", { limit: 2, machine: "m1" })).toEqual([3, 4, 5, 1, 2]);
+    expect(sent.map((s) => new URL(s.url).search)).toEqual([
+      "?list=ready&machine=m1&limit=2",
+      "?list=ready&machine=m1&limit=2&cursor=c1",
+      "?list=ready&machine=m1&limit=2&cursor=c2",
+    ]);
+  });
+
   it("asks a token function for each request, so refreshed tokens are used", async () => {
     const r = recorder(() => json(200, { claims: [] }));
     let n = 0;
