@@ -109,8 +109,19 @@ export class RepoObject extends DurableObject<Env> {
     });
     this.scans = new GraphScans(this.store);
     this.producer = new Producer(this.store, this.fleet, this.scans);
-    // A run cut short leaves leased schedules behind; make sure an alarm will find them.
-    void ctx.blockConcurrencyWhile(() => this.schedules.rearm());
+    // A run cut short leaves leased schedules behind: this instance is new, so none of them is
+    // running; they run again after the retry backoff (a full reconcile resumes from its cursor).
+    void ctx.blockConcurrencyWhile(() => {
+      const base = numberSetting(this.env.SCHEDULE_RETRY_BASE_MS);
+      const policy =
+        base !== undefined
+          ? { baseMs: base, capMs: 15 * MINUTE_MS, missingSettingMs: 10 * MINUTE_MS }
+          : undefined;
+      this.schedules.releaseLeases(Date.now(), (attempts) =>
+        retryDelayMs(attempts, { missingSetting: false }, policy),
+      );
+      return this.schedules.rearm();
+    });
   }
 
   private installation() {

@@ -93,6 +93,23 @@ export class Schedules {
         leased = 0, requested_ms = NULL`;
   }
 
+  /**
+   * For a new instance: a lease taken by an instance that is gone is not running any more (an
+   * eviction, a deploy or a crash cut its handler short). Each such schedule runs again after
+   * `delayMs(attempts)`, counted as a failure, so a handler that keeps killing its instance
+   * backs off instead of spinning, and one cut short once (a full reconcile's step) resumes in
+   * seconds, not when its lease runs out.
+   */
+  releaseLeases(nowMs: number, delayMs: (attempts: number) => number): void {
+    const leased = this.sql<{ name: string; attempts: number }>`
+      SELECT name, attempts FROM schedules WHERE leased = 1`;
+    for (const row of leased) {
+      const attempts = row.attempts + 1;
+      this.sql`UPDATE schedules SET due_ms = ${nowMs + delayMs(attempts)}, attempts = ${attempts},
+        leased = 0, requested_ms = NULL WHERE name = ${row.name}`;
+    }
+  }
+
   clear(): void {
     this.sql`DELETE FROM schedules`;
   }

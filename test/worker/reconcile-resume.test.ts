@@ -2,7 +2,12 @@
 // RECONCILE_PAGES_PER_RUN 2 in vitest.worker.config.ts): cut short after k pages, by a thrown
 // fault or an eviction, it resumes from its persisted cursor and ends where an uninterrupted
 // one ends; and it never removes an issue before it has read every page.
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import {
+  abortAllDurableObjects,
+  evictDurableObject,
+  runDurableObjectAlarm,
+  runInDurableObject,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -186,6 +191,47 @@ describe("streaming, resumable full reconcile", () => {
       { numRuns: 6 },
     );
   }, 240_000);
+
+  it("a step killed in the middle of a page resumes from its cursor after the retry backoff, not its lease", async () => {
+    const issues = Array.from({ length: 3 * PAGE }, (_, i) => seedIssue(i + 1));
+    const { stub, repoId } = await install({ repo: "resume-abort/app", issues });
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          {
+            method: "POST",
+            path: "/graphql",
+            operation: "SwitchyardIssuesPage",
+            skip: 1,
+            delayMs: 1_000,
+          },
+        ],
+      },
+    });
+    await startFullReconcile(stub);
+    const alarm = runDurableObjectAlarm(stub).catch(() => false);
+    let during: Awaited<ReturnType<Stub["status"]>>["reconcile"] = null;
+    for (let i = 0; i < 100 && during?.pagesDone !== 1; i++) {
+      during = (await stub.status()).reconcile;
+      if (during?.pagesDone !== 1) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(during).toMatchObject({ pagesDone: 1 });
+    // The isolate dies while the second page is on its way (a crash, not a graceful eviction).
+    await abortAllDurableObjects();
+    await alarm;
+    // Stubs die with their instances; a new one reaches the object's next instance.
+    const again = repoStub(repoId);
+    const after = await again.status();
+    expect(after.reconcile).toMatchObject({ runId: during!.runId, pagesDone: 1 });
+    const row = after.schedules.find((s) => s.name === "reconcile-full");
+    expect(row?.dueMs).toBeLessThan(Date.now() + 60_000);
+    await settle(again);
+    expect((await again.status()).reconcile).toBeNull();
+    const full = await fullReconciles(again);
+    expect(full).toHaveLength(2);
+    expect(full[0]!.detail.run).toMatchObject({ runId: during!.runId, pages: 3 });
+  }, 30_000);
 
   it("an alarm run reads a bounded share of the pages and re-arms the rest", async () => {
     const issues = Array.from({ length: 5 * PAGE - 3 }, (_, i) => seedIssue(i + 1));
