@@ -4,6 +4,7 @@ import os from "node:os";
 import process from "node:process";
 import type { Benchmark } from "./benchmark.ts";
 import { claimsBenchmark } from "./claims.ts";
+import { cliBenchmark } from "./cli.ts";
 import { githubEconomy } from "./github-economy.ts";
 import { scanBenchmark } from "./scan.ts";
 import { webhookAck } from "./webhook-ack.ts";
@@ -11,6 +12,7 @@ import { workerScale } from "./worker-scale.ts";
 
 const benchmarks: Benchmark[] = [
   scanBenchmark,
+  cliBenchmark,
   githubEconomy,
   webhookAck,
   claimsBenchmark,

@@ -190,9 +190,22 @@ export function fastParseSnapshot(input: unknown): Snapshot | undefined {
   if (now !== undefined && !isInstant(now)) return undefined;
   if (!Array.isArray(issues)) return undefined;
   const outIssues = new Array<SnapshotIssue>(issues.length);
+  // The refinement's duplicate check, in the same pass: numbers are usually dense (1..N), so a
+  // bitmap holds them, and a Set the few beyond it.
+  const seen = new Uint8Array(issues.length * 4 + 1024);
+  let seenBeyond: Set<number> | undefined;
   for (let i = 0; i < issues.length; i++) {
     const parsed = issue(issues[i]);
     if (parsed === GIVE_UP) return undefined;
+    const n = parsed.number;
+    if (n < seen.length) {
+      if (seen[n] === 1) return undefined;
+      seen[n] = 1;
+    } else {
+      seenBeyond ??= new Set();
+      if (seenBeyond.has(n)) return undefined;
+      seenBeyond.add(n);
+    }
     outIssues[i] = parsed;
   }
   let outExternal: ExternalIssue[] | undefined;
@@ -205,7 +218,7 @@ export function fastParseSnapshot(input: unknown): Snapshot | undefined {
       outExternal[i] = parsed;
     }
   }
-  if (hasDuplicates(repo, outIssues, outExternal)) return undefined;
+  if (outExternal !== undefined && hasDuplicateRefs(repo, outExternal)) return undefined;
   // Built key by key to keep the schema's key order with optional keys in between.
   const out: Record<string, unknown> = { repo };
   if (now !== undefined || "now" in input) out.now = now;
@@ -214,29 +227,8 @@ export function fastParseSnapshot(input: unknown): Snapshot | undefined {
   return out as Snapshot;
 }
 
-/** The schema's refinement: no issue number twice, no external reference twice. */
-function hasDuplicates(
-  repo: string,
-  issues: readonly SnapshotIssue[],
-  external: readonly ExternalIssue[] | undefined,
-): boolean {
-  // Numbers are usually dense (1..N): a bitmap, falling back to a Set for sparse ones.
-  let max = 0;
-  for (const { number } of issues) if (number > max) max = number;
-  if (max <= issues.length * 4 + 1024) {
-    const seen = new Uint8Array(max + 1);
-    for (const { number } of issues) {
-      if (seen[number] === 1) return true;
-      seen[number] = 1;
-    }
-  } else {
-    const seen = new Set<number>();
-    for (const { number } of issues) {
-      if (seen.has(number)) return true;
-      seen.add(number);
-    }
-  }
-  if (external === undefined) return false;
+/** The schema's refinement for `external`: no reference twice (compared as the scan does). */
+function hasDuplicateRefs(repo: string, external: readonly ExternalIssue[]): boolean {
   const refs = new Set<string>();
   for (const entry of external) {
     const key = refKey(canonicalRef(entry.ref, repo));
