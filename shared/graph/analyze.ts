@@ -40,6 +40,8 @@ export interface GraphAnalysis {
   open: readonly IssueFacts[];
   /** The facts of open issue `n`, or undefined when it is closed or unknown. */
   factsOf(n: number): IssueFacts | undefined;
+  /** The facts of the ready issues, ascending (the producer and the queue read only these). */
+  readyFacts(): readonly IssueFacts[];
   kicks: Kick[];
   diagnostics: Diagnostic[];
 }
@@ -140,5 +142,10 @@ export function analyzeGraph(snapshot: Snapshot, scanOptions: ScanOptions = {}):
     ...cycles.map((issues) => ({ kind: "cycle" as const, issues })),
     ...unresolved,
   ];
-  return { graph, options, open, factsOf, kicks, diagnostics };
+  let ready: IssueFacts[] | undefined;
+  const readyFacts = () => {
+    ready ??= open.filter((f) => f.ready);
+    return ready;
+  };
+  return { graph, options, open, factsOf, readyFacts, kicks, diagnostics };
 }

@@ -529,6 +529,13 @@ export function scanCompact(graph: CompactGraph, options: ScanOptions = {}): Sca
  * `graph.sorted` only when read. Issues carry what the compact graph keeps (number, title,
  * state, close time, labels); their other fields are empty.
  */
+const COMPACT = new WeakMap<GraphAnalysis, CompactAnalysis>();
+
+/** The compact analysis a `GraphAnalysis` was made from (`asGraphAnalysis`), if any. */
+export function compactOf(analysis: GraphAnalysis): CompactAnalysis | undefined {
+  return COMPACT.get(analysis);
+}
+
 export function asGraphAnalysis(a: CompactAnalysis): GraphAnalysis {
   const { graph } = a;
   const issueAt = (slot: number): SnapshotIssue => {
@@ -547,6 +554,7 @@ export function asGraphAnalysis(a: CompactAnalysis): GraphAnalysis {
   };
   let sorted: SnapshotIssue[] | undefined;
   let open: IssueFacts[] | undefined;
+  let ready: IssueFacts[] | undefined;
   let positions: Int32Array | undefined;
   let external: Map<string, ExternalIssue> | undefined;
   const present = (n: number) => graph.presentSlot(n);
@@ -642,7 +650,7 @@ export function asGraphAnalysis(a: CompactAnalysis): GraphAnalysis {
       return out;
     },
   };
-  return {
+  const adapted: GraphAnalysis = {
     graph: index,
     options: a.options,
     get open() {
@@ -653,7 +661,19 @@ export function asGraphAnalysis(a: CompactAnalysis): GraphAnalysis {
       const s = present(n);
       return s === -1 || graph.state[s] !== STATE_OPEN ? undefined : factsAt(a, s);
     },
+    readyFacts: () => {
+      if (ready === undefined) {
+        ready = [];
+        for (let i = 0; i < a.openOrder.length; i++) {
+          const s = a.openOrder[i]!;
+          if ((a.flags[s]! & READY) !== 0) ready.push(factsAt(a, s));
+        }
+      }
+      return ready;
+    },
     kicks: a.kicks,
     diagnostics: a.diagnostics,
   };
+  COMPACT.set(adapted, a);
+  return adapted;
 }

@@ -54,7 +54,7 @@ function removalReason(state: string, facts: IssueFacts | undefined): string | n
  * is the consumer's to unlabel. Planning again after applying a plan yields an empty plan.
  */
 export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions = {}): LabelPlan {
-  const { graph, open, factsOf } = analysis;
+  const { graph, factsOf } = analysis;
   const { config } = analysis.options;
   const readyLabel = config.labels.ready;
   const mode = options.mode ?? config.queue.mode;
@@ -69,9 +69,9 @@ export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions =
   }
 
   const add: LabelChange[] = [];
-  for (const facts of open) {
+  for (const facts of analysis.readyFacts()) {
     const number = facts.number;
-    if (!facts.ready || options.excluded?.has(number)) continue;
+    if (options.excluded?.has(number)) continue;
     const { labels } = graph.issue(number)!;
     if (labels.includes(readyLabel)) continue;
     const kicks = kicksByTarget.get(number);

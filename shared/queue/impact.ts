@@ -1,4 +1,5 @@
 import type { GraphAnalysis } from "../graph/analyze.ts";
+import { type CompactAnalysis, compactOf } from "../graph/compact-analysis.ts";
 
 /**
  * Above this many strongly connected components, reach sets would take C²/8 bytes (3 MB at
@@ -15,6 +16,8 @@ export const EXACT_IMPACT_LIMIT = 5_000;
  * (strongly connected components in reverse topological order), so cycles count each member once.
  */
 export function impactScores(analysis: GraphAnalysis): Map<number, number> {
+  const compact = compactOf(analysis);
+  if (compact !== undefined) return compactImpactScores(compact);
   const { graph, open } = analysis;
   const size = open.length;
   const slotOfOpen = new Map<number, number>();
@@ -36,8 +39,50 @@ export function impactScores(analysis: GraphAnalysis): Map<number, number> {
     }
     start[i + 1] = targets.length;
   }
-  const edges = Int32Array.from(targets);
+  return scoresOver(size, start, Int32Array.from(targets), (i) => open[i]!.number);
+}
 
+/**
+ * The same scores over a compact analysis (shared/graph/compact-analysis.ts): the edges come
+ * from its rows of what each issue blocks and each issue's parent, no objects per issue.
+ */
+export function compactImpactScores(a: CompactAnalysis): Map<number, number> {
+  const { graph, openOrder } = a;
+  const size = openOrder.length;
+  const indexOf = new Int32Array(graph.size).fill(-1);
+  for (let i = 0; i < size; i++) indexOf[openOrder[i]!] = i;
+  const start = new Int32Array(size + 1);
+  let count = 0;
+  for (let i = 0; i < size; i++) {
+    const s = openOrder[i]!;
+    count += a.blocksStart[s + 1]! - a.blocksStart[s]! + 1;
+  }
+  const edges = new Int32Array(count);
+  let used = 0;
+  for (let i = 0; i < size; i++) {
+    const s = openOrder[i]!;
+    for (let k = a.blocksStart[s]!; k < a.blocksStart[s + 1]!; k++) {
+      const j = indexOf[a.blocksSlots[k]!]!;
+      if (j !== -1) edges[used++] = j;
+    }
+    const p = graph.parent[s]!;
+    if (p > 0) {
+      const ps = graph.presentSlot(p);
+      const j = ps === -1 ? -1 : indexOf[ps]!;
+      if (j !== -1 && j !== i) edges[used++] = j;
+    }
+    start[i + 1] = used;
+  }
+  return scoresOver(size, start, edges, (i) => graph.number[openOrder[i]!]!);
+}
+
+/** Scores of `size` nodes with successors `edges[start[i] .. start[i + 1])`. */
+function scoresOver(
+  size: number,
+  start: Int32Array,
+  edges: Int32Array,
+  numberOf: (i: number) => number,
+): Map<number, number> {
   const { component, count, members } = components(size, start, edges);
   const scores = new Map<number, number>();
   if (count === 0) return scores;
@@ -89,7 +134,7 @@ export function impactScores(analysis: GraphAnalysis): Map<number, number> {
   for (let i = 0; i < size; i++) {
     const c = component[i]!;
     // The other members of its own cycle wait on it too.
-    scores.set(open[i]!.number, reachCount[c]! + members[c]!.length - 1);
+    scores.set(numberOf(i), reachCount[c]! + members[c]!.length - 1);
   }
   return scores;
 }

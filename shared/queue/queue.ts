@@ -32,8 +32,7 @@ export function queueItems(analysis: GraphAnalysis, inputs: QueueInputs): QueueI
   const readyLabel = config.labels.ready;
   const approval = config.queue.approvalLabel;
   const items: QueueItem[] = [];
-  for (const facts of analysis.open) {
-    if (!facts.ready) continue;
+  for (const facts of analysis.readyFacts()) {
     const issue = analysis.graph.issue(facts.number)!;
     const labeled = issue.labels.includes(readyLabel);
     let section: 0 | 1;

@@ -14,6 +14,7 @@ import { scan } from "../../../shared/graph/scan.ts";
 import { parseSnapshot, type Snapshot } from "../../../shared/graph/snapshot.ts";
 import { planFromAnalysis } from "../../../shared/producer/plan.ts";
 import { impactScores } from "../../../shared/queue/impact.ts";
+import { queueItems } from "../../../shared/queue/queue.ts";
 import {
   applyToCompact,
   type CompactOp,
@@ -42,7 +43,10 @@ function expectSameAnswers(snapshot: Snapshot, options: ScanOptions, compact: Co
   const adapted = asGraphAnalysis(analysis);
   expect(adapted.open).toEqual(plain.open);
   expect(planFromAnalysis(adapted, options)).toEqual(planFromAnalysis(plain, options));
+  expect(adapted.readyFacts()).toEqual(plain.readyFacts());
   expect(impactScores(adapted)).toEqual(impactScores(plain));
+  const inputs = { reasons: new Map(), requires: () => [], impact: new Map() };
+  expect(queueItems(adapted, inputs)).toEqual(queueItems(plain, inputs));
   for (const facts of plain.open) expect(adapted.factsOf(facts.number)).toEqual(facts);
   for (const issue of snapshot.issues) {
     const n = issue.number;
