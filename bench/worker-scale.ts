@@ -226,6 +226,8 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
       return { p50: pct(latencies, 0.5), p99: pct(latencies, 0.99) };
     };
 
+    // Idle: the producer's first plan after the reconcile has run.
+    await new Promise((r) => setTimeout(r, 10_000));
     const ackIdle = await ack(5_000);
     const closeToReadyMs: number[] = [];
     const producerRss = rssSampler(stack);
