@@ -1,0 +1,175 @@
+// `switchyard serve` (the portable host, functions/serve.ts) against the GitHub simulator over
+// real HTTP: install → full reconcile → producer labels; a crash (SIGKILL) and a restart on the
+// same data directory keep the graph; a close on GitHub then reaches `agent:ready` through the
+// restarted process; SIGTERM stops it cleanly.
+import { type ChildProcess, spawn } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
+import { existsSync, readdirSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { demoSeeds } from "../../infra/demo/seeds.ts";
+import { seedSnapshot } from "../../infra/github-sim/seed.ts";
+import { type RunningSimulator, startSimulatorServer } from "../../infra/github-sim/serve.ts";
+import { freePort, root, waitFor } from "../../infra/local-stack.ts";
+
+const bin = (name: string) => `${root}node_modules/.bin/${name}`;
+const COMMANDS = {
+  node: [bin("node"), "functions/serve.ts"],
+} as const;
+
+type Graph = {
+  ready: number[];
+  watermarks: { lastFullReconcileAt: string | null; producer: { seq: number; at: string | null } };
+};
+
+interface ServeProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function startServe(
+  runtime: keyof typeof COMMANDS,
+  args: string[],
+  env: Record<string, string>,
+): ServeProcess {
+  const [command, ...prefix] = COMMANDS[runtime];
+  const child = spawn(command, [...prefix, ...args], {
+    cwd: root,
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout?.on("data", (d) => {
+    out += d;
+  });
+  child.stderr?.on("data", (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => resolve(code)),
+  );
+  return { child, output: () => out, exited };
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
+  "switchyard serve on %s",
+  (runtime) => {
+    it("reconciles an installed repository, survives a crash, and a close reaches agent:ready", async () => {
+      const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+      const webhookSecret = `serve-${crypto.randomUUID()}`;
+      const sim: RunningSimulator = await startSimulatorServer({
+        port: 0,
+        appId: 1,
+        appPublicKey: publicKey.export({ type: "spki", format: "pem" }).toString(),
+        webhookSecret,
+      });
+      cleanups.push(() => sim.close());
+      const data = await mkdtemp(join(tmpdir(), "switchyard-serve-"));
+      cleanups.push(() => rm(data, { recursive: true, force: true }));
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const env = {
+        GITHUB_API_URL: sim.url,
+        GITHUB_APP_ID: "1",
+        GITHUB_APP_PRIVATE_KEY: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+        GITHUB_WEBHOOK_SECRET: webhookSecret,
+        PUBLIC_URL: url,
+        HEALTH_DETAILS: "1",
+      };
+      const args = ["--port", String(port), "--data", data, "--dotenv", join(data, "none.env")];
+      let serve = startServe(runtime, args, env);
+      cleanups.push(async () => {
+        serve.child.kill("SIGKILL");
+      });
+      // Up, or the reason it is not (its output) as soon as it exits.
+      const up = () => {
+        const exitedEarly = serve.exited.then((code) => {
+          throw new Error(`switchyard serve exited (${code}):\n${serve.output()}`);
+        });
+        exitedEarly.catch(() => {}); // a later, intended exit is not an error
+        return Promise.race([
+          waitFor(
+            "switchyard serve to start",
+            async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined),
+            60_000,
+          ),
+          exitedEarly,
+        ]);
+      };
+      await up();
+
+      sim.sim.webhooks.pushUrl = `${url}/webhooks/github`;
+      const seeds = await demoSeeds(Date.now());
+      seedSnapshot(sim.sim.state, seeds.sdk);
+      seedSnapshot(sim.sim.state, seeds.rocket);
+      sim.sim.state.install("acme", ["sdk", "rocket"], "octocat");
+      const token = `ghp_serve${crypto.randomUUID().replace(/-/g, "")}`;
+      const registered = await fetch(`${sim.url}/_sim/users`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ login: "serve-admin", token, repos: { "acme/rocket": "admin" } }),
+      });
+      expect(registered.ok).toBe(true);
+      const graph = async () => {
+        const response = await fetch(`${url}/v1/repos/acme/rocket/graph`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        return response.ok ? ((await response.json()) as Graph) : undefined;
+      };
+      const labeled = () =>
+        [...sim.sim.state.requireRepo("acme", "rocket").issues.values()]
+          .filter((i) => i.labels.includes("agent:ready"))
+          .map((i) => i.number)
+          .sort((a, b) => a - b);
+
+      const first = await waitFor("the first reconcile and producer run", async () => {
+        const g = await graph();
+        return g?.watermarks.lastFullReconcileAt && g.watermarks.producer.at ? g : undefined;
+      });
+      // The same story as `npm start` on wrangler dev (test/e2e/demo.test.ts).
+      expect(first.ready).toEqual([4, 5, 9, 11, 15]);
+      await waitFor("the producer's labels", async () =>
+        labeled().includes(9) && labeled().includes(15) ? true : undefined,
+      );
+      // One SQLite file per object under the data directory.
+      expect(
+        readdirSync(join(data, "objects", "RepoObject")).filter((f) => f.endsWith(".sqlite"))
+          .length,
+      ).toBe(2);
+
+      // A crash: nothing runs on the way out; what was acknowledged is committed.
+      serve.child.kill("SIGKILL");
+      await serve.exited;
+      serve = startServe(runtime, args, env);
+      await up();
+      const after = await graph();
+      expect(after?.ready).toEqual(first.ready);
+      expect(after?.watermarks.lastFullReconcileAt).toBe(first.watermarks.lastFullReconcileAt);
+
+      // The restarted process takes webhooks: the last open sub-issue of #1 closes on GitHub.
+      sim.sim.state.closeIssue(
+        sim.sim.state.requireIssue(sim.sim.state.requireRepo("acme", "rocket"), 4),
+        "completed",
+        "octocat",
+      );
+      await waitFor("the kick to reach agent:ready", async () =>
+        labeled().includes(1) ? true : undefined,
+      );
+
+      // A graceful stop: exit 0, the databases closed (no WAL left behind after a checkpoint is
+      // not promised; the files are there and open again).
+      serve.child.kill("SIGTERM");
+      expect(await serve.exited).toBe(0);
+      expect(serve.output()).toContain("switchyard serve: stopped");
+      expect(existsSync(join(data, "objects", "DirectoryObject"))).toBe(true);
+    }, 180_000);
+  },
+);
