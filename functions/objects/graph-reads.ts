@@ -33,57 +33,133 @@ export class GraphReads {
   }
 
   /**
-   * The stored graph as a compact graph (shared/graph/compact.ts), streamed from the tables row
-   * by row: no array of rows, no issue objects and no bodies are ever held.
+   * The stored graph as a compact graph (shared/graph/compact.ts), read from the tables at once:
+   * see `fillCompact`.
    */
   compact(repo: string, labels: LabelNames): CompactGraph {
     const graph = new CompactGraph(repo, labels);
-    // A cursor: each row is read as the loop reaches it.
-    const rows = <Row extends Record<string, SqlStorageValue>>(query: string): Iterable<Row> =>
-      this.raw.exec<Row>(query);
-    for (const r of rows<{
-      number: number;
-      title: string;
-      state: string;
-      closed_at: string | null;
-      labels: string;
-      requires: string | null;
-    }>(`SELECT number, title, state, closed_at, labels, requires FROM issues`)) {
-      graph.upsertIssue({
-        number: r.number,
-        title: r.title,
-        state: r.state as "open" | "closed",
-        closedAt: r.closed_at,
-        labels: r.labels,
-        requires: decodeRequires(r.requires),
-      });
+    for (const _ of this.fillCompact(graph)) {
+      // every chunk, without pausing
     }
-    for (const r of rows<{ child: number; parent: string }>(
-      `SELECT child, parent FROM parents WHERE parent IS NOT NULL`,
-    ))
-      graph.setParent(r.child, decodeRef(r.parent));
-    let issue = -1;
-    let list: IssueRef[] = [];
-    for (const r of rows<{ issue: number; blocker: string }>(
-      `SELECT issue, blocker FROM blockers WHERE present = 1 ORDER BY issue, blocker`,
-    )) {
-      if (r.issue !== issue) {
-        if (list.length > 0) graph.setBlockers(issue, list);
-        issue = r.issue;
-        list = [];
-      }
-      list.push(decodeRef(r.blocker));
-    }
-    if (list.length > 0) graph.setBlockers(issue, list);
-    for (const r of rows<{ ref: string; state: string; closed_at: string | null }>(
-      `SELECT ref, state, closed_at FROM external ORDER BY ref`,
-    ))
-      graph.setExternal(r.ref, r.state as "open" | "closed", r.closed_at);
-    for (const r of rows<{ number: number; label: string; action: string; created_ms: number }>(
-      `SELECT number, label, action, created_ms FROM label_events ORDER BY number, created_ms, action`,
-    ))
-      graph.labelEvent(r.number, r.label, r.action as "labeled" | "unlabeled", r.created_ms, true);
     return graph;
+  }
+
+  /**
+   * Fills `graph` from the tables in chunks of at most `chunk` rows, pausing (yielding) after
+   * each, so a caller can let other work in between: no array of rows, no issue objects and no
+   * bodies are ever held. Each chunk is a query of its own, keyed by where the last one stopped.
+   * Changes written between chunks must reach `graph` too (graph-store.ts applies them to the
+   * graph being built): a row read later is read as it is then, and every change is an
+   * overwrite or a maximum, so the graph ends equal to the tables.
+   */
+  *fillCompact(graph: CompactGraph, chunk = 5_000): Generator<void, void, void> {
+    const rows = <Row extends Record<string, SqlStorageValue>>(
+      query: string,
+      ...values: SqlStorageValue[]
+    ): Row[] => this.raw.exec<Row>(query, ...values).toArray();
+    for (let after = -1; ; ) {
+      const page = rows<{
+        number: number;
+        title: string;
+        state: string;
+        closed_at: string | null;
+        labels: string;
+        requires: string | null;
+      }>(
+        `SELECT number, title, state, closed_at, labels, requires FROM issues
+          WHERE number > ? ORDER BY number LIMIT ?`,
+        after,
+        chunk,
+      );
+      for (const r of page) {
+        graph.upsertIssue({
+          number: r.number,
+          title: r.title,
+          state: r.state as "open" | "closed",
+          closedAt: r.closed_at,
+          labels: r.labels,
+          requires: decodeRequires(r.requires),
+        });
+      }
+      if (page.length < chunk) break;
+      after = page[page.length - 1]!.number;
+      yield;
+    }
+    for (let after = -1; ; ) {
+      const page = rows<{ child: number; parent: string }>(
+        `SELECT child, parent FROM parents WHERE parent IS NOT NULL AND child > ?
+          ORDER BY child LIMIT ?`,
+        after,
+        chunk,
+      );
+      for (const r of page) graph.setParent(r.child, decodeRef(r.parent));
+      if (page.length < chunk) break;
+      after = page[page.length - 1]!.child;
+      yield;
+    }
+    // Blockers and label events are read by whole issues: a chunk ends before its last issue
+    // (unless it is the final one), and the next starts with that issue.
+    for (let after = -1; ; ) {
+      const page = rows<{ issue: number; blocker: string }>(
+        `SELECT issue, blocker FROM blockers WHERE present = 1 AND issue > ?
+          ORDER BY issue, blocker LIMIT ?`,
+        after,
+        chunk,
+      );
+      const last = page.length < chunk ? null : page[page.length - 1]!.issue;
+      let issue = -1;
+      let list: IssueRef[] = [];
+      for (const r of page) {
+        if (r.issue === last) break;
+        if (r.issue !== issue) {
+          if (list.length > 0) graph.setBlockers(issue, list);
+          issue = r.issue;
+          list = [];
+        }
+        list.push(decodeRef(r.blocker));
+      }
+      if (list.length > 0) graph.setBlockers(issue, list);
+      if (last === null) break;
+      if (issue === -1) throw new Error(`issue #${last} has more than ${chunk} blockers`);
+      after = issue;
+      yield;
+    }
+    for (let after = ""; ; ) {
+      const page = rows<{ ref: string; state: string; closed_at: string | null }>(
+        `SELECT ref, state, closed_at FROM external WHERE ref > ? ORDER BY ref LIMIT ?`,
+        after,
+        chunk,
+      );
+      for (const r of page) graph.setExternal(r.ref, r.state as "open" | "closed", r.closed_at);
+      if (page.length < chunk) break;
+      after = page[page.length - 1]!.ref;
+      yield;
+    }
+    for (let after = -1; ; ) {
+      const page = rows<{ number: number; label: string; action: string; created_ms: number }>(
+        `SELECT number, label, action, created_ms FROM label_events WHERE number > ?
+          ORDER BY number, created_ms, action LIMIT ?`,
+        after,
+        chunk,
+      );
+      const last = page.length < chunk ? null : page[page.length - 1]!.number;
+      let done = -1;
+      for (const r of page) {
+        if (r.number === last) break;
+        graph.labelEvent(
+          r.number,
+          r.label,
+          r.action as "labeled" | "unlabeled",
+          r.created_ms,
+          true,
+        );
+        done = r.number;
+      }
+      if (last === null) break;
+      if (done === -1) throw new Error(`issue #${last} has more than ${chunk} label events`);
+      after = done;
+      yield;
+    }
   }
 
   /**

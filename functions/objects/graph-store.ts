@@ -61,6 +61,8 @@ export class GraphStore {
    * owner drops it when a transaction fails (its rows roll back, the mirror would not).
    */
   mirror: CompactGraph | null = null;
+  /** A compact graph being filled from the tables in chunks: writes reach it too. */
+  building: CompactGraph | null = null;
 
   constructor(sql: Sql) {
     this.sql = sql;
@@ -261,44 +263,14 @@ export class GraphStore {
 
   /** The same change to the compact graph, when one is kept (the tables are the truth). */
   private mirrorWrite(w: RowWrite): void {
-    const graph = this.mirror;
-    if (graph === null) return;
-    switch (w.table) {
-      case "issues":
-        if (w.op === "upsert") {
-          const r = w.row;
-          graph.upsertIssue({
-            number: r.number,
-            title: r.title,
-            state: r.state,
-            closedAt: r.closedAt,
-            labels: r.labels,
-            requires: requiresOf(r.body),
-          });
-        } else if (w.op === "labels") graph.setLabels(w.number, w.labels);
-        else graph.deleteIssue(w.number);
-        return;
-      case "parents":
-        if (w.op === "upsert")
-          graph.setParent(w.row.child, w.row.parent === null ? null : decodeRef(w.row.parent));
-        else graph.deleteParentsInvolving(w.number);
-        return;
-      case "blockers":
-        if (w.op === "upsert")
-          graph.setBlocker(w.row.issue, decodeRef(w.row.blocker), w.row.present);
-        else graph.deleteBlockersInvolving(w.number);
-        return;
-      case "external":
-        graph.setExternal(w.row.ref, w.row.state, w.row.closedAt);
-        return;
-      case "label_events":
-        if (w.op === "insert")
-          graph.labelEvent(w.row.number, w.row.label, w.row.action, w.row.createdMs);
-        else graph.deleteLabelEvents(w.number);
-        return;
-      default:
-        return;
-    }
+    if (this.mirror !== null) applyWrite(this.mirror, w);
+    if (this.building !== null) applyWrite(this.building, w);
+  }
+
+  /** Drops the compact graphs (kept and being built): the next read streams the tables again. */
+  drop(): void {
+    this.mirror = null;
+    this.building = null;
   }
 
   /**
@@ -313,6 +285,7 @@ export class GraphStore {
     if (action === "add") labels.push(label);
     this.sql`UPDATE issues SET labels = ${JSON.stringify(labels)} WHERE number = ${number}`;
     this.mirror?.setLabels(number, labels);
+    this.building?.setLabels(number, labels);
     return true;
   }
 
@@ -330,7 +303,7 @@ export class GraphStore {
   prune(cutoffs: RetentionCutoffs): void {
     const sql = this.sql;
     // Rows go that the mirror may still name (cross-repository states): rebuilt when next read.
-    this.mirror = null;
+    this.drop();
     sql`DELETE FROM tombstones WHERE at_ms < ${cutoffs.tombstonesMs}`;
     sql`DELETE FROM comment_tombstones WHERE at_ms < ${cutoffs.tombstonesMs}`;
     sql`DELETE FROM blockers WHERE present = 0 AND at_ms < ${cutoffs.tombstonesMs}`;
@@ -343,7 +316,7 @@ export class GraphStore {
 
   /** Deletes every row of the graph tables. */
   wipe(): void {
-    this.mirror = null;
+    this.drop();
     this.sql`DELETE FROM issues`;
     this.sql`DELETE FROM tombstones`;
     this.sql`DELETE FROM parents`;
@@ -352,5 +325,44 @@ export class GraphStore {
     this.sql`DELETE FROM label_events`;
     this.sql`DELETE FROM comments`;
     this.sql`DELETE FROM comment_tombstones`;
+  }
+}
+
+/** One write's change to a compact graph (what the SQL of `GraphStore.write` does to the rows). */
+function applyWrite(graph: CompactGraph, w: RowWrite): void {
+  switch (w.table) {
+    case "issues":
+      if (w.op === "upsert") {
+        const r = w.row;
+        graph.upsertIssue({
+          number: r.number,
+          title: r.title,
+          state: r.state,
+          closedAt: r.closedAt,
+          labels: r.labels,
+          requires: requiresOf(r.body),
+        });
+      } else if (w.op === "labels") graph.setLabels(w.number, w.labels);
+      else graph.deleteIssue(w.number);
+      return;
+    case "parents":
+      if (w.op === "upsert")
+        graph.setParent(w.row.child, w.row.parent === null ? null : decodeRef(w.row.parent));
+      else graph.deleteParentsInvolving(w.number);
+      return;
+    case "blockers":
+      if (w.op === "upsert") graph.setBlocker(w.row.issue, decodeRef(w.row.blocker), w.row.present);
+      else graph.deleteBlockersInvolving(w.number);
+      return;
+    case "external":
+      graph.setExternal(w.row.ref, w.row.state, w.row.closedAt);
+      return;
+    case "label_events":
+      if (w.op === "insert")
+        graph.labelEvent(w.row.number, w.row.label, w.row.action, w.row.createdMs);
+      else graph.deleteLabelEvents(w.number);
+      return;
+    default:
+      return;
   }
 }

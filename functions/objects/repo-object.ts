@@ -71,6 +71,9 @@ export type IngestOutcome = "applied" | "unchanged" | "duplicate" | "ignored";
 /** The graph API lists this many parked writes at most (the most recent), and counts them all. */
 const PARKED_WRITES_SHOWN = 100;
 
+/** Lets the object take other requests (webhook acknowledgements) before going on. */
+const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
 const HANDLER_ORDER: Record<ScheduleName, number> = {
   sync: 0,
   config: 1,
@@ -457,7 +460,8 @@ export class RepoObject extends DurableObject<Env> {
    * producer watermark (spec 3.2), the causes the producer plans with: what it will do next, not
    * what a time window would show. Served from the scan kept since the last graph change.
    */
-  graph(nowMs = Date.now(), machine?: string, limit?: number) {
+  async graph(nowMs = Date.now(), machine?: string, limit?: number) {
+    await this.store.prepareGraph(pause);
     const config = this.store.config();
     const watermarks = this.store.watermarks();
     const result = scanOverview(
@@ -496,11 +500,12 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /** One page of one long list of the graph scan (`GET .../graph?list=`). */
-  graphPage(
+  async graphPage(
     request: Required<Pick<GraphPageRequest, "list">> & GraphPageRequest,
     nowMs = Date.now(),
     machine?: string,
   ) {
+    await this.store.prepareGraph(pause);
     return scanPage(
       this.scans.current(nowMs),
       nowMs,
@@ -880,9 +885,11 @@ export class RepoObject extends DurableObject<Env> {
       }
       case "producer": {
         if (this.archived()) return; // read-only on GitHub: nothing to plan for
+        // After a start, the graph is read from the tables a chunk at a time, webhooks between.
+        await this.store.prepareGraph(pause);
         this.producer.plan(nowMs);
         // Webhooks waiting to be acknowledged go first: the queue view is a second analysis.
-        await new Promise((resolve) => setTimeout(resolve, 0));
+        await pause();
         // Notices a stuck label taken off by hand and asks for whatever fleet writes it implies.
         this.fleet.queueView(nowMs);
         if (this.producer.pending().length > 0) await this.flushOutbox();
@@ -980,6 +987,7 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   private async fleetCall(run: () => FleetResult): Promise<FleetResult> {
+    if (this.inactive() === null) await this.store.prepareGraph(pause);
     const result = this.inactive() ?? run();
     await this.schedules.rearm();
     return result;

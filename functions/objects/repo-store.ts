@@ -1,5 +1,5 @@
 import { type Config, ConfigSchema, DEFAULT_CONFIG } from "../../shared/config/schema.ts";
-import type { CompactGraph } from "../../shared/graph/compact.ts";
+import { CompactGraph } from "../../shared/graph/compact.ts";
 import type { IssueRef } from "../../shared/graph/refs.ts";
 import type { Snapshot } from "../../shared/graph/snapshot.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
@@ -73,7 +73,7 @@ export class RepoStore {
       this.meta.clearCache();
       this.parsedConfig = null;
       // The rows rolled back; the compact graph kept in step with them did not.
-      this.graph.mirror = null;
+      this.graph.drop();
       this.version += 1;
       throw error;
     }
@@ -285,10 +285,61 @@ export class RepoStore {
     const labels = this.config().labels;
     const kept = this.graph.mirror;
     if (kept?.fits(repo, labels)) return kept;
-    this.graph.mirror = null;
+    // A build in progress (`prepareGraph`) is finished now, at once.
+    const building = this.building;
+    if (
+      building !== null &&
+      this.graph.building === building.graph &&
+      building.graph.fits(repo, labels)
+    ) {
+      for (const _ of building.chunks) {
+        // the remaining chunks, without pausing
+      }
+      this.building = null;
+      this.graph.building = null;
+      this.graph.mirror = building.graph;
+      return building.graph;
+    }
+    this.graph.drop();
     const built = this.reads.compact(repo, labels);
     this.graph.mirror = built;
     return built;
+  }
+
+  private building: { graph: CompactGraph; chunks: Generator<void, void, void> } | null = null;
+
+  /**
+   * Makes sure the compact graph is built, reading the tables a chunk at a time and pausing
+   * between chunks (`pause`), so the object answers other requests (webhook acknowledgements)
+   * while a large repository's graph is read after the object started. Changes that land
+   * meanwhile reach the graph being built (graph-store.ts). A no-op when it is built already.
+   */
+  async prepareGraph(pause: () => Promise<void>, chunk?: number): Promise<void> {
+    for (;;) {
+      const repo = this.identity()?.fullName ?? "unknown/unknown";
+      const labels = this.config().labels;
+      if (this.graph.mirror?.fits(repo, labels)) return;
+      let current = this.building;
+      if (
+        current === null ||
+        this.graph.building !== current.graph ||
+        !current.graph.fits(repo, labels)
+      ) {
+        const graph = new CompactGraph(repo, labels);
+        current = { graph, chunks: this.reads.fillCompact(graph, chunk) };
+        this.building = current;
+        this.graph.building = graph;
+      }
+      if (current.chunks.next().done) {
+        if (this.building === current && this.graph.building === current.graph) {
+          this.building = null;
+          this.graph.building = null;
+          this.graph.mirror = current.graph;
+        }
+        continue;
+      }
+      await pause();
+    }
   }
 
   /** The stored graph in the snapshot format of spec 3.1, issues ascending. */

@@ -7,6 +7,7 @@ import { scanCompact } from "../../shared/graph/compact-analysis.ts";
 import { decodeCursor, type GraphList, type PageCursor } from "../../shared/graph/pages.ts";
 import { scan } from "../../shared/graph/scan.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
+import { retentionCutoffs } from "../../shared/schedule/retention.ts";
 
 const NOW_MS = Date.parse("2026-11-29T12:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
@@ -147,6 +148,72 @@ describe("graph API pages", () => {
       const b = o.scans.current(NOW_MS + 2000);
       expect(b).not.toBe(a);
       expect(b.result.ready).toEqual([1, 2]);
+    });
+  });
+
+  it("a graph read in chunks, with events landing between chunks, equals the tables", async () => {
+    const stub = await freshRepo();
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      const at = (m: number) => iso(NOW_MS - 3_600_000 + m * 60_000);
+      const seed: GraphEvent[] = [];
+      for (let n = 1; n <= 60; n++) {
+        seed.push({
+          type: "issue",
+          issue: issue(n, { labels: n % 5 === 0 ? ["agent:ready"] : [] }),
+        });
+        seed.push({
+          type: "blocked-by",
+          issue: n,
+          blocker: (n % 60) + 1,
+          present: true,
+          at: at(1),
+        });
+        if (n % 3 === 0) seed.push({ type: "parent", child: n, parent: n - 1, at: at(1) });
+        seed.push({
+          type: "label-event",
+          number: n,
+          label: "agent:ready",
+          action: "labeled",
+          actor: "octo",
+          at: at(2),
+        });
+      }
+      o.store.apply(seed);
+      // Drop what the seeding built: the next read streams the tables again.
+      o.store.prune(retentionCutoffs(NOW_MS));
+      let k = 0;
+      const changes: GraphEvent[][] = [
+        [{ type: "blocked-by", issue: 3, blocker: 4, present: false, at: at(5) }],
+        [
+          {
+            type: "issue",
+            issue: issue(59, { state: "closed", closedAt: at(6), updatedAt: at(6) }),
+          },
+        ],
+        [{ type: "issue-removed", number: 2, at: at(7) }],
+        [
+          {
+            type: "label-event",
+            number: 55,
+            label: "agent:ready",
+            action: "unlabeled",
+            actor: null,
+            at: at(8),
+          },
+        ],
+        [{ type: "parent", child: 57, parent: null, previous: 56, at: at(9) }],
+        [{ type: "issue", issue: issue(61) }],
+      ];
+      await o.store.prepareGraph(async () => {
+        const batch = changes[k++ % changes.length]!;
+        o.store.apply(batch);
+      }, 7);
+      expect(k).toBeGreaterThan(10);
+      const now = iso(NOW_MS);
+      const options = { now, config: o.store.config() };
+      expect(scanCompact(o.store.compactGraph(), options)).toEqual(
+        scan(o.store.snapshot(now), options),
+      );
     });
   });
 
