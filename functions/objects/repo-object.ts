@@ -57,12 +57,12 @@ import {
 import type { ReconcileProgress } from "./reconcile-progress-store.ts";
 import { type RepoIdentity, RepoStore } from "./repo-store.ts";
 import { type DueSchedule, type ScheduleName, Schedules } from "./schedules.ts";
+import { type StatusView, statusView } from "./status-view.ts";
 
 export interface Delivery {
   id: string;
   event: string;
   receivedMs: number;
-import { type StatusView, statusView } from "./status-view.ts";
 }
 
 export type IngestOutcome = "applied" | "unchanged" | "duplicate" | "ignored";
@@ -1144,7 +1144,6 @@ export class RepoObject extends DurableObject<Env> {
     return this.fleetKeys.verify(hash, nowMs);
   }
   // --- end of fleet keys ---
-}
 
   /** The status page's read beyond `graph()` (functions/objects/status-view.ts). */
   async statusView(nowMs = Date.now()): Promise<StatusView> {
@@ -1153,3 +1152,4 @@ export class RepoObject extends DurableObject<Env> {
     await this.schedules.rearm();
     return view;
   }
+}
