@@ -103,7 +103,12 @@ function makeObjects(world: World) {
       stubFor<TestObject>(id, () => executor),
     );
   }
-  return { executors, close: () => executors.forEach((e) => e.close()) };
+  return {
+    executors,
+    close: () => {
+      for (const e of executors.values()) e.close();
+    },
+  };
 }
 
 const step: fc.Memo<Step> = fc.memo((depth) =>
