@@ -67,6 +67,14 @@ const registered = await fetch(`${sim.url}/_sim/users`, {
   }),
 });
 if (!registered.ok) throw new Error(`registering the demo user: ${registered.status}`);
+// The status page's "Sign in with GitHub" signs in as the demo user on the simulator.
+await fetch(`${sim.url}/_sim/oauth`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ login: "demo-admin" }),
+});
+const statusUrl = `${workerUrl}/repos/${REPO}`;
+say(`\nStatus page: ${statusUrl}   (sign in with GitHub = the simulator's demo-admin)`);
 const auth = { authorization: `Bearer ${demoToken}` };
 const graph = async () => {
   const response = await fetch(`${workerUrl}/v1/repos/${REPO}/graph`, { headers: auth });
@@ -166,7 +174,8 @@ say(`\nTry:
   curl -X POST ${sim.url}/_sim/repos/${REPO}/issues/5/close -d '{}'   # close #5: #6 gets agent:ready
   curl -H "Authorization: Bearer ${key.key}" ${workerUrl}/v1/repos/${REPO}/queue   # the fleet key above
   SWITCHYARD_TOKEN=${key.key} npx switchyard work --server ${workerUrl} --repo ${REPO} --agent-id my-agent --once -- sh -c 'echo "working on #$SWITCHYARD_ISSUE on $SWITCHYARD_BRANCH"'
-  open ${workerUrl}/docs   # the API reference`);
+  open ${workerUrl}/docs   # the API reference
+  open ${statusUrl}   # the status page: the graph, the queue, the claims`);
 
 if (once) await shutdown(0);
 else say("\nRunning. Ctrl-C stops the Worker and the simulator.");

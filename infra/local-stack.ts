@@ -1,12 +1,13 @@
 // The Worker under `wrangler dev` (local Durable Object storage) wired to a GitHub simulator on
 // loopback: what `npm start` and the ingress benchmark run. Node-only.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { SIM_CLIENT_SECRET } from "./github-sim/oauth.ts";
 import { type RunningSimulator, startSimulatorServer } from "./github-sim/serve.ts";
 
 export const root = fileURLToPath(new URL("../", import.meta.url));
@@ -106,6 +107,10 @@ export async function startLocalStack(
     OIDC_ISSUER: `${sim.url}/oidc`,
     // `/healthz` names the version and any missing setting (production says only ok or not).
     HEALTH_DETAILS: "1",
+    // The status page's GitHub login: the simulator's App client and a fresh session secret.
+    GITHUB_APP_CLIENT_ID: `Iv1.sim${APP_ID}`,
+    GITHUB_APP_CLIENT_SECRET: SIM_CLIENT_SECRET,
+    SESSION_SECRET: randomBytes(32).toString("hex"),
     ...opts.vars,
   };
   // wrangler runs on this same Node: the machine's default `node` may be too old for it.

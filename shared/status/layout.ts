@@ -1,8 +1,9 @@
 // Where each node of the graph picture goes. Columns are dependency depth (a blocker is left of
-// what it blocks), bands are sub-issue depth (a parent is above its children); the nodes of one
-// (band, column) cell are stacked, wrapping into extra sub-columns when a cell is tall, so the
-// picture stays compact and no two nodes overlap. Pure and deterministic: nodes are visited by
-// number, so the same graph gives the same positions.
+// what it blocks). Within a column nodes are stacked in the order of the sub-issue forest, each
+// at least a gap below its parent (a parent is above its children, which sit right under it
+// when they share its column); a column taller than the budget wraps into extra sub-columns,
+// so the picture stays compact and no two nodes overlap. Pure and deterministic: nodes are
+// visited by number, so the same graph gives the same positions.
 import type { PictureNode } from "./picture.ts";
 
 export const NODE_WIDTH = 176;
@@ -21,6 +22,7 @@ export interface Placed {
   x: number;
   y: number;
   column: number;
+  /** The sub-column within the column (a tall column wraps). */
   band: number;
 }
 
@@ -64,70 +66,108 @@ function depths(numbers: readonly number[], edges: (n: number) => readonly numbe
   return depth;
 }
 
+/**
+ * The parent forest in pre-order (roots and siblings by number), so a parent always comes
+ * before its sub-issues; nodes on a cycle of parents (bad data) start where first met.
+ */
+function treeOrder(sorted: readonly PictureNode[], byNumber: Map<number, PictureNode>): number[] {
+  const children = new Map<number, number[]>();
+  for (const node of sorted) {
+    if (node.parent === null || !byNumber.has(node.parent)) continue;
+    const list = children.get(node.parent);
+    if (list) list.push(node.number);
+    else children.set(node.parent, [node.number]);
+  }
+  const order: number[] = [];
+  const seen = new Set<number>();
+  const walk = (root: number) => {
+    const stack = [root];
+    while (stack.length > 0) {
+      const n = stack.pop()!;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      order.push(n);
+      const kids = children.get(n) ?? [];
+      for (let i = kids.length - 1; i >= 0; i--) if (!seen.has(kids[i]!)) stack.push(kids[i]!);
+    }
+  };
+  for (const node of sorted) {
+    if (node.parent === null || !byNumber.has(node.parent)) walk(node.number);
+  }
+  // What is left hangs off a cycle of parents: start each at the cycle, so every node that
+  // is not on it still comes after its parent.
+  for (const node of sorted) {
+    if (seen.has(node.number)) continue;
+    let at = node.number;
+    const chain = new Set<number>();
+    while (!chain.has(at)) {
+      chain.add(at);
+      const parent = byNumber.get(at)?.parent;
+      if (parent == null || !byNumber.has(parent) || seen.has(parent)) break;
+      at = parent;
+    }
+    walk(at);
+  }
+  return order;
+}
+
 export function layoutPicture(nodes: readonly PictureNode[]): Layout {
   const sorted = [...nodes].sort((a, b) => a.number - b.number);
   const byNumber = new Map(sorted.map((n) => [n.number, n]));
   const numbers = sorted.map((n) => n.number);
   const column = depths(numbers, (n) => byNumber.get(n)?.blockers ?? []);
-  const band = depths(numbers, (n) => {
-    const parent = byNumber.get(n)?.parent;
-    return parent == null ? [] : [parent];
-  });
+  const columns = sorted.reduce((m, n) => Math.max(m, column.get(n.number)! + 1), 0);
+  // A column taller than this wraps into another sub-column (a wide graph is easier to read
+  // than a very tall one), unless a node must go lower anyway (below its parent).
+  const budgetRows = Math.max(MAX_CELL_ROWS, Math.ceil(Math.sqrt(sorted.length)));
+  const budget = budgetRows * (NODE_HEIGHT + ROW_GAP);
 
-  // Cells: (band, column) → nodes, in number order.
-  const cells = new Map<string, PictureNode[]>();
-  let columns = 0;
-  let bands = 0;
-  for (const node of sorted) {
-    const c = column.get(node.number)!;
-    const b = band.get(node.number)!;
-    columns = Math.max(columns, c + 1);
-    bands = Math.max(bands, b + 1);
-    const key = `${b}:${c}`;
-    const list = cells.get(key);
-    if (list) list.push(node);
-    else cells.set(key, [node]);
+  // Each column's sub-columns, as the next free y in each.
+  const free: number[][] = Array.from({ length: columns }, () => [0]);
+  const slot = new Map<number, { column: number; sub: number; y: number }>();
+  for (const n of treeOrder(sorted, byNumber)) {
+    const node = byNumber.get(n)!;
+    const c = column.get(n)!;
+    const parent = node.parent === null ? undefined : slot.get(node.parent);
+    const floor = parent ? parent.y + NODE_HEIGHT + BAND_GAP : 0;
+    const subs = free[c]!;
+    let best = 0;
+    for (let i = 1; i < subs.length; i++) {
+      if (Math.max(subs[i]!, floor) < Math.max(subs[best]!, floor)) best = i;
+    }
+    let y = Math.max(subs[best]!, floor);
+    if (y > floor && y + NODE_HEIGHT > budget) {
+      // Wrapping: a fresh sub-column takes the node as high as its parent allows.
+      subs.push(0);
+      best = subs.length - 1;
+      y = floor;
+    }
+    subs[best] = y + NODE_HEIGHT + ROW_GAP;
+    slot.set(n, { column: c, sub: best, y });
   }
-  // A column is as wide as its widest cell; a band as tall as its tallest cell.
-  const subColumns = new Array<number>(columns).fill(1);
-  const rows = new Array<number>(bands).fill(1);
-  for (const [key, list] of cells) {
-    const [b, c] = key.split(":").map(Number) as [number, number];
-    subColumns[c] = Math.max(subColumns[c]!, Math.ceil(list.length / MAX_CELL_ROWS));
-    rows[b] = Math.max(rows[b]!, Math.min(list.length, MAX_CELL_ROWS));
-  }
+
   const columnX: number[] = [];
   let x = MARGIN;
   for (let c = 0; c < columns; c++) {
     columnX.push(x);
-    x += subColumns[c]! * NODE_WIDTH + (subColumns[c]! - 1) * SUB_GAP + COLUMN_GAP;
+    const subs = free[c]!.length;
+    x += subs * NODE_WIDTH + (subs - 1) * SUB_GAP + COLUMN_GAP;
   }
-  const bandY: number[] = [];
-  let y = MARGIN;
-  for (let b = 0; b < bands; b++) {
-    bandY.push(y);
-    y += rows[b]! * NODE_HEIGHT + (rows[b]! - 1) * ROW_GAP + BAND_GAP;
-  }
-
-  const placed: Placed[] = [];
-  for (const [key, list] of cells) {
-    const [b, c] = key.split(":").map(Number) as [number, number];
-    list.forEach((node, i) => {
-      const sub = Math.floor(i / MAX_CELL_ROWS);
-      const row = i % MAX_CELL_ROWS;
-      placed.push({
-        node,
-        x: columnX[c]! + sub * (NODE_WIDTH + SUB_GAP),
-        y: bandY[b]! + row * (NODE_HEIGHT + ROW_GAP),
-        column: c,
-        band: b,
-      });
-    });
-  }
-  placed.sort((a, b) => a.node.number - b.node.number);
+  let bottom = 0;
+  const placed: Placed[] = sorted.map((node) => {
+    const s = slot.get(node.number)!;
+    bottom = Math.max(bottom, s.y + NODE_HEIGHT);
+    return {
+      node,
+      x: columnX[s.column]! + s.sub * (NODE_WIDTH + SUB_GAP),
+      y: MARGIN + s.y,
+      column: s.column,
+      band: s.sub,
+    };
+  });
   return {
     placed,
     width: placed.length === 0 ? 2 * MARGIN : x - COLUMN_GAP + MARGIN,
-    height: placed.length === 0 ? 2 * MARGIN : y - BAND_GAP + MARGIN,
+    height: placed.length === 0 ? 2 * MARGIN : MARGIN + bottom + MARGIN,
   };
 }

@@ -3,7 +3,7 @@
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { formatDuration } from "./figures.ts";
-import { KIND_STYLES } from "./svg.ts";
+import { KIND_STYLES, renderLegend } from "./svg.ts";
 import type { Link, RepoPageModel } from "./view.ts";
 
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -32,6 +32,8 @@ a{color:var(--accent)}
 .graph-wrap a.node:hover polygon,.graph-wrap a.node:hover rect{stroke-width:3}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:14px}
 .grid .card{margin:0}
+.grid>*,.card{min-width:0}
+td code{word-break:break-all;font-size:12px}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:14px}
 th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}
@@ -40,13 +42,18 @@ th{color:var(--muted);font-weight:600;font-size:12px;text-transform:uppercase;le
 pre{background:#f1f5f9;border-radius:6px;padding:8px;overflow:auto;font-size:12px;max-height:260px;margin:0}
 .error{background:#fee2e2;border:1px solid #fca5a5;color:#7f1d1d;border-radius:8px;padding:8px 10px;margin:0 0 8px}
 .pill{display:inline-block;border-radius:999px;padding:0 8px;font-size:12px;border:1px solid var(--line);color:var(--muted)}
-.keys{display:flex;flex-wrap:wrap;gap:6px 14px;font-size:13px;color:var(--muted);margin:8px 0 0}
+.legend{list-style:none;display:flex;flex-wrap:wrap;gap:4px 14px;padding:0;margin:10px 0 0;font-size:13px}
+.legend li{display:flex;align-items:center;gap:5px}
+.legend svg{width:40px;height:auto}
+.keys{font-size:13px;color:var(--muted);margin:8px 0 0}
+.keys ul{list-style:none;padding:0;margin:6px 0 0;display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:4px 14px}
 .keys i{font-style:normal;display:inline-block;width:12px;height:12px;border-radius:3px;vertical-align:-1px;margin-right:4px;border:2px solid}
 .button{display:inline-block;background:#0f172a;color:#fff;text-decoration:none;border-radius:8px;padding:10px 16px;font-weight:600}
 details summary{cursor:pointer;color:var(--muted);font-size:14px}
 ul.repos{list-style:none;padding:0;margin:0}
 ul.repos li{padding:6px 0;border-bottom:1px solid var(--line)}
-@media (max-width:520px){main{padding:10px}.grid{grid-template-columns:1fr}h1{font-size:19px}.figure b{font-size:20px}}
+@media (max-width:520px){main{padding:10px}.grid{grid-template-columns:1fr}h1{font-size:19px}.figure b{font-size:20px}.card{padding:12px}
+#audit thead{display:none}#audit tr,#audit td{display:block;border:0;padding:1px 0}#audit tr{border-bottom:1px solid var(--line);padding:6px 0}#audit td:first-child{color:var(--muted);font-size:12px}}
 `;
 
 export function layout(title: string, viewer: string | null, body: Html): Html {
@@ -85,10 +92,12 @@ export function repoPage(m: RepoPageModel): Html {
 <div class="figure"><b>${f.doneDailyMean}</b><span>done per day (7 days)</span></div>
 <div class="figure"><b>${f.medianClaimMs === null ? "–" : formatDuration(f.medianClaimMs)}</b><span>median claim duration</span></div>
 </div>`;
-  const keys = html`<div class="keys">${Object.values(KIND_STYLES).map(
+  const keys = html`<details class="keys"><summary>What the shapes mean</summary><ul>${Object.values(
+    KIND_STYLES,
+  ).map(
     (s) =>
-      html`<span><i style="background:${s.fill};border-color:${s.stroke}"></i>${s.label}: ${s.meaning}</span>`,
-  )}</div>`;
+      html`<li><i style="background:${s.fill};border-color:${s.stroke}"></i><b>${s.label}</b>: ${s.meaning}</li>`,
+  )}<li>Solid arrows: a blocker to what it blocks. Dashed lines: a parent to its sub-issues.</li></ul></details>`;
   const picture = section(
     "Issue graph",
     "graph",
@@ -97,7 +106,7 @@ export function repoPage(m: RepoPageModel): Html {
         ? html`; <b class="left-out">${m.leftOut} more not drawn</b> (the open issues nearest the queue come first)`
         : ""
     }. Each node links to its issue.</p>
-<div class="graph-wrap">${raw(m.svg)}</div>${keys}`,
+<div class="graph-wrap">${raw(m.svg)}</div>${raw(renderLegend())}${keys}`,
   );
   const queue = section(
     `Queue (${m.queueTotal})`,
@@ -184,7 +193,7 @@ ${m.reconcile === null ? "" : html`<details open><summary>Reconcile progress</su
       ? none("Nothing recorded yet.")
       : html`<div class="scroll"><table><thead><tr><th>At</th><th>What</th><th>Detail</th></tr></thead><tbody>${m.audit.map(
           (a) =>
-            html`<tr><td>${a.at}</td><td>${a.kind}</td><td><code>${a.detail.length > 300 ? `${a.detail.slice(0, 299)}…` : a.detail}</code></td></tr>`,
+            html`<tr><td>${a.at}</td><td>${a.kind}</td><td><code>${a.detail.length > 240 ? `${a.detail.slice(0, 239)}…` : a.detail}</code></td></tr>`,
         )}</tbody></table></div>`,
   );
   return layout(

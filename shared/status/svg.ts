@@ -1,6 +1,7 @@
 // The graph picture as SVG text: nodes placed by layout.ts, each a link to its GitHub issue,
 // kinds told apart by colour, shape and a glyph (so colour-blind readers and greyscale prints
-// see them too), and a legend. Plain string building with escaping: same picture, same bytes.
+// see them too), and a legend beside it. Plain string building with escaping: same picture,
+// same bytes.
 import { type Layout, layoutPicture, NODE_HEIGHT, NODE_WIDTH } from "./layout.ts";
 import { NODE_KINDS, type NodeKind, type Picture } from "./picture.ts";
 
@@ -148,23 +149,22 @@ export interface SvgOptions {
   issueUrl: (number: number) => string;
 }
 
-const LEGEND_ITEM_WIDTH = 112;
-const LEGEND_HEIGHT = 34;
+/**
+ * The picture shrinks with the page down to this share of its size, no further: below it the
+ * text would be too small to read on a phone, so the picture scrolls sideways instead.
+ */
+const MIN_SCALE = 0.85;
 
-/** The legend: one small shape per kind; wraps to the picture's width. */
-function legend(width: number, top: number): { svg: string; height: number } {
-  const perRow = Math.max(1, Math.floor((width - 12) / LEGEND_ITEM_WIDTH));
-  const parts: string[] = [];
-  NODE_KINDS.forEach((kind, i) => {
-    const x = 12 + (i % perRow) * LEGEND_ITEM_WIDTH;
-    const y = top + Math.floor(i / perRow) * LEGEND_HEIGHT;
+/**
+ * The legend, one small shape per kind, as HTML beside the picture (not inside it), so it
+ * wraps to the page's width and stays in view when a wide picture scrolls.
+ */
+export function renderLegend(): string {
+  const items = NODE_KINDS.map((kind) => {
     const style = KIND_STYLES[kind];
-    parts.push(
-      `<g class="legend-item" data-kind="${kind}"><title>${escapeXml(`${style.label}: ${style.meaning}`)}</title>${shapeOf(kind, x, y, 40, 22)}<text x="${x + 20}" y="${y + 15}" text-anchor="middle" fill="${style.text}" font-size="12">${style.glyph}</text><text x="${x + 48}" y="${y + 15}" fill="#1e293b" font-size="13">${style.label}</text></g>`,
-    );
+    return `<li class="legend-item" data-kind="${kind}" title="${escapeXml(`${style.label}: ${style.meaning}`)}"><svg xmlns="http://www.w3.org/2000/svg" viewBox="-2 -2 48 28" width="48" height="28" aria-hidden="true">${shapeOf(kind, 0, 0, 44, 24)}<text x="22" y="16.5" text-anchor="middle" fill="${style.text}" font-size="12" font-family="system-ui, sans-serif">${style.glyph}</text></svg>${style.label}</li>`;
   });
-  const rows = Math.ceil(NODE_KINDS.length / perRow);
-  return { svg: `<g class="legend">${parts.join("")}</g>`, height: rows * LEGEND_HEIGHT };
+  return `<ul class="legend" aria-label="Legend">${items.join("")}</ul>`;
 }
 
 function edges(layout: Layout): string {
@@ -179,8 +179,13 @@ function edges(layout: Layout): string {
       const x2 = p.x;
       const y2 = p.y + NODE_HEIGHT / 2;
       const bend = Math.max(24, Math.abs(x2 - x1) / 2);
+      // A link back to the left (a cycle) loops below both nodes instead of cutting across.
+      const d =
+        x2 > x1
+          ? `M${x1} ${y1} C${x1 + bend} ${y1} ${x2 - bend} ${y2} ${x2} ${y2}`
+          : `M${x1} ${y1} C${x1 + 36} ${y1 + 44} ${x2 - 36} ${y2 + 44} ${x2} ${y2}`;
       out.push(
-        `<path class="edge blocks" d="M${x1} ${y1} C${x1 + bend} ${y1} ${x2 - bend} ${y2} ${x2} ${y2}" fill="none" stroke="#c2410c" stroke-width="1.5" marker-end="url(#arrow)"/>`,
+        `<path class="edge blocks" d="${d}" fill="none" stroke="#c2410c" stroke-width="1.5" marker-end="url(#arrow)"/>`,
       );
     }
     if (p.node.parent !== null) {
@@ -200,14 +205,12 @@ function edges(layout: Layout): string {
 }
 
 /**
- * The picture as an `<svg>` element: a `viewBox` and a fluid width (the page's CSS keeps it
- * from shrinking below a readable size and lets it scroll sideways on a phone).
+ * The picture as an `<svg>` element: a `viewBox` and a fluid width that stops shrinking at a
+ * readable size (the page's container then scrolls sideways, as on a phone).
  */
 export function renderGraphSvg(picture: Picture, options: SvgOptions): string {
   const layout = layoutPicture(picture.nodes);
-  const width = Math.max(layout.width, 3 * LEGEND_ITEM_WIDTH + 24);
-  const key = legend(width, layout.height + 8);
-  const height = layout.height + 8 + key.height + 4;
+  const { width, height } = layout;
   const nodes = layout.placed.map(({ node, x, y }) => {
     const style = KIND_STYLES[node.kind];
     const tip = [
@@ -224,5 +227,5 @@ export function renderGraphSvg(picture: Picture, options: SvgOptions): string {
     picture.leftOut > 0
       ? `<desc>${picture.leftOut} more issues are not drawn</desc>`
       : "<desc>every issue is drawn</desc>";
-  return `<svg xmlns="http://www.w3.org/2000/svg" class="graph" role="img" aria-label="${escapeXml(`Issue graph of ${picture.repo}: ${picture.nodes.length} issues drawn${picture.leftOut > 0 ? `, ${picture.leftOut} left out` : ""}`)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif">${leftOut}<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="#c2410c"/></marker></defs><g class="edges">${edges(layout)}</g><g class="nodes">${nodes.join("")}</g>${key.svg}</svg>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" class="graph" role="img" aria-label="${escapeXml(`Issue graph of ${picture.repo}: ${picture.nodes.length} issues drawn${picture.leftOut > 0 ? `, ${picture.leftOut} left out` : ""}`)}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" style="width:100%;max-width:${width}px;min-width:${Math.round(width * MIN_SCALE)}px;height:auto" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif">${leftOut}<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="#c2410c"/></marker></defs><g class="edges">${edges(layout)}</g><g class="nodes">${nodes.join("")}</g></svg>`;
 }

@@ -49,13 +49,12 @@ async function signIn(login: string, returnTo = "/") {
   return session!;
 }
 
-let PRIVATE: Awaited<ReturnType<typeof install>>;
 let PUBLIC: Awaited<ReturnType<typeof install>>;
 let QUIET: Awaited<ReturnType<typeof install>>;
 
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
-  PRIVATE = await install({
+  await install({
     repo: "status-a/app",
     issues: [
       seedIssue(1, { title: "Ship the <status> page" }),
