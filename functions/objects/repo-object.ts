@@ -848,7 +848,11 @@ export class RepoObject extends DurableObject<Env> {
           // A bounded share of the pages per alarm run: the next share in the next run, so the
           // producer and the other schedules get their turn in between.
           this.schedules.at("reconcile-full", Date.now());
-          if (outcome.changed) this.schedules.at("producer", Date.now() + this.debounceMs());
+          // What a page corrected may unblock something, once the producer plans at all (it
+          // plans nothing before the first full reconcile completes).
+          if (outcome.changed && this.store.watermarks().lastFullReconcileAt !== null) {
+            this.schedules.at("producer", Date.now() + this.debounceMs());
+          }
           return;
         }
         // A full read also re-reads the comments of issues whose IDD claims matter (own client:
