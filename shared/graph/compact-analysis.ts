@@ -140,6 +140,10 @@ export function analyzeCompact(
   const childCounts = new Int32Array(size);
   const blockCounts = new Int32Array(size);
   const blocksElsewhere = new Map<string, number[]>();
+  // Each edge's target slot, resolved once (-1: no issue row): the later passes reuse it
+  // instead of looking numbers up again (random reads are what a large graph's scan costs).
+  const parentSlot = new Int32Array(size).fill(-1);
+  const edgeSlot = new Int32Array(graph.blockerPool.length);
   let edges = 0;
   let openCount = 0;
   for (let i = 0; i < order.length; i++) {
@@ -150,6 +154,7 @@ export function analyzeCompact(
       edges += 1;
       if (p > 0) {
         const ps = graph.presentSlot(p);
+        parentSlot[s] = ps;
         if (ps !== -1) childCounts[ps]! += 1;
       }
     }
@@ -159,6 +164,7 @@ export function analyzeCompact(
     for (let k = start; k < start + len; k++) {
       const code = graph.blockerPool[k]!;
       const bs = code > 0 ? graph.presentSlot(code) : -1;
+      edgeSlot[k] = bs;
       if (bs !== -1) blockCounts[bs]! += 1;
       else {
         const key = keyOfCode(code);
@@ -172,15 +178,11 @@ export function analyzeCompact(
   const blocks = rowsFrom(blockCounts);
   for (let i = 0; i < order.length; i++) {
     const s = order[i]!;
-    const p = parent[s]!;
-    if (p > 0) {
-      const ps = graph.presentSlot(p);
-      if (ps !== -1) children.values[children.fill[ps]!++] = s;
-    }
+    const ps = parentSlot[s]!;
+    if (ps !== -1) children.values[children.fill[ps]!++] = s;
     const start = graph.blockerStart[s]!;
     for (let k = start; k < start + graph.blockerLen[s]!; k++) {
-      const code = graph.blockerPool[k]!;
-      const bs = code > 0 ? graph.presentSlot(code) : -1;
+      const bs = edgeSlot[k]!;
       if (bs !== -1) blocks.values[blocks.fill[bs]!++] = s;
     }
   }
@@ -213,14 +215,14 @@ export function analyzeCompact(
     const start = graph.blockerStart[s]!;
     for (let k = start; k < start + graph.blockerLen[s]!; k++) {
       const code = graph.blockerPool[k]!;
-      const st = stateOfCode(code);
+      const bs = edgeSlot[k]!;
+      const st = bs !== -1 ? state[bs]! : stateOfCode(code);
       if (st === STATE_NONE) {
         // Fail closed: an issue we cannot see might still be open.
         unresolved.push({ kind: "unresolved-ref", issue: n, ref: graph.refOf(code) });
         openPool[poolUsed++] = code;
       } else if (st === STATE_OPEN) {
         openPool[poolUsed++] = code;
-        const bs = code > 0 ? graph.presentSlot(code) : -1;
         if (bs !== -1) adjPool[adjUsed++] = bs;
       }
     }
