@@ -130,11 +130,12 @@ export async function runServe(argv: string[]): Promise<void> {
     )})`,
   );
   await new Promise<void>((done) => {
-    const onSignal = () => {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-      process.once("SIGINT", () => process.exit(130));
-      process.once("SIGTERM", () => process.exit(143));
+    // One handler for both signals and all deliveries (Deno also runs a listener added while
+    // a signal is being dispatched, so a second handler cannot be swapped in).
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals++;
+      if (signals > 1) process.exit(signal === "SIGINT" ? 130 : 143);
       console.log("switchyard serve: stopping (finishing requests and alarm runs)");
       void running.stop().then(done);
     };

@@ -15,8 +15,11 @@ import { type RunningSimulator, startSimulatorServer } from "../../infra/github-
 import { freePort, root, waitFor } from "../../infra/local-stack.ts";
 
 const bin = (name: string) => `${root}node_modules/.bin/${name}`;
+// Each runtime starts the same file; Deno resolves `cloudflare:workers` through deno.json.
 const COMMANDS = {
   node: [bin("node"), "functions/serve.ts"],
+  bun: [bin("bun"), "functions/serve.ts"],
+  deno: [bin("deno"), "run", "--quiet", "-A", "functions/serve.ts"],
 } as const;
 
 type Graph = {
