@@ -183,7 +183,7 @@ export function repoPage(m: RepoPageModel): Html {
     "Sync",
     "sync",
     html`<p class="empty">Writes: ${m.repository.writes}${m.repository.archived ? " (archived)" : ""}. Parked writes: ${m.parkedWrites}.</p>
-${m.reconcile === null ? "" : html`<details open><summary>Reconcile progress</summary><pre>${m.reconcile}</pre></details>`}
+${m.reconcile === null ? html`<p class="empty">No full reconcile is under way.</p>` : html`<details open><summary>Full reconcile under way</summary><pre>${m.reconcile}</pre></details>`}
 <details${m.reconcile === null ? raw(" open") : ""}><summary>Watermarks</summary><pre>${m.watermarks}</pre></details>`,
   );
   const audit = section(

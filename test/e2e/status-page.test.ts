@@ -130,6 +130,17 @@ describe.each(WIDTHS)("the status page at %i px", (width) => {
     await page.close();
   });
 
+  it("lists the signed-in user's installations and repositories on /", async () => {
+    const page = await pageAt(width);
+    await page.goto(`${workerUrl}/`);
+    const links = await page
+      .locator(".installation a")
+      .evaluateAll((as) => as.map((a) => a.getAttribute("href")));
+    expect(links).toEqual(["/repos/acme/rocket", "/repos/acme/sdk"]);
+    await shot(page, "home", width);
+    await page.close();
+  });
+
   it("draws every node of the demo graph, with the legend", async () => {
     const page = await pageAt(width);
     await page.goto(`${workerUrl}/repos/${REPO}`);
