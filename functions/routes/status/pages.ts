@@ -16,7 +16,7 @@ import {
 import { clearSessionCookieHeader } from "../../../shared/status/session.ts";
 import { type GraphRead, repoPageModel, type StatusRead } from "../../../shared/status/view.ts";
 import type { Env } from "../../env.ts";
-import { directory } from "../../objects/directory-object.ts";
+import { lookupName } from "../../objects/name-lookup.ts";
 import { prove, userClient } from "../v1/auth.ts";
 import { repoObject } from "../v1/context.ts";
 import { loginUrl, readSession, withSettings } from "./login.ts";
@@ -127,7 +127,7 @@ statusPages.get("/repos/:owner/:repo", async (c) => {
 
   // A public repository that opted in (`status.public: true`) is shown to anyone; anything else
   // (private, not installed, not opted in) asks for a login alike, so nothing is revealed.
-  const entry = await directory(c.env).lookup(fullName);
+  const entry = await lookupName(c.env, fullName);
   if (entry && entry.status === "active") {
     const graph = (await repoObject(c.env, entry.repoId).graph(nowMs)) as unknown as GraphRead;
     const optedIn =
