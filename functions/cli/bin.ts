@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `switchyard` executable. Runs unchanged under Node 22.18+ (type stripping), Bun and Deno.
+import { readFile } from "node:fs/promises";
 import * as nodeModule from "node:module";
 import process from "node:process";
 
@@ -8,7 +9,6 @@ import process from "node:process";
 (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 // Imported after the cache is on, so the CLI's own modules are served from it.
 const { main } = await import("./main.ts");
-const { readFile } = await import("node:fs/promises");
 
 const code = await main(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
