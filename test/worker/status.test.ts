@@ -9,6 +9,7 @@ import { SESSION_SECRET } from "./global-setup.ts";
 import { deliverAll, install, seedIssue, settle, sim } from "./helpers.ts";
 
 const ORIGIN = "https://switchyard.test";
+const ALICE_TOKEN = `ghp_alice${crypto.randomUUID().replace(/-/g, "")}`;
 
 async function get(path: string, cookie?: string) {
   return exports.default.fetch(`${ORIGIN}${path}`, {
@@ -79,7 +80,7 @@ beforeAll(async () => {
   await sim("/users", {
     body: {
       login: "alice",
-      token: `ghp_alice${crypto.randomUUID()}`,
+      token: ALICE_TOKEN,
       repos: { "status-a/app": "write" },
     },
   });
@@ -112,6 +113,12 @@ describe("status pages", () => {
     expect(page).toContain("Ship the &lt;status&gt; page");
     expect(page).not.toContain("<status>");
     expect(page).toContain('id="queue"');
+    // Neither the page nor the cookie ever shows the user's GitHub token.
+    expect(page).not.toContain(ALICE_TOKEN);
+    expect(decodeURIComponent(session)).not.toContain(ALICE_TOKEN);
+    expect(
+      atob(session.split("=")[1]!.split(".")[0]!.replace(/-/g, "+").replace(/_/g, "/")),
+    ).not.toContain(ALICE_TOKEN);
   });
 
   it("lists the signed-in user's installations and repositories on /", async () => {
