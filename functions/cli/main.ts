@@ -77,6 +77,12 @@ const commands: CommandEntry[] = [
       "work --server URL --repo OWNER/NAME --agent-id ID [--once] [--machine M] [--capabilities a,b] [--ttl-seconds N] [--heartbeat-seconds N] [--grace-seconds N] -- COMMAND [ARGS...]",
     load: async () => (await import("./commands/work.ts")).workCommand,
   },
+  {
+    name: "serve",
+    usage:
+      "serve [--port N] [--hostname H] [--data DIR] [--dotenv FILE] [--test-scheduled]   (the Worker self-hosted on SQLite; docs/self-hosting.md)",
+    load: async () => (await import("./commands/serve.ts")).serveCommand,
+  },
 ];
 
 function help(): string {

@@ -1,5 +1,5 @@
 // `switchyard serve` (the portable host, functions/serve.ts) against the GitHub simulator over
-// real HTTP: install → full reconcile → producer labels; a crash (SIGKILL) and a restart on the
+// real HTTP: install → full reconcile → producer labels → a claim; a crash (SIGKILL) and a restart on the
 // same data directory keep the graph; a close on GitHub then reaches `agent:ready` through the
 // restarted process; SIGTERM stops it cleanly.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -13,6 +13,7 @@ import { demoSeeds } from "../../infra/demo/seeds.ts";
 import { seedSnapshot } from "../../infra/github-sim/seed.ts";
 import { type RunningSimulator, startSimulatorServer } from "../../infra/github-sim/serve.ts";
 import { freePort, root, waitFor } from "../../infra/local-stack.ts";
+import { FleetClient } from "../../shared/fleet/client.ts";
 
 const bin = (name: string) => `${root}node_modules/.bin/${name}`;
 // Each runtime starts the same file; Deno resolves `cloudflare:workers` through deno.json.
@@ -24,7 +25,11 @@ const COMMANDS = {
 
 type Graph = {
   ready: number[];
-  watermarks: { lastFullReconcileAt: string | null; producer: { seq: number; at: string | null } };
+  watermarks: {
+    lastFullReconcileAt: string | null;
+    incremental: { at: string } | null;
+    producer: { seq: number; at: string | null };
+  };
 };
 
 interface ServeProcess {
@@ -65,7 +70,7 @@ afterAll(async () => {
 describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
   "switchyard serve on %s",
   (runtime) => {
-    it("reconciles an installed repository, survives a crash, and a close reaches agent:ready", async () => {
+    it("reconciles, keeps graph, claims, fences and a pending alarm across a crash, runs the cron, and a close reaches agent:ready", async () => {
       const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
       const webhookSecret = `serve-${crypto.randomUUID()}`;
       const sim: RunningSimulator = await startSimulatorServer({
@@ -86,8 +91,18 @@ describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
         GITHUB_WEBHOOK_SECRET: webhookSecret,
         PUBLIC_URL: url,
         HEALTH_DETAILS: "1",
+        // Long enough to crash between a claim and its fleet write (an alarm).
+        FLEET_WRITE_DELAY_MS: "3000",
       };
-      const args = ["--port", String(port), "--data", data, "--dotenv", join(data, "none.env")];
+      const args = [
+        "--port",
+        String(port),
+        "--data",
+        data,
+        "--test-scheduled",
+        "--dotenv",
+        join(data, "none.env"),
+      ];
       let serve = startServe(runtime, args, env);
       cleanups.push(async () => {
         serve.child.kill("SIGKILL");
@@ -148,14 +163,49 @@ describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
           .length,
       ).toBe(2);
 
-      // A crash: nothing runs on the way out; what was acknowledged is committed.
+      // An agent claims the queue's first issue; its `agent:processing` label is written by the
+      // object's alarm a few seconds later.
+      const admin = new FleetClient({ server: url, repo: "acme/rocket", token });
+      const key = await admin.createKey({ name: "serve test" });
+      const agent = new FleetClient({ server: url, repo: "acme/rocket", token: key.key });
+      const grant = await agent.claimNext({ agentId: "agent-1", machine: "box" });
+      expect(grant).not.toBeNull();
+      const claimed = grant!.issue.number;
+      const issueLabels = (n: number) =>
+        sim.sim.state.requireIssue(sim.sim.state.requireRepo("acme", "rocket"), n).labels;
+      expect(issueLabels(claimed)).not.toContain("agent:processing");
+
+      // A crash before that alarm fires: nothing runs on the way out; what was acknowledged is
+      // committed, the alarm included.
       serve.child.kill("SIGKILL");
       await serve.exited;
       serve = startServe(runtime, args, env);
       await up();
+      // The alarm armed before the crash fires after the restart, before any request reaches the
+      // object (so it is the stored alarm, re-armed at start): the label reaches GitHub.
+      await waitFor("the pending fleet write after the restart", async () =>
+        issueLabels(claimed).includes("agent:processing") ? true : undefined,
+      );
       const after = await graph();
-      expect(after?.ready).toEqual(first.ready);
+      // The graph survived (the claimed issue, now `agent:processing`, has left `ready`).
+      expect(after?.ready).toEqual(first.ready.filter((n) => n !== claimed));
       expect(after?.watermarks.lastFullReconcileAt).toBe(first.watermarks.lastFullReconcileAt);
+
+      // The claim and its fence survived: the right fence heartbeats, a stale one is refused.
+      const { claimId, fence } = grant!;
+      await expect(agent.heartbeat(claimed, { claimId, fence })).resolves.toBeDefined();
+      await expect(agent.heartbeat(claimed, { claimId, fence: fence - 1 })).rejects.toThrow();
+      await agent.release(claimed, { claimId, fence, outcome: "abandoned" });
+      const again = await agent.claim(claimed, { agentId: "agent-2" });
+      expect(again.fence).toBeGreaterThan(fence);
+
+      // The cron (fired by hand, as `wrangler dev --test-scheduled`): an incremental reconcile.
+      const before = (await graph())?.watermarks.incremental?.at ?? null;
+      expect((await fetch(`${url}/__scheduled`)).status).toBe(200);
+      await waitFor("the cron's incremental reconcile", async () => {
+        const at = (await graph())?.watermarks.incremental?.at ?? null;
+        return at !== null && at !== before ? true : undefined;
+      });
 
       // The restarted process takes webhooks: the last open sub-issue of #1 closes on GitHub.
       sim.sim.state.closeIssue(
