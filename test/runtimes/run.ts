@@ -8,5 +8,6 @@ import { checks as graph } from "./graph.ts";
 import { runChecks } from "./harness.ts";
 import { checks as idd } from "./idd.ts";
 import { checks as ingest } from "./ingest.ts";
+import { checks as status } from "./status.ts";
 
-process.exitCode = await runChecks({ graph, idd, github, auth, fleet, claims, ingest });
+process.exitCode = await runChecks({ graph, idd, github, auth, fleet, claims, ingest, status });

@@ -1,0 +1,96 @@
+// shared/status on Node, Bun and Deno: the graph picture and the repository page are the same
+// bytes on every runtime (the Worker and the portable host render one page), and session
+// cookies made on one open on another's rules (WebCrypto HKDF, HMAC-SHA-256, AES-GCM).
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { sha256Hex } from "../../shared/auth/hash.ts";
+import { DEFAULT_CONFIG } from "../../shared/config/schema.ts";
+import { scan } from "../../shared/graph/scan.ts";
+import { parseSnapshot } from "../../shared/graph/snapshot.ts";
+import { repoPage } from "../../shared/status/page.ts";
+import { pictureOf } from "../../shared/status/picture.ts";
+import { signSession, verifySession } from "../../shared/status/session.ts";
+import { renderGraphSvg } from "../../shared/status/svg.ts";
+import { type GraphRead, repoPageModel } from "../../shared/status/view.ts";
+import type { Check } from "./harness.ts";
+
+const demo = parseSnapshot(
+  JSON.parse(await readFile(new URL("../../infra/demo/snapshot.json", import.meta.url), "utf8")),
+);
+const issueUrl = (n: number) => `https://github.com/acme/rocket/issues/${n}`;
+const NOW = Date.parse(demo.now!);
+
+/**
+ * The digests Node gives; every runtime must give the same bytes. A deliberate change of the
+ * picture or the page changes them: run this file under Node and take the new digests.
+ */
+const SVG_SHA256 = "4d782910b84eedab0e02d7524d020e58d2ff5b647b1865b84c58197856f6d0bb";
+const PAGE_SHA256 = "97604bf06d0de5101f543e1a19bc6b7744d4edd7c47f87221d4c192b82dab3e0";
+
+function page(): Promise<string> {
+  const graph = {
+    ...scan(demo, {}),
+    watermarks: { lastFullReconcileAt: demo.now, producer: { seq: 1, at: demo.now } },
+    config: { status: { error: null, at: demo.now! }, effective: DEFAULT_CONFIG },
+    repository: { archived: false, private: true, writes: "on" },
+    parkedWritesCount: 0,
+    reconcile: null,
+  } as GraphRead;
+  const model = repoPageModel({
+    graph,
+    status: {
+      picture: pictureOf(demo, DEFAULT_CONFIG, {
+        queued: new Set([5]),
+        claimed: new Set([9]),
+        stuck: new Set(),
+      }),
+      queue: { total: 1, items: [{ number: 5, title: "Set up", reason: "kick: x", attempts: 0 }] },
+      claims: [],
+      deadLetters: [],
+      ended: [{ grantedMs: NOW - 600_000, endedMs: NOW - 60_000, outcome: "done" }],
+      audit: [{ seq: 1, at: demo.now!, kind: "claim", detail: { number: 9 } }],
+    },
+    htmlBase: "https://github.com",
+    viewer: "octocat",
+    nowMs: NOW,
+  });
+  return Promise.resolve(repoPage(model)).then(String);
+}
+
+export const checks: Check[] = [
+  {
+    name: "the demo graph's picture is the same bytes on every runtime",
+    async run() {
+      const svg = renderGraphSvg(pictureOf(demo, DEFAULT_CONFIG), { issueUrl });
+      assert.equal((svg.match(/<a class="node"/g) ?? []).length, demo.issues.length);
+      assert.equal(await sha256Hex(svg), SVG_SHA256);
+    },
+  },
+  {
+    name: "the repository page is the same bytes on every runtime",
+    async run() {
+      assert.equal(await sha256Hex(await page()), PAGE_SHA256);
+    },
+  },
+  {
+    name: "session cookies open, and refuse tampering and expiry",
+    async run() {
+      const secret = "runtime-session-secret-0123456789abcdef";
+      const user = { login: "octocat", userId: 1, token: "ghu_runtime" };
+      const { value, expiresMs } = await signSession(user, secret, NOW, 60_000);
+      assert.deepEqual(await verifySession(value, secret, NOW), {
+        ok: true,
+        session: { ...user, expiresMs },
+      });
+      const [payload, mac] = value.split(".") as [string, string];
+      assert.deepEqual(await verifySession(`${payload}A.${mac}`, secret, NOW), {
+        ok: false,
+        reason: "bad-signature",
+      });
+      assert.deepEqual(await verifySession(value, secret, expiresMs), {
+        ok: false,
+        reason: "expired",
+      });
+    },
+  },
+];
