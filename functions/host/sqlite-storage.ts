@@ -197,7 +197,8 @@ export class SqliteObjectStorage implements ObjectStorage {
 
   private exec<Row extends SqlRow>(query: string, raw: SqlValue[]): SqlCursor<Row> {
     this.begin();
-    const statements = splitStatements(query);
+    // A query seen before is one statement (only single statements are cached): no re-scan.
+    const statements = this.statements.has(query) ? [query] : splitStatements(query);
     if (statements.length === 0) throw new Error("sql.exec: no SQL statement");
     if (statements.length > 1) {
       if (raw.length > 0) {
