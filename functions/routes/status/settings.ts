@@ -3,7 +3,6 @@
 import { z } from "zod";
 import { htmlBaseFor } from "../../../shared/claims/rules.ts";
 import { MIN_SECRET_LENGTH } from "../../../shared/status/session.ts";
-import type { Env } from "../../env.ts";
 
 const LoginSettingsSchema = z.object({
   GITHUB_APP_CLIENT_ID: z.string().trim().min(1, "is not set"),
@@ -19,6 +18,17 @@ const LoginSettingsSchema = z.object({
   PUBLIC_URL: z.url().optional(),
 });
 
+/** The settings read here (a part of the Worker's `Env`, so this module needs no Worker types). */
+export type LoginEnv = {
+  [K in
+    | "GITHUB_APP_CLIENT_ID"
+    | "GITHUB_APP_CLIENT_SECRET"
+    | "SESSION_SECRET"
+    | "GITHUB_API_URL"
+    | "GITHUB_WEB_URL"
+    | "PUBLIC_URL"]?: string | undefined;
+};
+
 export interface LoginSettings {
   clientId: string;
   clientSecret: string;
@@ -33,7 +43,7 @@ const blank = (v: string | undefined) =>
   v === undefined || v.trim() === "" ? undefined : v.trim();
 
 /** The web URL of GitHub for this Worker: GITHUB_WEB_URL, else derived from GITHUB_API_URL. */
-export function webUrlOf(env: Env): string {
+export function webUrlOf(env: LoginEnv): string {
   return (
     blank(env.GITHUB_WEB_URL)?.replace(/\/+$/, "") ??
     htmlBaseFor(blank(env.GITHUB_API_URL) ?? "https://api.github.com")
@@ -41,7 +51,7 @@ export function webUrlOf(env: Env): string {
 }
 
 export function loginSettings(
-  env: Env,
+  env: LoginEnv,
 ): { ok: true; settings: LoginSettings } | { ok: false; problems: string[] } {
   const parsed = LoginSettingsSchema.safeParse({
     GITHUB_APP_CLIENT_ID: env.GITHUB_APP_CLIENT_ID ?? "",

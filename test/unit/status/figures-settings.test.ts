@@ -1,8 +1,11 @@
 // The page's figures (done per day, median claim duration) and the login settings: each missing
 // or malformed one named, GitHub's web address derived for github.com, Enterprise and others.
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../../functions/env.ts";
-import { loginSettings, webUrlOf } from "../../../functions/routes/status/settings.ts";
+import {
+  type LoginEnv,
+  loginSettings,
+  webUrlOf,
+} from "../../../functions/routes/status/settings.ts";
 import { figuresOf, formatDuration } from "../../../shared/status/figures.ts";
 
 const DAY = 86_400_000;
@@ -35,7 +38,7 @@ describe("figures", () => {
 });
 
 describe("login settings", () => {
-  const env = (extra: Partial<Env>) => extra as Env;
+  const env = (extra: LoginEnv) => extra;
 
   it("names every missing or malformed setting, never a value", () => {
     const checked = loginSettings(env({ SESSION_SECRET: "short-secret-value" }));
