@@ -8,6 +8,7 @@ import { decodeCursor, type GraphList, type PageCursor } from "../../shared/grap
 import { scan } from "../../shared/graph/scan.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
 import { retentionCutoffs } from "../../shared/schedule/retention.ts";
+import { install, seedIssue, sim } from "./helpers.ts";
 
 const NOW_MS = Date.parse("2026-11-29T12:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
@@ -136,6 +137,50 @@ describe("graph API pages", () => {
       expect(plain.blocked).toEqual(whole.blocked);
       expect(plain.kicks).toEqual(whole.kicks);
     });
+  });
+
+  it("over HTTP: following `next` from the first page gives the unpaged lists; bad cursors are 400", async () => {
+    const { exports } = await import("cloudflare:workers");
+    const issues = [];
+    for (let n = 1; n <= 24; n++)
+      issues.push(seedIssue(n, n % 3 === 0 && n < 24 ? { blockedBy: [n + 1] } : {}));
+    await install({ repo: "pages-http/app", issues });
+    const token = "ghp_pagesHttpReader";
+    await sim("/users", {
+      body: { login: "pages-reader", token, repos: { "pages-http/app": "write" } },
+    });
+    const get = async (query: string) => {
+      const r = await exports.default.fetch(
+        `https://switchyard.test/v1/repos/pages-http/app/graph${query}`,
+        { headers: { authorization: `Bearer ${token}` } },
+      );
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+    };
+    const whole = (await get("?machine=m2&limit=1000")).body as {
+      ready: number[];
+      blocked: unknown[];
+      pages: Record<string, { next: string | null }>;
+    };
+    expect(whole.ready.length).toBe(17);
+    expect(whole.blocked.length).toBe(7);
+    const first = (await get("?machine=m2&limit=5")).body as typeof whole;
+    for (const list of ["ready", "blocked"] as const) {
+      const items = [...first[list]];
+      let next = first.pages[list]!.next;
+      while (next !== null) {
+        const page = await get(`?machine=m2&list=${list}&limit=5&cursor=${next}`);
+        expect(page.status).toBe(200);
+        items.push(...(page.body.items as unknown[]));
+        next = page.body.next as string | null;
+      }
+      expect(items).toEqual(whole[list]);
+    }
+    const bad = await get("?list=ready&cursor=not-a-cursor");
+    expect(bad.status).toBe(400);
+    expect(String(bad.body.message)).toMatch(/^query cursor: /);
+    const other = await get(`?list=blocked&cursor=${first.pages.ready!.next}`);
+    expect(other.status).toBe(400);
+    expect(String(other.body.message)).toMatch(/^query cursor: a cursor of list ready/);
   });
 
   it("serves the kept scan until the graph changes", async () => {
