@@ -351,5 +351,5 @@ describe("graph API pages", () => {
       ),
       { numRuns: 25 },
     );
-  });
+  }, 60_000);
 });
