@@ -77,10 +77,21 @@ export async function waitFor<T>(
  * Starts the simulator and `wrangler dev` with a fresh App key pair (PKCS#8, as Workers
  * require), a fresh webhook secret and fresh storage under `.tmp/<name>-state`.
  */
+/**
+ * Where the Worker runs: `wrangler dev` (workerd, the default), or the portable host
+ * (`switchyard serve`, functions/serve.ts) under Node, Bun or Deno (docs/self-hosting.md).
+ */
+export type LocalHost = "wrangler" | "node" | "bun" | "deno";
+
 export async function startLocalStack(
   name: string,
-  opts: { vars?: Record<string, string>; onWorkerExit?: (code: number | null) => void } = {},
+  opts: {
+    vars?: Record<string, string>;
+    onWorkerExit?: (code: number | null) => void;
+    host?: LocalHost;
+  } = {},
 ): Promise<LocalStack> {
+  const host = opts.host ?? "wrangler";
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const pkcs8 = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
   const webhookSecret = `${name}-${crypto.randomUUID()}`;
@@ -114,28 +125,65 @@ export async function startLocalStack(
     ...opts.vars,
   };
   // wrangler runs on this same Node: the machine's default `node` may be too old for it.
-  const spawnWorker = (): ChildProcess => {
-    const child = spawn(
-      process.execPath,
+  // The portable host: the same settings as environment variables, the storage as its data dir.
+  const serveCommand: Record<Exclude<LocalHost, "wrangler">, string[]> = {
+    node: [process.execPath, "functions/serve.ts"],
+    bun: [`${root}node_modules/.bin/bun`, "functions/serve.ts"],
+    deno: [`${root}node_modules/.bin/deno`, "run", "--quiet", "-A", "functions/serve.ts"],
+  };
+  const spawnServe = (target: Exclude<LocalHost, "wrangler">): ChildProcess => {
+    const [command, ...prefix] = serveCommand[target];
+    return spawn(
+      command!,
       [
-        `${root}node_modules/wrangler/bin/wrangler.js`,
-        "dev",
-        "--ip",
-        "127.0.0.1",
+        ...prefix,
         "--port",
         String(workerPort),
-        "--persist-to",
+        "--data",
         state,
+        "--dotenv",
+        `${state}/none.env`,
         "--test-scheduled",
-        "--show-interactive-dev-session=false",
-        ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
       ],
       {
         cwd: root,
-        env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+        env: { ...process.env, ...vars, NO_COLOR: "1" },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
+  };
+  const spawnWorker = (): ChildProcess => {
+    const child =
+      host !== "wrangler"
+        ? spawnServe(host)
+        : spawn(
+            process.execPath,
+            [
+              `${root}node_modules/wrangler/bin/wrangler.js`,
+              "dev",
+              "--ip",
+              "127.0.0.1",
+              "--port",
+              String(workerPort),
+              "--persist-to",
+              state,
+              "--test-scheduled",
+              "--show-interactive-dev-session=false",
+              ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+            ],
+            {
+              cwd: root,
+              env: {
+                // wrangler's local trace collector (a Durable Object of its own inside the same
+                // workerd) records every request: memory and CPU that are not switchyard's.
+                X_LOCAL_OBSERVABILITY: "false",
+                ...process.env,
+                WRANGLER_SEND_METRICS: "false",
+                NO_COLOR: "1",
+              },
+              stdio: ["ignore", "pipe", "pipe"],
+            },
+          );
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
     child.once("exit", (code) => {
