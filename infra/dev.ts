@@ -7,9 +7,17 @@ import process from "node:process";
 import { FleetClient } from "../shared/fleet/client.ts";
 import { demoSeeds } from "./demo/seeds.ts";
 import { seedSnapshot } from "./github-sim/seed.ts";
-import { startLocalStack, waitFor } from "./local-stack.ts";
+import { type LocalHost, startLocalStack, waitFor } from "./local-stack.ts";
 
 const once = process.argv.includes("--once");
+// `--host node|bun|deno`: the Worker on the portable host (`switchyard serve`, SQLite files)
+// instead of `wrangler dev` (docs/self-hosting.md).
+const hostAt = process.argv.indexOf("--host");
+const host = (hostAt >= 0 ? process.argv[hostAt + 1] : "wrangler") as LocalHost;
+if (!["wrangler", "node", "bun", "deno"].includes(host)) {
+  process.stderr.write(`npm start: --host must be wrangler, node, bun or deno (got ${host})\n`);
+  process.exit(2);
+}
 const REPO = "acme/rocket";
 const say = (line = "") => process.stdout.write(`${line}\n`);
 
@@ -24,8 +32,11 @@ async function shutdown(code: number) {
 
 // The simulator and the Worker: a fresh App key pair, webhook secret and local storage.
 const stack = await startLocalStack("demo", {
+  host,
   onWorkerExit: (code) => {
-    process.stderr.write(`wrangler dev exited (${code}); see .tmp/demo-wrangler.log\n`);
+    process.stderr.write(
+      `${host === "wrangler" ? "wrangler dev" : "switchyard serve"} exited (${code}); see .tmp/demo-wrangler.log\n`,
+    );
     void shutdown(1);
   },
 });
@@ -37,7 +48,9 @@ process.on("SIGTERM", () => void shutdown(0));
 process.stdout.on("error", () => void shutdown(0));
 const { sim, workerUrl } = stack;
 say(`GitHub simulator   ${sim.url}   (control API: ${sim.url}/_sim)`);
-say(`switchyard Worker  ${workerUrl}   (log: .tmp/demo-wrangler.log)`);
+say(
+  `switchyard Worker  ${workerUrl}   (${host === "wrangler" ? "wrangler dev" : `switchyard serve on ${host}`}; log: .tmp/demo-wrangler.log)`,
+);
 
 // 4. The demo repositories, and the App installed on them: GitHub sends the installation webhook.
 sim.sim.webhooks.pushUrl = `${workerUrl}/webhooks/github`;

@@ -14,6 +14,7 @@ import { seedSnapshot } from "../../infra/github-sim/seed.ts";
 import { type RunningSimulator, startSimulatorServer } from "../../infra/github-sim/serve.ts";
 import { freePort, root, waitFor } from "../../infra/local-stack.ts";
 import { FleetClient } from "../../shared/fleet/client.ts";
+import { spawnCollect } from "../support/runtimes.ts";
 
 const bin = (name: string) => `${root}node_modules/.bin/${name}`;
 // Each runtime starts the same file; Deno resolves `cloudflare:workers` through deno.json.
@@ -226,3 +227,23 @@ describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
     }, 180_000);
   },
 );
+
+describe("npm start -- --host node (the demo on the portable host)", () => {
+  it("tells the same story as on wrangler dev", async () => {
+    const run = await spawnCollect(process.execPath, ["infra/dev.ts", "--once", "--host", "node"]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("switchyard serve on node");
+    expect(run.stdout).toMatch(/ready: +#4 #5 #9 #11 #15/);
+    expect(run.stdout).toContain("#1 Launch checklist for v1 is now agent:ready.");
+    expect(run.stdout).toMatch(/queue \(agent:ready\): #1 #9 #13 #15/);
+    expect(run.stdout).toMatch(/claim → #\d+ .+: fence \d+, branch issue\/\d+-/);
+    expect(run.stdout).toContain("release (abandoned)");
+  }, 180_000);
+
+  it("refuses an unknown host", async () => {
+    const run = await spawnCollect(process.execPath, ["infra/dev.ts", "--once", "--host", "cloud"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--host must be wrangler, node, bun or deno");
+  });
+});
