@@ -8,6 +8,7 @@ import { seedFiles } from "../infra/github-sim/contents.ts";
 import { seedSnapshot } from "../infra/github-sim/seed.ts";
 import { startLocalStack, waitFor } from "../infra/local-stack.ts";
 import type { Benchmark } from "./benchmark.ts";
+import { benchHost, hostLabel } from "./host.ts";
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -38,7 +39,7 @@ export const claimsBenchmark: Benchmark = {
   name: "claims",
   async run() {
     // Mirroring coalesces behind the write delay (2 s by default, as deployed).
-    const stack = await startLocalStack("bench-claims");
+    const stack = await startLocalStack("bench-claims", { host: benchHost() });
     try {
       const state = stack.sim.sim.state;
       const repos: string[] = [];
@@ -188,7 +189,7 @@ export const claimsBenchmark: Benchmark = {
       const f = (n: number) => n.toFixed(1);
       return {
         report: [
-          `${CLIENTS} clients looping claim-next → release (abandoned) for ${SECONDS} s against wrangler dev; fleet keys; IDD mirroring on (2 s write delay)`,
+          `${CLIENTS} clients looping claim-next → release (abandoned) for ${SECONDS} s against ${hostLabel(benchHost())}; fleet keys; IDD mirroring on (2 s write delay)`,
           "| repositories | pairs | pairs/s | claim p50 ms | claim p99 ms | release p50 ms | release p99 ms | double grants | errors | 204s | GitHub requests after |",
           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
           `| floor: GET of an unknown route, ${CLIENTS} connections | ${floor.requests.total} requests | ${floor.requests.average} req/s | ${floor.latency.p50} | ${floor.latency.p99} | - | - | - | ${floor.errors} | - | - |`,

@@ -7,6 +7,7 @@ import { seedSnapshot } from "../infra/github-sim/seed.ts";
 import { startLocalStack, waitFor } from "../infra/local-stack.ts";
 import { signBody } from "../shared/webhooks/signature.ts";
 import type { Benchmark } from "./benchmark.ts";
+import { benchHost, hostLabel } from "./host.ts";
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
@@ -56,7 +57,10 @@ function issuesEdited(repo: { id: number; fullName: string }, installationId: nu
 export const webhookAck: Benchmark = {
   name: "webhook-ack",
   async run() {
-    const stack = await startLocalStack("bench", { vars: { PRODUCER_DEBOUNCE_MS: "2000" } });
+    const stack = await startLocalStack("bench", {
+      host: benchHost(),
+      vars: { PRODUCER_DEBOUNCE_MS: "2000" },
+    });
     try {
       // A hundred installed repositories of ten issues each, reconciled before the load starts.
       const repos: Array<{ id: number; fullName: string }> = [];
@@ -191,7 +195,7 @@ export const webhookAck: Benchmark = {
       const phases = [await phase(1), await phase(REPOS)];
       return {
         report: [
-          `${RATE} signed issues.edited deliveries a second for ${SECONDS} s (autocannon, ${process.env.BENCH_CONNECTIONS ?? 5} connections) to wrangler dev; storage ${process.env.STATE_DIR ?? ".tmp (disk)"}`,
+          `${RATE} signed issues.edited deliveries a second for ${SECONDS} s (autocannon, ${process.env.BENCH_CONNECTIONS ?? 5} connections) to ${hostLabel(benchHost())}; storage ${process.env.STATE_DIR ?? ".tmp (disk)"}`,
           "| repositories | requests | p50 ms | p99 ms | errors | non-2xx | applied/s | outbound requests | first delivery to an idle object, median ms |",
           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
           `| floor: GET of an unknown route (no Durable Object) | ${floor.requests.total} | ${floor.latency.p50} | ${floor.latency.p99} | ${floor.errors} | - | - | - | - |`,
