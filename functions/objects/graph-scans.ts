@@ -8,6 +8,7 @@ import {
 } from "../../shared/graph/compact-analysis.ts";
 import {
   blockedPage,
+  byNumberPage,
   DEFAULT_PAGE_LIMIT,
   type GraphList,
   kicksPage,
@@ -118,7 +119,11 @@ export interface GraphPageRequest {
 }
 
 /** An item of one of the long lists: a blocked issue, a ready issue's number, or a kick. */
-export type GraphListItem = ScanResult["blocked"][number] | number | ScanResult["kicks"][number];
+export type GraphListItem =
+  | ScanResult["blocked"][number]
+  | number
+  | ScanResult["kicks"][number]
+  | ScanResult["rollupCandidates"][number];
 
 function pageOf(
   scan: GraphScan,
@@ -134,6 +139,13 @@ function pageOf(
       return kicksPage(scan.result.kicks, cursor?.l === "kicks" ? cursor : null, limit);
     case "ready":
       return readyPage(scan.result.ready, machine, cursor?.l === "ready" ? cursor : null, limit);
+    case "rollupCandidates":
+      return byNumberPage(
+        "rollupCandidates",
+        scan.result.rollupCandidates,
+        cursor?.l === "rollupCandidates" ? cursor : null,
+        limit,
+      );
   }
 }
 
@@ -151,12 +163,13 @@ export function scanOverview(
   const blocked = pageOf(scan, "blocked", machine, undefined, limit);
   const ready = pageOf(scan, "ready", machine, undefined, limit);
   const kicks = pageOf(scan, "kicks", machine, undefined, limit);
+  const rollups = pageOf(scan, "rollupCandidates", machine, undefined, limit);
   const { result } = scan;
   return {
     repo: result.repo,
     ...scanTimes(nowMs, windowHours),
     kicks: kicks.items as ScanResult["kicks"],
-    rollupCandidates: result.rollupCandidates,
+    rollupCandidates: rollups.items as ScanResult["rollupCandidates"],
     blocked: blocked.items as ScanResult["blocked"],
     ready: ready.items as ScanResult["ready"],
     diagnostics: result.diagnostics,
@@ -165,6 +178,7 @@ export function scanOverview(
       kicks: { total: kicks.total, next: kicks.next },
       blocked: { total: blocked.total, next: blocked.next },
       ready: { total: ready.total, next: ready.next },
+      rollupCandidates: { total: rollups.total, next: rollups.next },
     },
   };
 }

@@ -4,20 +4,21 @@ import type { Kick } from "./kicks.ts";
 import type { ScanResult } from "./scan.ts";
 
 /**
- * Pages of the scan's long lists (the graph API, spec 6.4): `blocked`, `ready` and `kicks`, each
- * with its own cursor. A cursor names the last item handed out (keyset paging), not a position,
+ * Pages of the scan's long lists (the graph API, spec 6.4): `blocked`, `ready`, `kicks` and
+ * `rollupCandidates`, each with its own cursor. A cursor names the last item handed out (keyset paging), not a position,
  * so a change to the graph between two pages neither repeats nor skips an item that stayed;
  * `ready` keeps the rotation point of its first page. Every page is found by binary search in
  * the sorted list: its cost does not grow with the repository.
  */
 
-export const GRAPH_LISTS = ["blocked", "ready", "kicks"] as const;
+export const GRAPH_LISTS = ["blocked", "ready", "kicks", "rollupCandidates"] as const;
 export type GraphList = (typeof GRAPH_LISTS)[number];
 export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 1000;
 
 const CursorSchema = z.discriminatedUnion("l", [
   z.object({ l: z.literal("blocked"), a: z.number().int().positive() }),
+  z.object({ l: z.literal("rollupCandidates"), a: z.number().int().positive() }),
   z.object({
     l: z.literal("kicks"),
     a: z.number().int().positive(),
@@ -74,20 +75,29 @@ function upperBound(key: (i: number) => number, from: number, to: number, after:
   return lo;
 }
 
-export function blockedPage(
-  list: ScanResult["blocked"],
-  cursor: Extract<PageCursor, { l: "blocked" }> | null,
+/** A page of a list sorted by `number` (`blocked`, `rollupCandidates`). */
+export function byNumberPage<T extends { number: number }>(
+  name: "blocked" | "rollupCandidates",
+  list: readonly T[],
+  cursor: { a: number } | null,
   limit: number,
-): Page<ScanResult["blocked"][number]> {
+): Page<T> {
   const from = cursor === null ? 0 : upperBound((i) => list[i]!.number, 0, list.length, cursor.a);
   const items = list.slice(from, from + limit);
   const last = items[items.length - 1];
   return {
     items,
-    next:
-      from + limit < list.length && last ? encodeCursor({ l: "blocked", a: last.number }) : null,
+    next: from + limit < list.length && last ? encodeCursor({ l: name, a: last.number }) : null,
     total: list.length,
   };
+}
+
+export function blockedPage(
+  list: ScanResult["blocked"],
+  cursor: Extract<PageCursor, { l: "blocked" }> | null,
+  limit: number,
+): Page<ScanResult["blocked"][number]> {
+  return byNumberPage("blocked", list, cursor, limit);
 }
 
 const KIND_RANK: Record<Kick["kind"], number> = { "child-closed": 0, unblocked: 1 };

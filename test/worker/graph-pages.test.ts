@@ -83,6 +83,16 @@ describe("graph API pages", () => {
           present: true,
           at: "2026-11-28T01:00:00Z",
         });
+      // #301..#320 each have one sub-issue, #(152 + 2k), closed below: rollup candidates.
+      for (let k = 0; k < 20; k++) {
+        events.push({ type: "issue", issue: issue(301 + k) });
+        events.push({
+          type: "parent",
+          child: 152 + 2 * k,
+          parent: 301 + k,
+          at: "2026-11-28T01:00:00Z",
+        });
+      }
       o.store.apply(events);
       o.store.apply(
         Array.from({ length: 75 }, (_, k) => ({
@@ -98,9 +108,10 @@ describe("graph API pages", () => {
     });
     const whole = await stub.graph(NOW_MS, "m-7", 1000);
     expect(whole.blocked).toHaveLength(75);
-    expect(whole.kicks).toHaveLength(75);
-    expect(whole.ready.length).toBe(75 + 75);
-    expect(whole.pages.ready).toEqual({ total: 150, next: null });
+    expect(whole.kicks).toHaveLength(75 + 20);
+    expect(whole.rollupCandidates).toHaveLength(20);
+    expect(whole.ready.length).toBe(75 + 75 + 20);
+    expect(whole.pages.ready).toEqual({ total: 170, next: null });
 
     const first = await stub.graph(NOW_MS, "m-7", 20);
     expect(first.blocked).toEqual(whole.blocked.slice(0, 20));
@@ -112,6 +123,9 @@ describe("graph API pages", () => {
       expect(await allPages(stub, "blocked", limit, "m-7")).toEqual(whole.blocked);
       expect(await allPages(stub, "ready", limit, "m-7")).toEqual(whole.ready);
       expect(await allPages(stub, "kicks", limit, "m-7")).toEqual(whole.kicks);
+      expect(await allPages(stub, "rollupCandidates", limit, "m-7")).toEqual(
+        whole.rollupCandidates,
+      );
     }
     // The first page's cursor continues where the overview stopped.
     const next = await stub.graphPage(
@@ -136,6 +150,7 @@ describe("graph API pages", () => {
       expect(plain.ready).toEqual(whole.ready);
       expect(plain.blocked).toEqual(whole.blocked);
       expect(plain.kicks).toEqual(whole.kicks);
+      expect(plain.rollupCandidates).toEqual(whole.rollupCandidates);
     });
   });
 

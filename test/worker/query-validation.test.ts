@@ -55,7 +55,10 @@ describe("/v1 query validation", () => {
     ],
     ["/v1/repos/acme/app/graph?limit=0", "query limit: must be at least 1"],
     ["/v1/repos/acme/app/graph?list=blocked&limit=1001", "query limit: must be at most 1000"],
-    ["/v1/repos/acme/app/graph?list=sideways", "query list: must be one of blocked, ready, kicks"],
+    [
+      "/v1/repos/acme/app/graph?list=sideways",
+      "query list: must be one of blocked, ready, kicks, rollupCandidates",
+    ],
     ["/v1/repos/acme/app/graph?list=ready&cursor=nonsense!", "query cursor: not a cursor"],
     // A cursor of `blocked` (after #5), offered for `ready` or without its list.
     ["/v1/repos/acme/app/graph?list=ready&cursor=eyJsIjoiYmxvY2tlZCIsImEiOjV9", "query cursor:"],

@@ -78,11 +78,12 @@ const graph = createRoute({
               kicks: PageInfoSchema,
               blocked: PageInfoSchema,
               ready: PageInfoSchema,
+              rollupCandidates: PageInfoSchema,
             }),
           })
           .meta({
             description:
-              "Without `list`: the output of `switchyard scan` (docs/graph.md; `kicks` are those of the closes learned since the producer watermark) with `blocked`, `ready` and `kicks` cut to their first page (`pages` has each list's total and next cursor), plus `watermarks`, `deliveries`, `config`, `parkedWrites` (the 100 most recent) and `parkedWritesCount`",
+              "Without `list`: the output of `switchyard scan` (docs/graph.md; `kicks` are those of the closes learned since the producer watermark) with `blocked`, `ready`, `kicks` and `rollupCandidates` cut to their first page (`pages` has each list's total and next cursor), plus `watermarks`, `deliveries`, `config`, `parkedWrites` (the 100 most recent) and `parkedWritesCount`",
           }),
         z
           .object({
@@ -109,7 +110,8 @@ const graph = createRoute({
 
 /**
  * `GET /v1/repos/{owner}/{repo}/graph[?machine=&limit=]`: the scan of the stored graph plus its
- * watermarks, long lists cut to their first page; `?list=blocked|ready|kicks&limit=&cursor=`:
+ * watermarks, long lists cut to their first page;
+ * `?list=blocked|ready|kicks|rollupCandidates&limit=&cursor=`:
  * one page of one list. Both are served from the scan kept since the last graph change.
  */
 export const graphRoutes = v1Router().openapi(graph, async (c) => {
