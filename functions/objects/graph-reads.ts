@@ -164,8 +164,9 @@ export class GraphReads {
 
   /**
    * The stored graph in the snapshot format of spec 3.1, issues ascending, without bodies (what
-   * the rules read from a body is in `requires`). For tests and tools: the Worker's own reads
-   * go through the compact graph (`compact`).
+   * the rules read from a body is in `requires`). Every issue at once, as objects: the graph
+   * rules in the Worker read the compact graph (`compact`) instead; this is for tests, tools and
+   * the status page's picture.
    */
   snapshot(repo: string | null, now?: string): Snapshot {
     const parents = new Map<number, IssueRef>();
