@@ -7,6 +7,7 @@ import { env, exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { app } from "../../functions/app.ts";
 import { directory } from "../../functions/objects/directory-object.ts";
+import { idShardKey, nameShardKey, shard } from "../../functions/objects/name-object.ts";
 import { sha256Hex } from "../../shared/auth/hash.ts";
 import { mintKey } from "../../shared/auth/keys.ts";
 import {
@@ -555,7 +556,7 @@ describe("raw tokens are never stored or logged", () => {
     });
   }
 
-  it("not in any table of the RepoObjects, the InstallationObjects or the directory, nor in the log", async () => {
+  it("not in any table of the RepoObjects, the InstallationObjects, the directory or its shards, nor in the log", async () => {
     // One more of each kind, so the scan sees every path (the previous tests added most).
     await graph("auth-a/app", tokens.admin);
     await graph("auth-a/app", await oidcToken("auth-a/app"));
@@ -563,6 +564,8 @@ describe("raw tokens are never stored or logged", () => {
     const late = await directory(env).lookup("auth-late/app");
     const stubs: Array<[string, DurableObjectStub]> = [
       ["directory", directory(env)],
+      ["the name shard of auth-a/app", shard(env, nameShardKey("auth-a/app"))],
+      [`the id shard of ${A.repoId}`, shard(env, idShardKey(A.repoId))],
       ...[A, B, GONE].map((r): [string, DurableObjectStub] => [r.repo, repoStub(r.repoId)]),
       ["auth-late/app", repoStub(late!.repoId)],
       ...[A, B, GONE].map((r): [string, DurableObjectStub] => [
