@@ -63,6 +63,9 @@ export class ObjectExecutor {
   private alarmRunning: Promise<void> | null = null;
   private alarmRetries = 0;
   private alarmsStopped = false;
+  /** Events started and not finished (an event awaiting the network counts). */
+  private running = 0;
+  private lastActiveMs = Date.now();
   /** Counts instances: a failed start-up resets only the instance it belonged to. */
   private generation = 0;
 
@@ -142,10 +145,14 @@ export class ObjectExecutor {
     if (this.closed) return Promise.reject(new Error("the host is shutting down"));
     const done = new Promise<T>((resolve, reject) => {
       this.queue.push(async () => {
+        this.running++;
         try {
           resolve(await body());
         } catch (error) {
           reject(error);
+        } finally {
+          this.running--;
+          this.lastActiveMs = Date.now();
         }
       });
     });
@@ -239,6 +246,30 @@ export class ObjectExecutor {
         storage.alarmDone();
       }
     }
+  }
+
+  /**
+   * Drops the instance and closes the database when nothing has run for `idleMs` and nothing
+   * is running or queued (Cloudflare evicts idle objects too; the next event constructs a new
+   * instance). The alarm timer stays: it reopens the object when it fires. Work an object left
+   * running detached from any event (no such code in the Worker today) would find its storage
+   * closed, hence the long idle time.
+   */
+  evictIfIdle(nowMs: number, idleMs: number): boolean {
+    if (!this.storage || this.closed) return false;
+    if (this.queue.length > 0 || this.running > 0 || this.blockers > 0 || this.alarmRunning) {
+      return false;
+    }
+    if (nowMs - this.lastActiveMs < idleMs) return false;
+    this.storage.close();
+    this.storage = null;
+    this.instance = null;
+    return true;
+  }
+
+  /** Whether a stored alarm's timer is armed (the host keeps such an executor when evicting). */
+  get alarmArmed(): boolean {
+    return this.alarmTimer !== null;
   }
 
   /**

@@ -28,7 +28,11 @@ export interface HostOptions {
   /** Vars and secrets (functions/host/settings.ts). */
   settings: Readonly<Record<string, string>>;
   log?: (message: string, error?: unknown) => void;
+  /** Objects idle this long are evicted from memory (default 10 minutes). */
+  evictIdleMs?: number;
 }
+
+const EVICT_IDLE_MS = 10 * 60_000;
 
 export class PortableHost {
   readonly env: Record<string, unknown>;
@@ -37,6 +41,7 @@ export class PortableHost {
   private readonly executors = new Map<string, ObjectExecutor>();
   private readonly classes = new Map<string, ObjectClass>();
   private closing = false;
+  private evictTimer: ReturnType<typeof setInterval> | null = null;
 
   private constructor(options: HostOptions) {
     this.options = options;
@@ -57,6 +62,12 @@ export class PortableHost {
   static async start(options: HostOptions): Promise<PortableHost> {
     const host = new PortableHost(options);
     await host.restoreAlarms();
+    const idleMs = options.evictIdleMs ?? EVICT_IDLE_MS;
+    host.evictTimer = setInterval(
+      () => host.evictIdle(Date.now(), idleMs),
+      Math.min(idleMs, 60_000),
+    );
+    host.evictTimer.unref?.();
     return host;
   }
 
@@ -137,12 +148,29 @@ export class PortableHost {
     );
   }
 
+  /** Evicts idle objects; an executor without an armed alarm is forgotten entirely. */
+  evictIdle(nowMs: number, idleMs: number): number {
+    let evicted = 0;
+    for (const [key, executor] of this.executors) {
+      if (!executor.evictIfIdle(nowMs, idleMs)) continue;
+      evicted++;
+      if (!executor.alarmArmed) this.executors.delete(key);
+    }
+    return evicted;
+  }
+
+  /** Objects with an executor in memory (evicted ones with an armed alarm included). */
+  get objectCount(): number {
+    return this.executors.size;
+  }
+
   /**
    * Graceful stop: no new alarm runs, work in flight (requests, alarm runs, calls between
    * objects) finishes, then every database commits and closes.
    */
   async close(): Promise<void> {
     this.closing = true;
+    if (this.evictTimer) clearInterval(this.evictTimer);
     for (const executor of this.executors.values()) executor.stopAlarms();
     await this.tracker.drain();
     for (const executor of this.executors.values()) executor.close();

@@ -14,6 +14,7 @@ import { seedSnapshot } from "../../infra/github-sim/seed.ts";
 import { type RunningSimulator, startSimulatorServer } from "../../infra/github-sim/serve.ts";
 import { freePort, root, waitFor } from "../../infra/local-stack.ts";
 import { FleetClient } from "../../shared/fleet/client.ts";
+import { signBody } from "../../shared/webhooks/signature.ts";
 import { spawnCollect } from "../support/runtimes.ts";
 
 const bin = (name: string) => `${root}node_modules/.bin/${name}`;
@@ -124,6 +125,23 @@ describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
         ]);
       };
       await up();
+
+      // Ingress refuses what it must before any object is touched.
+      const deliver = async (body: string, signature: string | null) => {
+        const headers: Record<string, string> = {
+          "content-type": "application/json",
+          "x-github-event": "issues",
+          "x-github-delivery": crypto.randomUUID(),
+        };
+        if (signature !== null) headers["x-hub-signature-256"] = signature;
+        const response = await fetch(`${url}/webhooks/github`, { method: "POST", headers, body });
+        return response.status;
+      };
+      expect(await deliver("{}", null)).toBe(401);
+      expect(await deliver("{}", await signBody("wrong secret", "{}"))).toBe(401);
+      const huge = "x".repeat(1024 * 1024 + 1);
+      expect(await deliver(huge, await signBody(webhookSecret, huge))).toBe(413);
+      expect(await deliver("{not json", await signBody(webhookSecret, "{not json"))).toBe(400);
 
       sim.sim.webhooks.pushUrl = `${url}/webhooks/github`;
       const seeds = await demoSeeds(Date.now());

@@ -3,6 +3,9 @@
 // "network" call returns): events start in arrival order, one event's transactions never
 // interleave with another's, objects awaiting each other make progress, blockConcurrencyWhile
 // holds events, and values are cloned across the boundary.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ObjectState, ObjectStub } from "../../../functions/host/boundary.ts";
@@ -231,5 +234,53 @@ describe("the object executor", () => {
     expect(value.n).toBe(1);
     expect(result).toEqual({ n: 2 });
     close();
+  });
+});
+
+describe("idle eviction", () => {
+  it("drops an idle object and its open database; the next call constructs it again on the same data", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "switchyard-evict-"));
+    let constructed = 0;
+    const world: World = {
+      net: async () => {},
+      peers: new Map(),
+      started: [],
+      gate: Promise.resolve(),
+    };
+    const id = idFromName("TestObject", "a");
+    const executor = new ObjectExecutor({
+      id,
+      tracker: new Tracker(),
+      openStorage: (alarmChanged) =>
+        new SqliteObjectStorage(openObjectDatabase(driver, join(dir, "a.sqlite")), {
+          alarmChanged,
+        }),
+      construct: (state) => {
+        constructed++;
+        return new TestObject(state, world, "a");
+      },
+    });
+    const a = stubFor<TestObject>(id, () => executor);
+    await a.run("one", [{ kind: "tx", rows: 2 }]);
+    // Not idle long enough, then evicted.
+    expect(executor.evictIfIdle(Date.now(), 60_000)).toBe(false);
+    expect(executor.evictIfIdle(Date.now() + 60_000, 60_000)).toBe(true);
+    expect(executor.evictIfIdle(Date.now() + 120_000, 60_000)).toBe(false);
+    await a.run("two", [{ kind: "tx", rows: 1 }]);
+    expect(constructed).toBe(2);
+    expect((await a.log()).map((r) => r.call)).toEqual(["one", "one", "two"]);
+    // A call in flight (awaiting the network) keeps the object.
+    let release!: () => void;
+    world.net = () =>
+      new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    const pending = a.run("three", [{ kind: "net" }, { kind: "tx", rows: 1 }]);
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(executor.evictIfIdle(Date.now() + 3_600_000, 60_000)).toBe(false);
+    release();
+    await pending;
+    executor.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 });
