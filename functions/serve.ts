@@ -20,7 +20,7 @@ import { loadSettings } from "./host/settings.ts";
 import { loadSqliteDriver } from "./host/sqlite-driver.ts";
 
 export const SERVE_USAGE =
-  "serve [--port N] [--hostname H] [--data DIR] [--dotenv FILE] [--test-scheduled]   (settings: the Worker's names, from the environment or .env)";
+  "serve [--port N] [--hostname H] [--data DIR] [--dotenv FILE] [--synchronous full|normal] [--test-scheduled]   (settings: the Worker's names, from the environment or .env)";
 
 export interface RunningServe {
   url: string;
@@ -43,6 +43,7 @@ function options(argv: string[]) {
         hostname: { type: "string" },
         data: { type: "string" },
         dotenv: { type: "string" },
+        synchronous: { type: "string" },
         "test-scheduled": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -68,6 +69,10 @@ export async function startServe(
     throw new ServeUsageError(`serve: --port must be a port number (0-65535), got ${flags.port}`);
   }
   const hostname = flags.hostname ?? "127.0.0.1";
+  const synchronous = flags.synchronous ?? process.env.SWITCHYARD_SYNCHRONOUS ?? "full";
+  if (synchronous !== "full" && synchronous !== "normal") {
+    throw new ServeUsageError(`serve: --synchronous must be full or normal, got ${synchronous}`);
+  }
   const dataDir = resolve(flags.data ?? process.env.SWITCHYARD_DATA ?? "data");
   const settings = loadSettings({
     envFile: flags.dotenv ?? ".env",
@@ -87,6 +92,7 @@ export async function startServe(
     bindings: OBJECT_BINDINGS,
     settings,
     log,
+    synchronous,
   });
   const testScheduled = flags["test-scheduled"] === true;
   const http = await serveHttp(

@@ -80,7 +80,7 @@ const commands: CommandEntry[] = [
   {
     name: "serve",
     usage:
-      "serve [--port N] [--hostname H] [--data DIR] [--dotenv FILE] [--test-scheduled]   (the Worker self-hosted on SQLite; docs/self-hosting.md)",
+      "serve [--port N] [--hostname H] [--data DIR] [--dotenv FILE] [--synchronous full|normal] [--test-scheduled]   (the Worker self-hosted on SQLite; docs/self-hosting.md)",
     load: async () => (await import("./commands/serve.ts")).serveCommand,
   },
 ];

@@ -16,7 +16,12 @@ import type {
 import { ObjectExecutor } from "./executor.ts";
 import { HostNamespace, idFromString } from "./namespace.ts";
 import type { SqliteDriver } from "./sqlite-driver.ts";
-import { openObjectDatabase, SqliteObjectStorage, storedAlarm } from "./sqlite-storage.ts";
+import {
+  openObjectDatabase,
+  SqliteObjectStorage,
+  type Synchronous,
+  storedAlarm,
+} from "./sqlite-storage.ts";
 import { Tracker } from "./tracker.ts";
 
 export interface HostOptions {
@@ -28,6 +33,8 @@ export interface HostOptions {
   /** Vars and secrets (functions/host/settings.ts). */
   settings: Readonly<Record<string, string>>;
   log?: (message: string, error?: unknown) => void;
+  /** Commit durability (functions/host/sqlite-storage.ts); default `full`. */
+  synchronous?: Synchronous;
   /** Objects idle this long are evicted from memory (default 10 minutes). */
   evictIdleMs?: number;
 }
@@ -89,7 +96,10 @@ export class PortableHost {
         id,
         tracker: this.tracker,
         openStorage: (alarmChanged) =>
-          new SqliteObjectStorage(openObjectDatabase(this.options.driver, path), { alarmChanged }),
+          new SqliteObjectStorage(
+            openObjectDatabase(this.options.driver, path, this.options.synchronous),
+            { alarmChanged },
+          ),
         construct: (state: ObjectState) => new cls(state, this.env as never),
         onAlarmError: (error) => this.log(`alarm of ${className} ${id.toString()} failed`, error),
       });
