@@ -87,14 +87,14 @@ export async function deliverNotices(
 
 /**
  * A receiving repository applies the states it tracks (in one transaction); a change wakes its
- * producer after `debounceMs`. Another installation's notices change nothing.
+ * producer when `producerDue` says. Another installation's notices change nothing.
  */
 export function receiveNotices(
   store: RepoStore,
   schedules: Schedules,
   delivery: CrossRepoDelivery,
   nowMs: number,
-  debounceMs: number,
+  producerDue: (atMs: number) => number,
 ): { applied: number } {
   return store.transaction(() => {
     const identity = store.identity();
@@ -109,7 +109,7 @@ export function receiveNotices(
     if (changes.length > 0) {
       store.audit("cross-repo", { from: delivery.from.fullName, changes }, nowMs);
     }
-    if (graphChanged) schedules.at("producer", nowMs + debounceMs);
+    if (graphChanged) schedules.at("producer", producerDue(nowMs));
     return { applied: changes.length };
   });
 }

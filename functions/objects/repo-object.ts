@@ -15,7 +15,12 @@ import {
   type InstallationCheckAction,
   installationCheckAction,
 } from "../../shared/schedule/installation-check.ts";
-import { reconcileKind, retryDelayMs, scanRequestWaitMs } from "../../shared/schedule/policy.ts";
+import {
+  producerDueMs,
+  reconcileKind,
+  retryDelayMs,
+  scanRequestWaitMs,
+} from "../../shared/schedule/policy.ts";
 import { retentionCutoffs } from "../../shared/schedule/retention.ts";
 import { type Env, MissingSettingError, numberSetting } from "../env.ts";
 import { installationClient } from "../github-client.ts";
@@ -101,6 +106,8 @@ export class RepoObject extends DurableObject<Env> {
   readonly fleet: Fleet;
   /** The alarm run in progress: a second trigger joins it instead of running alongside. */
   private alarmRun: Promise<void> | null = null;
+  /** When this instance last began a producer run (the debounce window; null after a restart). */
+  private lastProducerRunMs: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -256,6 +263,11 @@ export class RepoObject extends DurableObject<Env> {
 
   private debounceMs(): number {
     return this.envMs("PRODUCER_DEBOUNCE_MS", 2_000);
+  }
+
+  /** When the producer should run for a change learned at `atMs` (shared/schedule/policy.ts). */
+  private producerDue(atMs: number): number {
+    return producerDueMs(atMs, this.lastProducerRunMs, this.debounceMs());
   }
 
   /** Issues a page and pages an alarm run of the full reconcile (settings, else the defaults). */
@@ -442,7 +454,7 @@ export class RepoObject extends DurableObject<Env> {
         },
         delivery.receivedMs,
       );
-      if (graphChanged) this.schedules.at("producer", delivery.receivedMs + this.debounceMs());
+      if (graphChanged) this.schedules.at("producer", this.producerDue(delivery.receivedMs));
       return "applied";
     });
     if (outcome === "moved") {
@@ -728,7 +740,7 @@ export class RepoObject extends DurableObject<Env> {
           { type: "issue-removed", number, at: formatInstant(Math.floor(atMs / 1000) * 1000) },
         ]);
         this.store.audit("removal-confirmed", { issue: number, verdict, status, changes }, nowMs);
-        if (graphChanged) this.schedules.at("producer", nowMs + this.debounceMs());
+        if (graphChanged) this.schedules.at("producer", this.producerDue(nowMs));
       });
     }
   }
@@ -851,7 +863,7 @@ export class RepoObject extends DurableObject<Env> {
           // What a page corrected may unblock something, once the producer plans at all (it
           // plans nothing before the first full reconcile completes).
           if (outcome.changed && this.store.watermarks().lastFullReconcileAt !== null) {
-            this.schedules.at("producer", Date.now() + this.debounceMs());
+            this.schedules.at("producer", this.producerDue(Date.now()));
           }
           return;
         }
@@ -883,11 +895,12 @@ export class RepoObject extends DurableObject<Env> {
         );
         // After the first full read the producer may act at last; after others, if they changed anything.
         if (outcome.kind === "full" || outcome.corrections.length > 0) {
-          this.schedules.at("producer", Date.now() + this.debounceMs());
+          this.schedules.at("producer", this.producerDue(Date.now()));
         }
         return;
       }
       case "producer": {
+        this.lastProducerRunMs = nowMs;
         if (this.archived()) return; // read-only on GitHub: nothing to plan for
         // After a start, the graph is read from the tables a chunk at a time, webhooks between.
         await this.store.prepareGraph(pause);
@@ -1057,12 +1070,8 @@ export class RepoObject extends DurableObject<Env> {
    * where a blocker edge here names it, then the producer runs (functions/objects/cross-repo.ts).
    */
   async externalStates(delivery: CrossRepoDelivery): Promise<{ applied: number }> {
-    const result = receiveNotices(
-      this.store,
-      this.schedules,
-      delivery,
-      Date.now(),
-      this.debounceMs(),
+    const result = receiveNotices(this.store, this.schedules, delivery, Date.now(), (atMs) =>
+      this.producerDue(atMs),
     );
     await this.schedules.rearm();
     return result;

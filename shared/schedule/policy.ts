@@ -25,6 +25,17 @@ export function scanRequestWaitMs(lastRequestMs: number | null, nowMs: number): 
   return SCAN_REQUEST_INTERVAL_MS - (nowMs - lastRequestMs);
 }
 
+/**
+ * When a producer run asked for at `nowMs` is due. Leading edge: at once when no run started in
+ * the last `debounceMs`, so a lone close reaches `agent:ready` without waiting out a window;
+ * otherwise when the window since the last run ends, so a burst of deliveries still coalesces
+ * into one run per window. `lastRunMs` null: no run known (a fresh or evicted object).
+ */
+export function producerDueMs(nowMs: number, lastRunMs: number | null, debounceMs: number): number {
+  if (lastRunMs === null) return nowMs;
+  return Math.max(nowMs, lastRunMs + debounceMs);
+}
+
 export interface RetryPolicy {
   /** Delay after the first failure; each further failure doubles it. */
   baseMs: number;

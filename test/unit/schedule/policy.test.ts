@@ -1,5 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  producerDueMs,
   reconcileKind,
   retryDelayMs,
   SCAN_REQUEST_INTERVAL_MS,
@@ -35,5 +37,35 @@ describe("API-requested reconciles", () => {
     expect(scanRequestWaitMs(null, 5_000)).toBeNull();
     expect(scanRequestWaitMs(1_000, 1_000 + SCAN_REQUEST_INTERVAL_MS)).toBeNull();
     expect(scanRequestWaitMs(1_000, 21_000)).toBe(SCAN_REQUEST_INTERVAL_MS - 20_000);
+  });
+});
+
+describe("producer debounce", () => {
+  it("runs a lone change at once (leading edge)", () => {
+    expect(producerDueMs(10_000, null, 2_000)).toBe(10_000);
+    expect(producerDueMs(10_000, 7_000, 2_000)).toBe(10_000);
+    expect(producerDueMs(10_000, 8_000, 2_000)).toBe(10_000);
+  });
+
+  it("coalesces changes inside the window into one run at its end", () => {
+    expect(producerDueMs(10_000, 9_000, 2_000)).toBe(11_000);
+    expect(producerDueMs(10_500, 9_000, 2_000)).toBe(11_000);
+    expect(producerDueMs(10_000, 10_000, 2_000)).toBe(12_000);
+  });
+
+  it("never schedules before the change nor sooner than the window allows", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1e9 }),
+        fc.option(fc.integer({ min: 0, max: 1e9 })),
+        fc.integer({ min: 0, max: 60_000 }),
+        (now, last, debounce) => {
+          const due = producerDueMs(now, last, debounce);
+          expect(due).toBeGreaterThanOrEqual(now);
+          if (last !== null) expect(due).toBeGreaterThanOrEqual(last + debounce);
+          if (last === null || last + debounce <= now) expect(due).toBe(now);
+        },
+      ),
+    );
   });
 });
