@@ -1,7 +1,7 @@
 import type { GraphAnalysis } from "../../shared/graph/analyze.ts";
 import type { CompactGraph } from "../../shared/graph/compact.ts";
 import {
-  analyzeCompact,
+  analyzeCompactSteps,
   asGraphAnalysis,
   type CompactAnalysis,
   renderCompactScan,
@@ -54,33 +54,73 @@ export class GraphScans {
     this.store = store;
   }
 
-  current(nowMs: number): GraphScan {
+  /** The kept scan if it still holds at `nowMs`, else null. */
+  private fresh(nowMs: number): GraphScan | null {
     const store = this.store;
-    const producerSeq = store.watermarks().producer.seq;
     const graph = store.compactGraph();
     const kept = this.kept;
-    if (
-      kept !== null &&
+    return kept !== null &&
       kept.version === store.version &&
       kept.graph === graph &&
       kept.changes === graph.changes &&
-      kept.producerSeq === producerSeq &&
+      kept.producerSeq === store.watermarks().producer.seq &&
       kept.atMs <= nowMs &&
       nowMs < kept.validUntilMs
-    ) {
-      return kept;
+      ? kept
+      : null;
+  }
+
+  /** The scan at `nowMs`: the kept one while it holds, else a new one made at once. */
+  current(nowMs: number): GraphScan {
+    const kept = this.fresh(nowMs);
+    if (kept !== null) return kept;
+    const steps = this.steps(nowMs);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
     }
+  }
+
+  /**
+   * Makes the scan at `nowMs` ahead of a synchronous reader (the producer's plan), pausing
+   * between the analysis's passes so webhook acknowledgements go first. A change landing during
+   * a pause makes the work void: it starts again, and after three tries the reader makes it at once.
+   */
+  async prepare(nowMs: number, pause: () => Promise<void>): Promise<void> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (this.fresh(nowMs) !== null) return;
+      const steps = this.steps(nowMs);
+      const { version } = this.store;
+      const graph = this.store.compactGraph();
+      const changes = graph.changes;
+      for (;;) {
+        const step = steps.next();
+        if (step.done) break;
+        await pause();
+        if (this.store.version !== version || graph.changes !== changes) break;
+        if (this.store.compactGraph() !== graph) break;
+      }
+    }
+  }
+
+  /** Makes a scan in steps (`analyzeCompactSteps`); the last step keeps it. */
+  private *steps(nowMs: number): Generator<void, GraphScan, void> {
+    const store = this.store;
+    const graph = store.compactGraph();
+    const producerSeq = store.watermarks().producer.seq;
     const { causes, maxSeq } = store.pendingCloses(producerSeq);
-    const compact = analyzeCompact(graph, {
+    const version = store.version;
+    const changes = graph.changes;
+    const compact = yield* analyzeCompactSteps(graph, {
       now: formatInstant(nowMs),
       causes,
       config: store.config(),
     });
     let adapted: GraphAnalysis | undefined;
     const scan: GraphScan = {
-      version: store.version,
+      version,
       graph,
-      changes: graph.changes,
+      changes,
       producerSeq,
       atMs: nowMs,
       validUntilMs: compact.validUntilMs,

@@ -474,6 +474,7 @@ export class RepoObject extends DurableObject<Env> {
    */
   async graph(nowMs = Date.now(), machine?: string, limit?: number) {
     await this.store.prepareGraph(pause);
+    await this.scans.prepare(nowMs, pause);
     const config = this.store.config();
     const watermarks = this.store.watermarks();
     const result = scanOverview(
@@ -518,6 +519,7 @@ export class RepoObject extends DurableObject<Env> {
     machine?: string,
   ) {
     await this.store.prepareGraph(pause);
+    await this.scans.prepare(nowMs, pause);
     return scanPage(
       this.scans.current(nowMs),
       nowMs,
@@ -904,6 +906,8 @@ export class RepoObject extends DurableObject<Env> {
         if (this.archived()) return; // read-only on GitHub: nothing to plan for
         // After a start, the graph is read from the tables a chunk at a time, webhooks between.
         await this.store.prepareGraph(pause);
+        // The scan is made in steps too; the plan below reads it (unless a change voided it).
+        await this.scans.prepare(nowMs, pause);
         this.producer.plan(nowMs);
         // Webhooks waiting to be acknowledged go first: the queue view is a second analysis.
         await pause();

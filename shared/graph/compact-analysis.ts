@@ -107,6 +107,22 @@ export function analyzeCompact(
   graph: CompactGraph,
   scanOptions: ScanOptions = {},
 ): CompactAnalysis {
+  const steps = analyzeCompactSteps(graph, scanOptions);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * `analyzeCompact` in steps: it yields between its passes over the graph, so a caller can let
+ * other work in between (each pass is linear; at 100k issues a few tens of milliseconds). The
+ * graph must not change until it returns; a caller that let changes in starts again.
+ */
+export function* analyzeCompactSteps(
+  graph: CompactGraph,
+  scanOptions: ScanOptions = {},
+): Generator<void, CompactAnalysis, void> {
   const options = resolveScanOptions({ repo: graph.repo, issues: [] } as Snapshot, scanOptions);
   const { labels } = options.config;
   if (!graph.fits(graph.repo, labels)) {
@@ -174,6 +190,7 @@ export function analyzeCompact(
       }
     }
   }
+  yield;
   const children = rowsFrom(childCounts);
   const blocks = rowsFrom(blockCounts);
   for (let i = 0; i < order.length; i++) {
@@ -187,6 +204,7 @@ export function analyzeCompact(
     }
   }
 
+  yield;
   const flags = new Uint8Array(size);
   const openChildren = new Int32Array(size);
   const openStart = new Int32Array(size);
@@ -269,6 +287,7 @@ export function analyzeCompact(
     flags[s] = f;
   }
 
+  yield;
   const analysis: CompactAnalysis = {
     graph,
     options,
@@ -291,6 +310,7 @@ export function analyzeCompact(
     validUntilMs,
   };
   analysis.kicks = compactKicks(analysis);
+  yield;
 
   const cycles = sccCycles(size, adjStart, adjLen, adjPool, cycleRoots)
     .map((slots) => slots.map((s) => numberAt[s]!).sort((a, b) => a - b))

@@ -200,7 +200,7 @@ describe("graph API pages", () => {
 
   it("serves the kept scan until the graph changes", async () => {
     const stub = await freshRepo();
-    await runInDurableObject(stub, (o: RepoObject) => {
+    await runInDurableObject(stub, async (o: RepoObject) => {
       o.store.apply([{ type: "issue", issue: issue(1) }]);
       const a = o.scans.current(NOW_MS);
       expect(o.scans.current(NOW_MS + 1000)).toBe(a);
@@ -208,6 +208,17 @@ describe("graph API pages", () => {
       const b = o.scans.current(NOW_MS + 2000);
       expect(b).not.toBe(a);
       expect(b.result.ready).toEqual([1, 2]);
+      // Made in steps with pauses; a change landing in a pause voids the work (made again).
+      o.store.apply([{ type: "issue", issue: issue(3) }]);
+      let pauses = 0;
+      await o.scans.prepare(NOW_MS + 3000, async () => {
+        pauses += 1;
+        if (pauses === 2) o.store.apply([{ type: "issue", issue: issue(4) }]);
+      });
+      expect(pauses).toBeGreaterThan(4);
+      const c = o.scans.current(NOW_MS + 3000);
+      expect(c.result.ready).toEqual([1, 2, 3, 4]);
+      expect(o.scans.current(NOW_MS + 3000)).toBe(c);
     });
   });
 
