@@ -41,6 +41,8 @@ const SET_STUCK = 16;
 const SET_EPIC = 32;
 
 const NONE: readonly never[] = Object.freeze([]);
+/** `analyzeCompactSteps` also yields every this many issues (plus one) inside a pass. */
+const STEP_MASK = (1 << 15) - 1;
 
 /**
  * The rules of shared/graph/analyze.ts over a `CompactGraph`: the same facts, kicks, cycles and
@@ -163,6 +165,7 @@ export function* analyzeCompactSteps(
   let edges = 0;
   let openCount = 0;
   for (let i = 0; i < order.length; i++) {
+    if ((i & STEP_MASK) === STEP_MASK) yield;
     const s = order[i]!;
     if (state[s] === STATE_OPEN) openCount += 1;
     const p = parent[s]!;
@@ -194,6 +197,7 @@ export function* analyzeCompactSteps(
   const children = rowsFrom(childCounts);
   const blocks = rowsFrom(blockCounts);
   for (let i = 0; i < order.length; i++) {
+    if ((i & STEP_MASK) === STEP_MASK) yield;
     const s = order[i]!;
     const ps = parentSlot[s]!;
     if (ps !== -1) children.values[children.fill[ps]!++] = s;
@@ -224,6 +228,7 @@ export function* analyzeCompactSteps(
   const { eventMs, eventLabeled, labeledMs } = graph;
 
   for (let i = 0; i < order.length; i++) {
+    if ((i & STEP_MASK) === STEP_MASK) yield;
     const s = order[i]!;
     if (state[s] !== STATE_OPEN) continue;
     openOrder[openK++] = s;
