@@ -4,7 +4,7 @@
  * `DATA/objects/<Class>/<id>.sqlite`), their alarms re-armed at start, and the Worker's `fetch`
  * and `scheduled` handlers called with an `env` of namespaces and settings.
  */
-import { mkdirSync, readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type {
   ExecutionContext,
@@ -17,6 +17,7 @@ import { ObjectExecutor } from "./executor.ts";
 import { HostNamespace, idFromString } from "./namespace.ts";
 import type { SqliteDriver } from "./sqlite-driver.ts";
 import {
+  isEmptyDatabase,
   openObjectDatabase,
   SqliteObjectStorage,
   type Synchronous,
@@ -98,7 +99,9 @@ export class PortableHost {
         openStorage: (alarmChanged) =>
           new SqliteObjectStorage(
             openObjectDatabase(this.options.driver, path, this.options.synchronous),
-            { alarmChanged },
+            // An object only ever read (a lookup of a name nobody wrote) leaves no file behind,
+            // as on Cloudflare, where reading does not create an object's storage.
+            { alarmChanged, closed: (empty) => empty && removeDatabase(path) },
           ),
         construct: (state: ObjectState) => new cls(state, this.env as never),
         onAlarmError: (error) => this.log(`alarm of ${className} ${id.toString()} failed`, error),
@@ -115,11 +118,14 @@ export class PortableHost {
         if (!match) continue;
         const db = openObjectDatabase(this.options.driver, join(this.classDir(className), file));
         let alarm: number | null;
+        let empty: boolean;
         try {
           alarm = storedAlarm(db);
+          empty = isEmptyDatabase(db);
         } finally {
           db.close();
         }
+        if (empty) removeDatabase(join(this.classDir(className), file));
         if (alarm !== null) await this.executor(className, idFromString(match[1]!)).restoreAlarm();
       }
     }
@@ -186,4 +192,9 @@ export class PortableHost {
     for (const executor of this.executors.values()) executor.close();
     this.executors.clear();
   }
+}
+
+/** Removes a database file and its WAL companions. */
+function removeDatabase(path: string): void {
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
 }

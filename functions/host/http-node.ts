@@ -5,31 +5,80 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Readable } from "node:stream";
 
 export interface RunningHttp {
   port: number;
   close(): Promise<void>;
 }
 
-function toRequest(req: IncomingMessage, fallbackHost: string): Request {
+/**
+ * The request body as a Web stream, read as the handler pulls. What the handler leaves unread
+ * (it stopped at the webhook body limit) is read and dropped by `discard`, so the client gets
+ * its answer (a 413) instead of a connection reset.
+ */
+function bodyStream(req: IncomingMessage): { stream: ReadableStream<Uint8Array>; discard(): void } {
+  let done = false;
+  const discard = () => {
+    done = true;
+    req.resume();
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.pause();
+      req.on("data", (chunk: Buffer) => {
+        if (done) return;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      });
+      req.once("end", () => {
+        if (!done) controller.close();
+        done = true;
+      });
+      req.once("error", (error) => {
+        if (!done) controller.error(error);
+        done = true;
+      });
+    },
+    pull() {
+      req.resume();
+    },
+    cancel: discard,
+  });
+  return { stream, discard };
+}
+
+function toRequest(
+  req: IncomingMessage,
+  fallbackHost: string,
+): { request: Request; discard(): void } {
   const url = `http://${req.headers.host ?? fallbackHost}${req.url ?? "/"}`;
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD";
-  return new Request(url, {
+  const body = hasBody ? bodyStream(req) : null;
+  const request = new Request(url, {
     method,
     headers,
-    ...(hasBody
-      ? { body: Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>, duplex: "half" }
-      : {}),
+    ...(body ? { body: body.stream, duplex: "half" } : {}),
   } as RequestInit);
+  return { request, discard: () => body?.discard() };
 }
 
-async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+async function writeResponse(
+  response: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
+  discard: () => void,
+): Promise<void> {
   const headers: Record<string, string | string[]> = {};
+  if (!req.complete) {
+    // Answered before the body was read to its end: drop the rest, and end the connection
+    // after this answer rather than reuse it.
+    discard();
+    headers.connection = "close";
+  }
   response.headers.forEach((value, key) => {
     if (key !== "set-cookie") headers[key] = value;
   });
@@ -56,8 +105,9 @@ export function serveHttp(
   const server = createServer((req, res) => {
     void (async () => {
       try {
-        const response = await handler(toRequest(req, `${options.hostname}:${options.port}`));
-        await writeResponse(response, res);
+        const { request, discard } = toRequest(req, `${options.hostname}:${options.port}`);
+        const response = await handler(request);
+        await writeResponse(response, req, res, discard);
       } catch (error) {
         options.log("http: request failed", error);
         if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });

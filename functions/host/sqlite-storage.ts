@@ -150,6 +150,13 @@ class Cursor<Row extends SqlRow> implements SqlCursor<Row> {
 export interface SqliteStorageHooks {
   /** The alarm changed (null: deleted); the host arms or clears its timer. */
   alarmChanged(atMs: number | null): void;
+  /** The database closed; `empty`: no table was ever created in it (nothing to keep). */
+  closed?(empty: boolean): void;
+}
+
+/** Whether a database holds no schema at all (an object that was only read). */
+export function isEmptyDatabase(db: DriverDatabase): boolean {
+  return Number(db.prepare("SELECT COUNT(*) AS n FROM sqlite_master").all()[0]?.n ?? 0) === 0;
 }
 
 export class SqliteObjectStorage implements ObjectStorage {
@@ -307,8 +314,10 @@ export class SqliteObjectStorage implements ObjectStorage {
   close(): void {
     if (this.closed) return;
     this.commit();
+    const empty = isEmptyDatabase(this.db);
     this.closed = true;
     this.statements.clear();
     this.db.close();
+    this.hooks.closed?.(empty);
   }
 }

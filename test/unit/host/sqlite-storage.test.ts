@@ -169,3 +169,20 @@ describe("the alarm", () => {
     again.close();
   });
 });
+
+describe("closing", () => {
+  it("reports a database nobody created a table in as empty (the host then removes its file)", () => {
+    const { path } = fresh();
+    const closed: boolean[] = [];
+    const hooks = { alarmChanged: () => {}, closed: (empty: boolean) => closed.push(empty) };
+    const read = new SqliteObjectStorage(openObjectDatabase(driver, path), hooks);
+    expect(read.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray()).toEqual(
+      [],
+    );
+    read.close();
+    const written = new SqliteObjectStorage(openObjectDatabase(driver, path), hooks);
+    written.sql.exec("CREATE TABLE t (n INTEGER)");
+    written.close();
+    expect(closed).toEqual([true, false]);
+  });
+});
