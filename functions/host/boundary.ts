@@ -102,7 +102,7 @@ export interface ScheduledEvent {
 export interface ExecutionContext {
   waitUntil(promise: Promise<unknown>): void;
   passThroughOnException(): void;
-  readonly props: Record<string, unknown>;
+  readonly props: unknown;
 }
 
 /** The Worker module's default export as the host drives it (functions/worker.ts). */
