@@ -70,6 +70,22 @@ export class GraphScans {
       : null;
   }
 
+  /**
+   * The kept scan if it was made at most `maxAgeMs` before `nowMs`, whatever changed since (and
+   * still inside its own validity): what readers may see while a full reconcile streams pages in,
+   * when every page would otherwise void the scan and each read would make a new one.
+   */
+  recent(nowMs: number, maxAgeMs: number): GraphScan | null {
+    const kept = this.kept;
+    return kept !== null &&
+      kept.graph === this.store.compactGraph() &&
+      kept.atMs <= nowMs &&
+      nowMs - kept.atMs <= maxAgeMs &&
+      nowMs < kept.validUntilMs
+      ? kept
+      : null;
+  }
+
   /** The scan at `nowMs`: the kept one while it holds, else a new one made at once. */
   current(nowMs: number): GraphScan {
     const kept = this.fresh(nowMs);

@@ -64,6 +64,9 @@ import { type RepoIdentity, RepoStore } from "./repo-store.ts";
 import { type DueSchedule, type ScheduleName, Schedules } from "./schedules.ts";
 import { type StatusView, statusView } from "./status-view.ts";
 
+/** How old a graph API scan may be while a full reconcile is in progress (see `readerScan`). */
+const RECONCILING_SCAN_MAX_AGE_MS = 5_000;
+
 export interface Delivery {
   id: string;
   event: string;
@@ -473,17 +476,10 @@ export class RepoObject extends DurableObject<Env> {
    * what a time window would show. Served from the scan kept since the last graph change.
    */
   async graph(nowMs = Date.now(), machine?: string, limit?: number) {
-    await this.store.prepareGraph(pause);
-    await this.scans.prepare(nowMs, pause);
+    const scan = await this.readerScan(nowMs);
     const config = this.store.config();
     const watermarks = this.store.watermarks();
-    const result = scanOverview(
-      this.scans.current(nowMs),
-      nowMs,
-      config.kicks.windowHours,
-      machine || undefined,
-      limit,
-    );
+    const result = scanOverview(scan, nowMs, config.kicks.windowHours, machine || undefined, limit);
     return {
       ...result,
       watermarks,
@@ -512,16 +508,29 @@ export class RepoObject extends DurableObject<Env> {
     };
   }
 
+  /**
+   * The scan the graph API reads. While a full reconcile streams pages in, every page voids the
+   * kept scan; a scan up to `RECONCILING_SCAN_MAX_AGE_MS` old is shown instead of a new one per
+   * request, so polling readers cannot starve the reconcile (the producer always plans fresh).
+   */
+  private async readerScan(nowMs: number) {
+    if (this.store.reconcileProgress() !== null) {
+      const recent = this.scans.recent(nowMs, RECONCILING_SCAN_MAX_AGE_MS);
+      if (recent !== null) return recent;
+    }
+    await this.store.prepareGraph(pause);
+    await this.scans.prepare(nowMs, pause);
+    return this.scans.current(nowMs);
+  }
+
   /** One page of one long list of the graph scan (`GET .../graph?list=`). */
   async graphPage(
     request: Required<Pick<GraphPageRequest, "list">> & GraphPageRequest,
     nowMs = Date.now(),
     machine?: string,
   ) {
-    await this.store.prepareGraph(pause);
-    await this.scans.prepare(nowMs, pause);
     return scanPage(
-      this.scans.current(nowMs),
+      await this.readerScan(nowMs),
       nowMs,
       machine || undefined,
       request.list,
@@ -1164,7 +1173,7 @@ export class RepoObject extends DurableObject<Env> {
 
   /** The status page's read beyond `graph()` (functions/objects/status-view.ts). */
   async statusView(nowMs = Date.now()): Promise<StatusView> {
-    const view = statusView(this.store, this.fleet, nowMs);
+    const view = statusView(this.store, this.fleet, this.scans, nowMs);
     // Reading the queue may notice a stuck label taken off by hand and owe writes for it.
     await this.schedules.rearm();
     return view;

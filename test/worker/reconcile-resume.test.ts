@@ -16,7 +16,7 @@ import { reconcileFull } from "../../functions/objects/reconcile.ts";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import { MemoryTokenCache } from "../../shared/github/auth.ts";
 import type { Snapshot, SnapshotInput } from "../../shared/graph/snapshot.ts";
-import { DAY_MS } from "../../shared/graph/time.ts";
+import { DAY_MS, formatInstant } from "../../shared/graph/time.ts";
 import { install, repoStub, seed, seedClosed, seedIssue, settle, sim } from "./helpers.ts";
 import { facts } from "./random-ops.ts";
 
@@ -58,7 +58,7 @@ async function graphOf(stub: Stub) {
 async function fullReconciles(stub: Stub) {
   return (await stub.auditLog(500)).filter(
     (a) => a.kind === "reconcile" && (a.detail as { kind: string }).kind === "full",
-  ) as Array<{ detail: { corrected: string[]; run: { runId: string; pages: number } } }>;
+  ) as unknown as Array<{ detail: { corrected: string[]; run: { runId: string; pages: number } } }>;
 }
 
 /** Successful page requests since the counters were reset. */
@@ -265,6 +265,54 @@ describe("streaming, resumable full reconcile", () => {
       { kind: "full-step", pages: 4 },
       { kind: "full", pages: 5, corrected: [] },
     ]);
+  }, 30_000);
+
+  it("while a run streams pages in, the graph API shows a scan at most 5 s old instead of one per request", async () => {
+    const issues = Array.from({ length: 5 * PAGE - 3 }, (_, i) => seedIssue(i + 1));
+    const { stub } = await install({ repo: "resume-reads/app", issues });
+    const seen = await runInDurableObject(stub, async (o: RepoObject) => {
+      const identity = o.store.identity()!;
+      const client = installationClient(
+        env,
+        identity.installationId,
+        new MemoryTokenCache(),
+        "test",
+        { id: identity.repoId, fullName: identity.fullName },
+      );
+      const count = async (atMs: number) => (await o.graph(atMs)).stats.issues;
+      const t0 = Date.now();
+      const before = await count(t0);
+      // A run in progress (two of five pages read), then a change lands (as a webhook would).
+      const step = await reconcileFull(o.store, client, Date.now, {
+        pageSize: PAGE,
+        pagesPerRun: PAGES_PER_RUN,
+      });
+      const kept = await count(t0 + 100);
+      o.store.applyEvents([
+        { type: "issue-removed", number: 5 * PAGE - 3, at: formatInstant(Date.now() + 1000) },
+      ]);
+      const stale = await count(t0 + 1_000);
+      const aged = await count(t0 + 6_000);
+      return { step: step?.kind, before, kept, stale, aged };
+    });
+    expect(seen).toEqual({
+      step: "full-step",
+      before: 5 * PAGE - 3,
+      kept: 5 * PAGE - 3,
+      stale: 5 * PAGE - 3,
+      aged: 5 * PAGE - 4,
+    });
+    // Once no run is in progress, a change shows at once again.
+    const after = await runInDurableObject(stub, async (o: RepoObject) => {
+      o.store.reconcileRuns.abandon();
+      const t = Date.now() + 10_000;
+      const first = (await o.graph(t)).stats.issues;
+      o.store.applyEvents([
+        { type: "issue-removed", number: 5 * PAGE - 4, at: formatInstant(Date.now() + 2000) },
+      ]);
+      return { first, next: (await o.graph(t + 100)).stats.issues };
+    });
+    expect(after).toEqual({ first: 5 * PAGE - 4, next: 5 * PAGE - 5 });
   }, 30_000);
 
   it("begins again from the first page when GitHub refuses the cursor", async () => {
