@@ -1,7 +1,9 @@
 // `switchyard serve` (the portable host, functions/serve.ts) against the GitHub simulator over
-// real HTTP: install → full reconcile → producer labels → a claim; a crash (SIGKILL) and a restart on the
-// same data directory keep the graph; a close on GitHub then reaches `agent:ready` through the
-// restarted process; SIGTERM stops it cleanly.
+// real HTTP, on Node, Bun and Deno: ingress refusals; install → full reconcile → producer labels
+// → a claim; a crash (SIGKILL) and a restart on the same data directory keep graph, claims and
+// fences and fire the alarm pending at the crash; the cron; a close reaching `agent:ready`; a
+// clean SIGTERM. On Node also: a claim expiring by its stored alarm after a restart, and
+// `npm start -- --host node`.
 import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
@@ -40,11 +42,9 @@ interface ServeProcess {
   exited: Promise<number | null>;
 }
 
-function startServe(
-  runtime: keyof typeof COMMANDS,
-  args: string[],
-  env: Record<string, string>,
-): ServeProcess {
+type Runtime = keyof typeof COMMANDS;
+
+function startServe(runtime: Runtime, args: string[], env: Record<string, string>): ServeProcess {
   const [command, ...prefix] = COMMANDS[runtime];
   const child = spawn(command, [...prefix, ...args], {
     cwd: root,
@@ -69,62 +69,127 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
+/**
+ * The simulator (a fresh App key and webhook secret) and `switchyard serve` on `runtime` with a
+ * fresh data directory; `installDemo` seeds the demo repositories, installs the App and
+ * registers an admin user whose token the graph API takes.
+ */
+async function serveStack(runtime: Runtime, extraEnv: Record<string, string> = {}) {
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const webhookSecret = `serve-${crypto.randomUUID()}`;
+  const sim: RunningSimulator = await startSimulatorServer({
+    port: 0,
+    appId: 1,
+    appPublicKey: publicKey.export({ type: "spki", format: "pem" }).toString(),
+    webhookSecret,
+  });
+  cleanups.push(() => sim.close());
+  const data = await mkdtemp(join(tmpdir(), "switchyard-serve-"));
+  cleanups.push(() => rm(data, { recursive: true, force: true }));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = {
+    GITHUB_API_URL: sim.url,
+    GITHUB_APP_ID: "1",
+    GITHUB_APP_PRIVATE_KEY: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+    GITHUB_WEBHOOK_SECRET: webhookSecret,
+    PUBLIC_URL: url,
+    HEALTH_DETAILS: "1",
+    ...extraEnv,
+  };
+  const args = [
+    "--port",
+    String(port),
+    "--data",
+    data,
+    "--test-scheduled",
+    "--dotenv",
+    join(data, "none.env"),
+  ];
+  let serve = startServe(runtime, args, env);
+  cleanups.push(async () => {
+    serve.child.kill("SIGKILL");
+  });
+  // Up, or the reason it is not (its output) as soon as it exits.
+  const up = () => {
+    const exitedEarly = serve.exited.then((code) => {
+      throw new Error(`switchyard serve exited (${code}):\n${serve.output()}`);
+    });
+    exitedEarly.catch(() => {}); // a later, intended exit is not an error
+    return Promise.race([
+      waitFor(
+        "switchyard serve to start",
+        async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined),
+        60_000,
+      ),
+      exitedEarly,
+    ]);
+  };
+  await up();
+  const token = `ghp_serve${crypto.randomUUID().replace(/-/g, "")}`;
+  const rocket = () => sim.sim.state.requireRepo("acme", "rocket");
+  return {
+    sim,
+    url,
+    data,
+    webhookSecret,
+    token,
+    process: () => serve,
+    /** SIGKILL (a crash: nothing runs on the way out), then a start on the same data. */
+    async crashAndRestart() {
+      serve.child.kill("SIGKILL");
+      await serve.exited;
+      serve = startServe(runtime, args, env);
+      await up();
+    },
+    async installDemo() {
+      sim.sim.webhooks.pushUrl = `${url}/webhooks/github`;
+      const seeds = await demoSeeds(Date.now());
+      seedSnapshot(sim.sim.state, seeds.sdk);
+      seedSnapshot(sim.sim.state, seeds.rocket);
+      sim.sim.state.install("acme", ["sdk", "rocket"], "octocat");
+      const registered = await fetch(`${sim.url}/_sim/users`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ login: "serve-admin", token, repos: { "acme/rocket": "admin" } }),
+      });
+      expect(registered.ok).toBe(true);
+    },
+    async graph() {
+      const response = await fetch(`${url}/v1/repos/acme/rocket/graph`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return response.ok ? ((await response.json()) as Graph) : undefined;
+    },
+    /** Issues of acme/rocket labeled `agent:ready` on GitHub (the simulator). */
+    labeled: () =>
+      [...rocket().issues.values()]
+        .filter((i) => i.labels.includes("agent:ready"))
+        .map((i) => i.number)
+        .sort((a, b) => a - b),
+    issueLabels: (n: number) => sim.sim.state.requireIssue(rocket(), n).labels,
+    /** A fleet key minted by the admin, as an agent's client. */
+    async agent() {
+      const admin = new FleetClient({ server: url, repo: "acme/rocket", token });
+      const key = await admin.createKey({ name: "serve test" });
+      return new FleetClient({ server: url, repo: "acme/rocket", token: key.key });
+    },
+    async firstReconcile() {
+      return waitFor("the first reconcile and producer run", async () => {
+        const g = await this.graph();
+        return g?.watermarks.lastFullReconcileAt && g.watermarks.producer.at ? g : undefined;
+      });
+    },
+  };
+}
+
 describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
   "switchyard serve on %s",
   (runtime) => {
     it("reconciles, keeps graph, claims, fences and a pending alarm across a crash, runs the cron, and a close reaches agent:ready", async () => {
-      const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-      const webhookSecret = `serve-${crypto.randomUUID()}`;
-      const sim: RunningSimulator = await startSimulatorServer({
-        port: 0,
-        appId: 1,
-        appPublicKey: publicKey.export({ type: "spki", format: "pem" }).toString(),
-        webhookSecret,
-      });
-      cleanups.push(() => sim.close());
-      const data = await mkdtemp(join(tmpdir(), "switchyard-serve-"));
-      cleanups.push(() => rm(data, { recursive: true, force: true }));
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      const env = {
-        GITHUB_API_URL: sim.url,
-        GITHUB_APP_ID: "1",
-        GITHUB_APP_PRIVATE_KEY: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
-        GITHUB_WEBHOOK_SECRET: webhookSecret,
-        PUBLIC_URL: url,
-        HEALTH_DETAILS: "1",
-        // Long enough to crash between a claim and its fleet write (an alarm).
-        FLEET_WRITE_DELAY_MS: "3000",
-      };
-      const args = [
-        "--port",
-        String(port),
-        "--data",
-        data,
-        "--test-scheduled",
-        "--dotenv",
-        join(data, "none.env"),
-      ];
-      let serve = startServe(runtime, args, env);
-      cleanups.push(async () => {
-        serve.child.kill("SIGKILL");
-      });
-      // Up, or the reason it is not (its output) as soon as it exits.
-      const up = () => {
-        const exitedEarly = serve.exited.then((code) => {
-          throw new Error(`switchyard serve exited (${code}):\n${serve.output()}`);
-        });
-        exitedEarly.catch(() => {}); // a later, intended exit is not an error
-        return Promise.race([
-          waitFor(
-            "switchyard serve to start",
-            async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined),
-            60_000,
-          ),
-          exitedEarly,
-        ]);
-      };
-      await up();
+      // Long enough to crash between a claim and its fleet write (an alarm).
+      const stack = await serveStack(runtime, { FLEET_WRITE_DELAY_MS: "3000" });
+      const { url, sim, data, webhookSecret } = stack;
 
       // Ingress refuses what it must before any object is touched.
       const deliver = async (body: string, signature: string | null) => {
@@ -143,34 +208,11 @@ describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
       expect(await deliver(huge, await signBody(webhookSecret, huge))).toBe(413);
       expect(await deliver("{not json", await signBody(webhookSecret, "{not json"))).toBe(400);
 
-      sim.sim.webhooks.pushUrl = `${url}/webhooks/github`;
-      const seeds = await demoSeeds(Date.now());
-      seedSnapshot(sim.sim.state, seeds.sdk);
-      seedSnapshot(sim.sim.state, seeds.rocket);
-      sim.sim.state.install("acme", ["sdk", "rocket"], "octocat");
-      const token = `ghp_serve${crypto.randomUUID().replace(/-/g, "")}`;
-      const registered = await fetch(`${sim.url}/_sim/users`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ login: "serve-admin", token, repos: { "acme/rocket": "admin" } }),
-      });
-      expect(registered.ok).toBe(true);
-      const graph = async () => {
-        const response = await fetch(`${url}/v1/repos/acme/rocket/graph`, {
-          headers: { authorization: `Bearer ${token}` },
-        });
-        return response.ok ? ((await response.json()) as Graph) : undefined;
-      };
-      const labeled = () =>
-        [...sim.sim.state.requireRepo("acme", "rocket").issues.values()]
-          .filter((i) => i.labels.includes("agent:ready"))
-          .map((i) => i.number)
-          .sort((a, b) => a - b);
+      await stack.installDemo();
+      const graph = () => stack.graph();
+      const { labeled, issueLabels } = stack;
 
-      const first = await waitFor("the first reconcile and producer run", async () => {
-        const g = await graph();
-        return g?.watermarks.lastFullReconcileAt && g.watermarks.producer.at ? g : undefined;
-      });
+      const first = await stack.firstReconcile();
       // The same story as `npm start` on wrangler dev (test/e2e/demo.test.ts).
       expect(first.ready).toEqual([4, 5, 9, 11, 15]);
       await waitFor("the producer's labels", async () =>
@@ -184,22 +226,15 @@ describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
 
       // An agent claims the queue's first issue; its `agent:processing` label is written by the
       // object's alarm a few seconds later.
-      const admin = new FleetClient({ server: url, repo: "acme/rocket", token });
-      const key = await admin.createKey({ name: "serve test" });
-      const agent = new FleetClient({ server: url, repo: "acme/rocket", token: key.key });
+      const agent = await stack.agent();
       const grant = await agent.claimNext({ agentId: "agent-1", machine: "box" });
       expect(grant).not.toBeNull();
       const claimed = grant!.issue.number;
-      const issueLabels = (n: number) =>
-        sim.sim.state.requireIssue(sim.sim.state.requireRepo("acme", "rocket"), n).labels;
       expect(issueLabels(claimed)).not.toContain("agent:processing");
 
       // A crash before that alarm fires: nothing runs on the way out; what was acknowledged is
       // committed, the alarm included.
-      serve.child.kill("SIGKILL");
-      await serve.exited;
-      serve = startServe(runtime, args, env);
-      await up();
+      await stack.crashAndRestart();
       // The alarm armed before the crash fires after the restart, before any request reaches the
       // object (so it is the stored alarm, re-armed at start): the label reaches GitHub.
       await waitFor("the pending fleet write after the restart", async () =>
@@ -238,6 +273,7 @@ describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
 
       // A graceful stop: exit 0, the databases closed (no WAL left behind after a checkpoint is
       // not promised; the files are there and open again).
+      const serve = stack.process();
       serve.child.kill("SIGTERM");
       expect(await serve.exited).toBe(0);
       expect(serve.output()).toContain("switchyard serve: stopped");
@@ -245,6 +281,34 @@ describe.each(Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>)(
     }, 180_000);
   },
 );
+
+describe("switchyard serve on node: claims expire by alarm", () => {
+  it("a claim left by an agent expires after a restart, by the stored alarm alone, and its processing label goes", async () => {
+    const stack = await serveStack("node", { FLEET_WRITE_DELAY_MS: "500" });
+    await stack.installDemo();
+    await stack.firstReconcile();
+    const agent = await stack.agent();
+    // The shortest claim there is (60 s); the agent then vanishes without a heartbeat.
+    const grant = await agent.claimNext({ agentId: "agent-gone", ttlSeconds: 60 });
+    expect(grant).not.toBeNull();
+    const claimed = grant!.issue.number;
+    await waitFor("the processing label", async () =>
+      stack.issueLabels(claimed).includes("agent:processing") ? true : undefined,
+    );
+    await stack.crashAndRestart();
+    // No request reaches the object from here: only its stored alarm can end the claim and
+    // take the label off on GitHub.
+    await waitFor(
+      "the claim's expiry to remove the processing label",
+      async () => (stack.issueLabels(claimed).includes("agent:processing") ? undefined : true),
+      90_000,
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(grant!.expiresAt));
+    await expect(
+      agent.heartbeat(claimed, { claimId: grant!.claimId, fence: grant!.fence }),
+    ).rejects.toThrow();
+  }, 180_000);
+});
 
 describe("npm start -- --host node (the demo on the portable host)", () => {
   it("tells the same story as on wrangler dev", async () => {
