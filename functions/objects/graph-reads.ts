@@ -165,8 +165,8 @@ export class GraphReads {
   /**
    * The stored graph in the snapshot format of spec 3.1, issues ascending, without bodies (what
    * the rules read from a body is in `requires`). Every issue at once, as objects: the graph
-   * rules in the Worker read the compact graph (`compact`) instead; this is for tests, tools and
-   * the status page's picture.
+   * rules in the Worker read the compact graph (`compact`) instead, and the status page's
+   * picture reads only the issues it draws (`snapshotIssues`); this is for tests and tools.
    */
   snapshot(repo: string | null, now?: string): Snapshot {
     const parents = new Map<number, IssueRef>();
@@ -235,6 +235,85 @@ export class GraphReads {
       issues,
       external,
     };
+  }
+
+  /**
+   * The issues numbered `numbers` (those stored), ascending, as `snapshot` spells them: a few
+   * issues read by number (in chunks of 100 parameters) instead of every issue. The status
+   * page's picture reads the issues it draws this way.
+   */
+  snapshotIssues(numbers: Iterable<number>): SnapshotIssue[] {
+    const wanted = [...new Set(numbers)].sort((a, b) => a - b);
+    const issues: SnapshotIssue[] = [];
+    for (let from = 0; from < wanted.length; from += 100) {
+      const chunk = wanted.slice(from, from + 100);
+      const rows = <Row extends Record<string, SqlStorageValue>>(query: string): Row[] =>
+        this.raw
+          .exec<Row>(query.replace("(?)", `(${chunk.map(() => "?").join(", ")})`), ...chunk)
+          .toArray();
+      const parents = new Map<number, IssueRef>();
+      for (const r of rows<{ child: number; parent: string }>(
+        "SELECT child, parent FROM parents WHERE parent IS NOT NULL AND child IN (?)",
+      ))
+        parents.set(r.child, decodeRef(r.parent));
+      const blockers = new Map<number, IssueRef[]>();
+      for (const r of rows<{ issue: number; blocker: string }>(
+        "SELECT issue, blocker FROM blockers WHERE present = 1 AND issue IN (?) ORDER BY issue, blocker",
+      )) {
+        const list = blockers.get(r.issue);
+        if (list) list.push(decodeRef(r.blocker));
+        else blockers.set(r.issue, [decodeRef(r.blocker)]);
+      }
+      const events = new Map<number, NonNullable<SnapshotIssue["labelEvents"]>>();
+      for (const r of rows<{
+        number: number;
+        label: string;
+        action: string;
+        actor: string | null;
+        created_at: string;
+      }>(
+        `SELECT number, label, action, actor, created_at FROM label_events WHERE number IN (?)
+          ORDER BY number, created_ms, action`,
+      )) {
+        const event = {
+          label: r.label,
+          action: r.action as "labeled" | "unlabeled",
+          actor: r.actor,
+          createdAt: r.created_at,
+        };
+        const list = events.get(r.number);
+        if (list) list.push(event);
+        else events.set(r.number, [event]);
+      }
+      for (const r of rows<{
+        number: number;
+        title: string;
+        state: string;
+        state_reason: string | null;
+        created_at: string;
+        updated_at: string;
+        closed_at: string | null;
+        labels: string;
+      }>(
+        `SELECT number, title, state, state_reason, created_at, updated_at, closed_at, labels
+          FROM issues WHERE number IN (?) ORDER BY number`,
+      )) {
+        issues.push({
+          number: r.number,
+          title: r.title,
+          state: r.state as "open" | "closed",
+          stateReason: r.state_reason as SnapshotIssue["stateReason"],
+          createdAt: r.created_at,
+          updatedAt: r.updated_at,
+          closedAt: r.closed_at,
+          labels: JSON.parse(r.labels) as string[],
+          parent: parents.get(r.number) ?? null,
+          blockedBy: blockers.get(r.number) ?? [],
+          labelEvents: events.get(r.number) ?? [],
+        });
+      }
+    }
+    return issues;
   }
 
   /**

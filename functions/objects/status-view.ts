@@ -6,8 +6,10 @@
 import type { Attempt } from "../../shared/claims/rules.ts";
 import { DAY_MS, formatInstant } from "../../shared/graph/time.ts";
 import type { EndedClaim } from "../../shared/status/figures.ts";
-import { type Picture, pictureOf } from "../../shared/status/picture.ts";
+import { drawPicture, type Picture } from "../../shared/status/picture.ts";
+import { choosePicture } from "../../shared/status/picture-compact.ts";
 import type { Fleet } from "./fleet.ts";
+import type { GraphScans } from "./graph-scans.ts";
 import type { AuditEntry } from "./journal-store.ts";
 import type { RepoStore } from "./repo-store.ts";
 
@@ -49,7 +51,12 @@ const QUEUE_SHOWN = 50;
 const AUDIT_SHOWN = 25;
 const ENDED_READ = 5_000;
 
-export function statusView(store: RepoStore, fleet: Fleet, nowMs: number): StatusView {
+export function statusView(
+  store: RepoStore,
+  fleet: Fleet,
+  scans: GraphScans,
+  nowMs: number,
+): StatusView {
   const queue = fleet.queue({ limit: QUEUE_SHOWN }, nowMs).body as {
     total: number;
     items: Array<StatusQueueItem & Record<string, unknown>>;
@@ -78,11 +85,20 @@ export function statusView(store: RepoStore, fleet: Fleet, nowMs: number): Statu
   }
   const stuckRows = fleet.claims.fleetRows().filter((f) => f.stuck);
   const titleOf = (n: number) => view.analysis.graph.issue(n)?.title ?? "";
-  const picture = pictureOf(store.snapshot(formatInstant(nowMs)), store.config(), {
+  // The picture from the kept scan: kinds and the choice over its typed arrays, then only the
+  // chosen issues (at most MAX_PICTURE_NODES) read from the tables, never every issue.
+  const scan = scans.current(nowMs);
+  const { kinds, total } = choosePicture(scan.compact, {
     queued: new Set(queue.items.map((i) => i.number)),
     claimed: new Set(claims.map((c) => c.number)),
     stuck: new Set(stuckRows.map((f) => f.number)),
   });
+  const picture = drawPicture(
+    scan.graph.repo,
+    store.reads.snapshotIssues(kinds.keys()),
+    kinds,
+    total,
+  );
   return {
     picture,
     queue: {

@@ -1,9 +1,9 @@
 // What the status page's graph picture shows: each issue's kind, its drawn relations, and which
 // issues make the cut when the graph is large. Pure: the same inputs give the same picture.
 import type { Config } from "../config/schema.ts";
-import { analyzeGraph } from "../graph/analyze.ts";
+import { analyzeGraph, type IssueFacts } from "../graph/analyze.ts";
 import { canonicalRef } from "../graph/refs.ts";
-import type { Snapshot } from "../graph/snapshot.ts";
+import type { Snapshot, SnapshotIssue } from "../graph/snapshot.ts";
 
 /** The kinds the picture distinguishes (by colour and shape); `open` is everything else open. */
 export const NODE_KINDS = [
@@ -57,11 +57,32 @@ export const NO_FLEET_MARKS: FleetMarks = {
   stuck: new Set(),
 };
 
+/** The facts `kindOf` reads (as `analyzeGraph` makes them; undefined for a closed issue). */
+export type KindFacts = Pick<IssueFacts, "stuck" | "freshLock" | "held" | "stance" | "ready"> & {
+  openBlockers: { readonly length: number };
+};
+
 /**
- * Each issue's kind, by precedence: closed, stuck (dead letter or label), claimed (a live claim
+ * An issue's kind, by precedence: closed, stuck (dead letter or label), claimed (a live claim
  * or a fresh processing lock), held (hold label or waiting on a human), blocked (an open
  * blocker), ready (claimable, or ready by the graph), else open.
  */
+export function kindOf(
+  n: number,
+  closed: boolean,
+  facts: KindFacts | undefined,
+  marks: FleetMarks,
+): NodeKind {
+  if (closed) return "closed";
+  if (marks.stuck.has(n) || facts?.stuck) return "stuck";
+  if (marks.claimed.has(n) || facts?.freshLock) return "claimed";
+  if (facts?.held || facts?.stance === "waiting") return "held";
+  if ((facts?.openBlockers.length ?? 0) > 0) return "blocked";
+  if (marks.queued.has(n) || facts?.ready) return "ready";
+  return "open";
+}
+
+/** The picture of a whole snapshot: each issue's kind (`kindOf`), the `max` drawn (`chooseNodes`). */
 export function pictureOf(
   snapshot: Snapshot,
   config: Config,
@@ -69,25 +90,17 @@ export function pictureOf(
   max = MAX_PICTURE_NODES,
 ): Picture {
   const analysis = analyzeGraph(snapshot, { config });
-  const kindOf = (n: number, closed: boolean): NodeKind => {
-    if (closed) return "closed";
-    const facts = analysis.factsOf(n);
-    if (marks.stuck.has(n) || facts?.stuck) return "stuck";
-    if (marks.claimed.has(n) || facts?.freshLock) return "claimed";
-    if (facts?.held || facts?.stance === "waiting") return "held";
-    if ((facts?.openBlockers.length ?? 0) > 0) return "blocked";
-    if (marks.queued.has(n) || facts?.ready) return "ready";
-    return "open";
-  };
   const own = (ref: number | string) => canonicalRef(ref, snapshot.repo);
-  const all = snapshot.issues.map((issue) => ({
-    issue,
-    kind: kindOf(issue.number, issue.state === "closed"),
-  }));
+  const kinds = new Map<number, NodeKind>();
+  for (const issue of snapshot.issues)
+    kinds.set(
+      issue.number,
+      kindOf(issue.number, issue.state === "closed", analysis.factsOf(issue.number), marks),
+    );
   const chosen = chooseNodes(
-    all.map(({ issue, kind }) => ({
+    snapshot.issues.map((issue) => ({
       number: issue.number,
-      kind,
+      kind: kinds.get(issue.number)!,
       neighbours: [
         ...(issue.parent == null ? [] : [own(issue.parent)]),
         ...(issue.blockedBy ?? []).map(own),
@@ -95,16 +108,36 @@ export function pictureOf(
     })),
     max,
   );
+  return drawPicture(
+    snapshot.repo,
+    snapshot.issues.filter((issue) => chosen.has(issue.number)),
+    kinds,
+    snapshot.issues.length,
+  );
+}
+
+/**
+ * The picture of the chosen issues (`chosen`: exactly the issues drawn, each with its kind in
+ * `kinds`) out of a graph of `total` issues: relations to issues not drawn go to the tooltip.
+ * The status page reads only the chosen issues (functions/objects/status-view.ts).
+ */
+export function drawPicture(
+  repo: string,
+  chosen: readonly SnapshotIssue[],
+  kinds: ReadonlyMap<number, NodeKind>,
+  total: number,
+): Picture {
+  const own = (ref: number | string) => canonicalRef(ref, repo);
+  const drawn = new Set(chosen.map((issue) => issue.number));
   const nodes: PictureNode[] = [];
-  for (const { issue, kind } of all) {
-    if (!chosen.has(issue.number)) continue;
+  for (const issue of chosen) {
     const parent = issue.parent == null ? null : own(issue.parent);
     const blockers: number[] = [];
     const otherBlockers: string[] = [];
     for (const ref of issue.blockedBy ?? []) {
       const r = own(ref);
       if (r === issue.number) continue;
-      if (typeof r === "number" && chosen.has(r)) {
+      if (typeof r === "number" && drawn.has(r)) {
         if (!blockers.includes(r)) blockers.push(r);
       } else {
         otherBlockers.push(typeof r === "number" ? `#${r}` : r);
@@ -113,15 +146,15 @@ export function pictureOf(
     nodes.push({
       number: issue.number,
       title: issue.title,
-      kind,
+      kind: kinds.get(issue.number) ?? "open",
       parent:
-        typeof parent === "number" && parent !== issue.number && chosen.has(parent) ? parent : null,
+        typeof parent === "number" && parent !== issue.number && drawn.has(parent) ? parent : null,
       blockers: blockers.sort((a, b) => a - b),
       otherBlockers: [...new Set(otherBlockers)].sort(),
     });
   }
   nodes.sort((a, b) => a.number - b.number);
-  return { repo: snapshot.repo, nodes, leftOut: snapshot.issues.length - nodes.length };
+  return { repo, nodes, leftOut: total - nodes.length };
 }
 
 const IN_QUEUE: ReadonlySet<NodeKind> = new Set(["ready", "claimed"]);
