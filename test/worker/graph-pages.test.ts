@@ -8,6 +8,8 @@ import { decodeCursor, type GraphList, type PageCursor } from "../../shared/grap
 import { scan } from "../../shared/graph/scan.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
 import { retentionCutoffs } from "../../shared/schedule/retention.ts";
+import { MAX_PICTURE_NODES, pictureOf } from "../../shared/status/picture.ts";
+import { renderGraphSvg } from "../../shared/status/svg.ts";
 import { install, seedIssue, sim } from "./helpers.ts";
 
 const NOW_MS = Date.parse("2026-11-29T12:00:00Z");
@@ -378,4 +380,77 @@ describe("graph API pages", () => {
       { numRuns: 25 },
     );
   }, 60_000);
+});
+
+describe("status page picture", () => {
+  it("draws from the kept scan and the chosen issues what pictureOf draws from every issue", async () => {
+    const stub = await freshRepo();
+    // 450 issues with parents and blockers (own, own spelled with the repository, and in other
+    // repositories), a third closed, some held, waiting on a human or locked: the picture keeps 300.
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % n;
+    };
+    const at = "2026-11-28T01:00:00Z";
+    await runInDurableObject(stub, (o: RepoObject) => {
+      const { labels } = o.store.config();
+      const events: GraphEvent[] = [];
+      for (let n = 1; n <= 450; n++) {
+        const closed = next(3) === 0;
+        const tag = next(10);
+        events.push({
+          type: "issue",
+          issue: issue(n, {
+            title: `Issue ${n} <&>`,
+            labels: [[labels.hold], [labels.needsHuman], [labels.processing]][tag] ?? [],
+            ...(closed
+              ? { state: "closed", stateReason: "completed", closedAt: "2026-11-29T10:00:00Z" }
+              : {}),
+          }),
+        });
+        if (tag === 2) {
+          events.push({
+            type: "label-event",
+            number: n,
+            label: labels.processing,
+            action: "labeled",
+            actor: "bot",
+            at: "2026-11-29T11:50:00Z",
+          });
+        }
+        if (n > 1 && next(4) === 0)
+          events.push({ type: "parent", child: n, parent: 1 + next(n - 1), at });
+        for (let k = next(3); k > 0; k--) {
+          const pick = next(20);
+          const blocker =
+            pick === 0 ? "other/lib#3" : pick === 1 ? `acme/pages#${1 + next(450)}` : 1 + next(460);
+          events.push({ type: "blocked-by", issue: n, blocker, present: true, at });
+        }
+      }
+      o.store.apply(events);
+    });
+    const [bounded, whole] = await runInDurableObject(stub, async (o: RepoObject) => {
+      const view = await o.statusView(NOW_MS);
+      const marks = {
+        queued: new Set(view.queue.items.map((i) => i.number)),
+        claimed: new Set(view.claims.map((c) => c.number)),
+        stuck: new Set(view.deadLetters.map((d) => d.number)),
+      };
+      return [
+        view.picture,
+        pictureOf(o.store.snapshot(iso(NOW_MS)), o.store.config(), marks),
+      ] as const;
+    });
+    expect(whole.nodes).toHaveLength(MAX_PICTURE_NODES);
+    expect(whole.leftOut).toBe(450 - MAX_PICTURE_NODES);
+    // Every kind appears, and open issues were left out too (the cut falls inside the ranking).
+    expect(new Set(whole.nodes.map((n) => n.kind))).toEqual(
+      new Set(["ready", "claimed", "blocked", "held", "open"]),
+    );
+    expect(whole.nodes.filter((n) => n.kind !== "closed").length).toBe(MAX_PICTURE_NODES);
+    expect(bounded).toEqual(whole);
+    const issueUrl = (n: number) => `https://github.com/acme/pages/issues/${n}`;
+    expect(renderGraphSvg(bounded, { issueUrl })).toBe(renderGraphSvg(whole, { issueUrl }));
+  });
 });
