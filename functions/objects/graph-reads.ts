@@ -169,60 +169,7 @@ export class GraphReads {
    * picture reads only the issues it draws (`snapshotIssues`); this is for tests and tools.
    */
   snapshot(repo: string | null, now?: string): Snapshot {
-    const parents = new Map<number, IssueRef>();
-    for (const row of this.sql<{ child: number; parent: string }>`
-      SELECT child, parent FROM parents WHERE parent IS NOT NULL`) {
-      parents.set(row.child, decodeRef(row.parent));
-    }
-    const blockers = new Map<number, IssueRef[]>();
-    for (const row of this.sql<{ issue: number; blocker: string }>`
-      SELECT issue, blocker FROM blockers WHERE present = 1 ORDER BY issue, blocker`) {
-      const list = blockers.get(row.issue);
-      if (list) list.push(decodeRef(row.blocker));
-      else blockers.set(row.issue, [decodeRef(row.blocker)]);
-    }
-    const events = new Map<number, NonNullable<SnapshotIssue["labelEvents"]>>();
-    for (const row of this.sql<{
-      number: number;
-      label: string;
-      action: string;
-      actor: string | null;
-      created_at: string;
-    }>`
-      SELECT number, label, action, actor, created_at FROM label_events ORDER BY number, created_ms, action`) {
-      const event = {
-        label: row.label,
-        action: row.action as "labeled" | "unlabeled",
-        actor: row.actor,
-        createdAt: row.created_at,
-      };
-      const list = events.get(row.number);
-      if (list) list.push(event);
-      else events.set(row.number, [event]);
-    }
-    const issues: SnapshotIssue[] = this.sql<{
-      number: number;
-      title: string;
-      state: string;
-      state_reason: string | null;
-      created_at: string;
-      updated_at: string;
-      closed_at: string | null;
-      labels: string;
-    }>`SELECT number, title, state, state_reason, created_at, updated_at, closed_at, labels
-      FROM issues ORDER BY number`.map((r) => ({
-      number: r.number,
-      title: r.title,
-      state: r.state as "open" | "closed",
-      stateReason: r.state_reason as SnapshotIssue["stateReason"],
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-      closedAt: r.closed_at,
-      labels: JSON.parse(r.labels) as string[],
-      parent: parents.get(r.number) ?? null,
-      blockedBy: blockers.get(r.number) ?? [],
-      labelEvents: events.get(r.number) ?? [],
-    }));
+    const issues = this.issuesAsSnapshot(null);
     const external = this.sql<{ ref: string; state: string; closed_at: string | null }>`
       SELECT ref, state, closed_at FROM external ORDER BY ref`.map((r) => ({
       ref: r.ref,
@@ -246,74 +193,76 @@ export class GraphReads {
     const wanted = [...new Set(numbers)].sort((a, b) => a - b);
     const issues: SnapshotIssue[] = [];
     for (let from = 0; from < wanted.length; from += 100) {
-      const chunk = wanted.slice(from, from + 100);
-      const rows = <Row extends Record<string, SqlStorageValue>>(query: string): Row[] =>
-        this.raw
-          .exec<Row>(query.replace("(?)", `(${chunk.map(() => "?").join(", ")})`), ...chunk)
-          .toArray();
-      const parents = new Map<number, IssueRef>();
-      for (const r of rows<{ child: number; parent: string }>(
-        "SELECT child, parent FROM parents WHERE parent IS NOT NULL AND child IN (?)",
-      ))
-        parents.set(r.child, decodeRef(r.parent));
-      const blockers = new Map<number, IssueRef[]>();
-      for (const r of rows<{ issue: number; blocker: string }>(
-        "SELECT issue, blocker FROM blockers WHERE present = 1 AND issue IN (?) ORDER BY issue, blocker",
-      )) {
-        const list = blockers.get(r.issue);
-        if (list) list.push(decodeRef(r.blocker));
-        else blockers.set(r.issue, [decodeRef(r.blocker)]);
-      }
-      const events = new Map<number, NonNullable<SnapshotIssue["labelEvents"]>>();
-      for (const r of rows<{
-        number: number;
-        label: string;
-        action: string;
-        actor: string | null;
-        created_at: string;
-      }>(
-        `SELECT number, label, action, actor, created_at FROM label_events WHERE number IN (?)
-          ORDER BY number, created_ms, action`,
-      )) {
-        const event = {
-          label: r.label,
-          action: r.action as "labeled" | "unlabeled",
-          actor: r.actor,
-          createdAt: r.created_at,
-        };
-        const list = events.get(r.number);
-        if (list) list.push(event);
-        else events.set(r.number, [event]);
-      }
-      for (const r of rows<{
-        number: number;
-        title: string;
-        state: string;
-        state_reason: string | null;
-        created_at: string;
-        updated_at: string;
-        closed_at: string | null;
-        labels: string;
-      }>(
-        `SELECT number, title, state, state_reason, created_at, updated_at, closed_at, labels
-          FROM issues WHERE number IN (?) ORDER BY number`,
-      )) {
-        issues.push({
-          number: r.number,
-          title: r.title,
-          state: r.state as "open" | "closed",
-          stateReason: r.state_reason as SnapshotIssue["stateReason"],
-          createdAt: r.created_at,
-          updatedAt: r.updated_at,
-          closedAt: r.closed_at,
-          labels: JSON.parse(r.labels) as string[],
-          parent: parents.get(r.number) ?? null,
-          blockedBy: blockers.get(r.number) ?? [],
-          labelEvents: events.get(r.number) ?? [],
-        });
-      }
+      issues.push(...this.issuesAsSnapshot(wanted.slice(from, from + 100)));
     }
     return issues;
+  }
+
+  /** Every stored issue (`numbers` null) or those numbered, ascending, as `snapshot` spells them. */
+  private issuesAsSnapshot(numbers: number[] | null): SnapshotIssue[] {
+    const only = (column: string) =>
+      numbers === null ? "" : ` AND ${column} IN (${numbers.map(() => "?").join(", ")})`;
+    const rows = <Row extends Record<string, SqlStorageValue>>(query: string): Row[] =>
+      this.raw.exec<Row>(query, ...(numbers ?? [])).toArray();
+    const parents = new Map<number, IssueRef>();
+    for (const r of rows<{ child: number; parent: string }>(
+      `SELECT child, parent FROM parents WHERE parent IS NOT NULL${only("child")}`,
+    ))
+      parents.set(r.child, decodeRef(r.parent));
+    const blockers = new Map<number, IssueRef[]>();
+    for (const r of rows<{ issue: number; blocker: string }>(
+      `SELECT issue, blocker FROM blockers WHERE present = 1${only("issue")} ORDER BY issue, blocker`,
+    )) {
+      const list = blockers.get(r.issue);
+      if (list) list.push(decodeRef(r.blocker));
+      else blockers.set(r.issue, [decodeRef(r.blocker)]);
+    }
+    const events = new Map<number, NonNullable<SnapshotIssue["labelEvents"]>>();
+    for (const r of rows<{
+      number: number;
+      label: string;
+      action: string;
+      actor: string | null;
+      created_at: string;
+    }>(
+      `SELECT number, label, action, actor, created_at FROM label_events WHERE 1 = 1${only("number")}
+        ORDER BY number, created_ms, action`,
+    )) {
+      const event = {
+        label: r.label,
+        action: r.action as "labeled" | "unlabeled",
+        actor: r.actor,
+        createdAt: r.created_at,
+      };
+      const list = events.get(r.number);
+      if (list) list.push(event);
+      else events.set(r.number, [event]);
+    }
+    return rows<{
+      number: number;
+      title: string;
+      state: string;
+      state_reason: string | null;
+      created_at: string;
+      updated_at: string;
+      closed_at: string | null;
+      labels: string;
+    }>(
+      `SELECT number, title, state, state_reason, created_at, updated_at, closed_at, labels
+        FROM issues WHERE 1 = 1${only("number")} ORDER BY number`,
+    ).map((r) => ({
+      number: r.number,
+      title: r.title,
+      state: r.state as "open" | "closed",
+      stateReason: r.state_reason as SnapshotIssue["stateReason"],
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      closedAt: r.closed_at,
+      labels: JSON.parse(r.labels) as string[],
+      parent: parents.get(r.number) ?? null,
+      blockedBy: blockers.get(r.number) ?? [],
+      labelEvents: events.get(r.number) ?? [],
+    }));
   }
 
   /**
