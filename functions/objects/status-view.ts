@@ -3,48 +3,18 @@
 // fleet API's and IDD markers'), dead letters with their attempts, the claims that ended in
 // the last week (for the figures) and the latest audit entries. Read-only.
 
-import type { Attempt } from "../../shared/claims/rules.ts";
 import { DAY_MS, formatInstant } from "../../shared/graph/time.ts";
-import type { EndedClaim } from "../../shared/status/figures.ts";
-import { drawPicture, type Picture } from "../../shared/status/picture.ts";
+import { drawPicture } from "../../shared/status/picture.ts";
 import { choosePicture } from "../../shared/status/picture-compact.ts";
+import type { StatusRead } from "../../shared/status/view.ts";
 import type { Fleet } from "./fleet.ts";
 import type { GraphScans } from "./graph-scans.ts";
 import type { AuditEntry } from "./journal-store.ts";
 import type { RepoStore } from "./repo-store.ts";
 
-export interface StatusQueueItem {
-  number: number;
-  title: string;
-  reason: string;
-  attempts: number;
-}
-
-export interface StatusClaim {
-  number: number;
-  agentId: string;
-  machine: string | null;
-  /** null for an IDD marker claim (no fence: the marker's holder is not one of ours). */
-  fence: number | null;
-  grantedAt: string | null;
-  expiresAt: string;
-  source: "fleet" | "idd";
-}
-
-export interface StatusView {
-  picture: Picture;
-  queue: { total: number; items: StatusQueueItem[] };
-  claims: StatusClaim[];
-  deadLetters: Array<{
-    number: number;
-    title: string;
-    stuckAt: string | null;
-    attempts: Attempt[];
-  }>;
-  /** Claims ended in the last 7 days (at most 5,000, newest first). */
-  ended: EndedClaim[];
-  audit: AuditEntry[];
-}
+/** What the page reads (shared/status/view.ts `StatusRead`), with the audit entries as stored. */
+export type StatusView = Omit<StatusRead, "audit"> & { audit: AuditEntry[] };
+type StatusClaim = StatusRead["claims"][number];
 
 /** Queue items listed on the page (the figure counts them all). */
 const QUEUE_SHOWN = 50;
@@ -59,7 +29,7 @@ export function statusView(
 ): StatusView {
   const queue = fleet.queue({ limit: QUEUE_SHOWN }, nowMs).body as {
     total: number;
-    items: Array<StatusQueueItem & Record<string, unknown>>;
+    items: Array<StatusRead["queue"]["items"][number] & Record<string, unknown>>;
   };
   const view = fleet.queueView(nowMs);
   const live = fleet.claims.live(nowMs);
