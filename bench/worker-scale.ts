@@ -6,6 +6,7 @@
 // GitHub latency of 300 ms a request with the Worker killed and restarted in the middle.
 import { readFileSync } from "node:fs";
 import process from "node:process";
+import { Worker } from "node:worker_threads";
 import { seedSnapshot } from "../infra/github-sim/seed.ts";
 import { descendants, type LocalStack, startLocalStack, waitFor } from "../infra/local-stack.ts";
 import { signBody } from "../shared/webhooks/signature.ts";
@@ -21,6 +22,30 @@ const CHAINS = 5;
 const ACK_RATE = 20;
 const OWNER = "scale";
 const MiB = 2 ** 20;
+
+/** Sends the signed deliveries at a fixed rate and posts back each one's latency (ms). */
+const SENDER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { url, items, intervalMs } = workerData;
+(async () => {
+  const latencies = [];
+  const inflight = [];
+  const start = performance.now();
+  for (let i = 0; i < items.length; i++) {
+    const wait = start + i * intervalMs - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const t0 = performance.now();
+    inflight.push(
+      fetch(url, { method: "POST", body: items[i].body, headers: items[i].headers }).then(async (res) => {
+        await res.arrayBuffer();
+        latencies.push(performance.now() - t0);
+      }),
+    );
+  }
+  await Promise.all(inflight);
+  parentPort.postMessage(latencies);
+})();
+`;
 
 const BODY = `${"This synthetic issue body stands in for a real one: steps, context, links. ".repeat(8)}\n<!-- requires: node -->`;
 
@@ -174,15 +199,15 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
       .slice(0, 10);
     let seq = 0;
     const ack = async (durationMs: number, during?: () => Promise<void>) => {
-      const latencies: number[] = [];
-      const inflight: Promise<void>[] = [];
-      const started = performance.now();
-      const sideline = during?.();
-      while (performance.now() - started < durationMs) {
+      const items: Array<{ body: string; headers: Record<string, string> }> = [];
+      const count = Math.round((durationMs / 1000) * ACK_RATE);
+      const startMs = Date.now();
+      for (let i = 0; i < count; i++) {
         seq += 1;
         // A title edit of an open, unlabelled issue as GitHub would send it: nothing for the
         // producer to do, only the acknowledgement path and the merge.
         const target = quiet[seq % quiet.length]!;
+        const at = new Date(startMs + (i * 1000) / ACK_RATE);
         const body = JSON.stringify({
           action: "edited",
           issue: {
@@ -196,7 +221,7 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
             labels: [],
             user: { login: "scale-admin", id: 1, type: "User" },
             created_at: target.createdAt,
-            updated_at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+            updated_at: at.toISOString().replace(/\.\d{3}Z$/, "Z"),
             closed_at: null,
           },
           changes: { title: { from: target.title } },
@@ -204,25 +229,34 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
           sender: { login: "scale-admin", id: 1, type: "User" },
           installation: { id: installation.id },
         });
-        const headers = {
-          "content-type": "application/json",
-          "x-github-event": "issues",
-          "x-github-delivery": `scale-${name}-${seq}`,
-          "x-hub-signature-256": await signBody(stack.webhookSecret, body),
-        };
-        const t0 = performance.now();
-        inflight.push(
-          fetch(`${stack.workerUrl}/webhooks/github`, { method: "POST", body, headers }).then(
-            async (res) => {
-              await res.arrayBuffer();
-              latencies.push(performance.now() - t0);
-            },
-          ),
-        );
-        await new Promise((r) => setTimeout(r, 1000 / ACK_RATE));
+        items.push({
+          body,
+          headers: {
+            "content-type": "application/json",
+            "x-github-event": "issues",
+            "x-github-delivery": `scale-${name}-${seq}`,
+            "x-hub-signature-256": await signBody(stack.webhookSecret, body),
+          },
+        });
       }
-      await Promise.all(inflight);
+      // The sender has a thread of its own: this process also runs the simulator, whose heap
+      // (the whole repository) has garbage-collection pauses that would be charged to the Worker.
+      const sender = new Worker(SENDER, {
+        eval: true,
+        workerData: {
+          url: `${stack.workerUrl}/webhooks/github`,
+          items,
+          intervalMs: 1000 / ACK_RATE,
+        },
+      });
+      const done = new Promise<number[]>((resolve, reject) => {
+        sender.once("message", resolve);
+        sender.once("error", reject);
+      });
+      const sideline = during?.();
+      const latencies = await done;
       await sideline;
+      await sender.terminate();
       return { p50: pct(latencies, 0.5), p99: pct(latencies, 0.99) };
     };
 
