@@ -19,13 +19,15 @@ export interface LocalStack {
   webhookSecret: string;
   /** The `wrangler dev` process (its workerd runs as a descendant). */
   workerPid(): number | undefined;
+  /** The Worker's V8 inspector (Chrome DevTools Protocol) under `wrangler dev`; null elsewhere. */
+  inspectorUrl: string | null;
   /**
    * Kills the Worker (SIGKILL: a crash, not a shutdown) and starts it again on the same port and
    * storage: what survives is what a Durable Object had committed.
    */
   restartWorker(): Promise<void>;
-  /** Stops the Worker and the simulator. */
-  close(): Promise<void>;
+  /** Stops the Worker (SIGTERM) and the simulator; the Worker's exit code (null if it was gone). */
+  close(): Promise<number | null>;
 }
 
 /** Every process below `pid` (Linux `ps`), deepest last. */
@@ -95,7 +97,11 @@ export async function startLocalStack(
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const pkcs8 = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
   const webhookSecret = `${name}-${crypto.randomUUID()}`;
-  const [simPort, workerPort] = [await freePort(), await freePort()];
+  const [simPort, workerPort, inspectorPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const workerUrl = `http://127.0.0.1:${workerPort}`;
   const sim = await startSimulatorServer({
     port: simPort,
@@ -169,6 +175,8 @@ export async function startLocalStack(
               state,
               "--test-scheduled",
               "--show-interactive-dev-session=false",
+              "--inspector-port",
+              String(inspectorPort),
               ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
             ],
             {
@@ -198,11 +206,11 @@ export async function startLocalStack(
     if (wrangler.exitCode === null) wrangler.kill("SIGKILL");
   };
   process.on("exit", killOnExit);
-  const stopWorker = async (signal: NodeJS.Signals) => {
-    if (wrangler.exitCode !== null || wrangler.signalCode !== null) return;
-    const exited = new Promise((r) => wrangler.once("exit", r));
+  const stopWorker = async (signal: NodeJS.Signals): Promise<number | null> => {
+    if (wrangler.exitCode !== null || wrangler.signalCode !== null) return null;
+    const exited = new Promise<number | null>((r) => wrangler.once("exit", (code) => r(code)));
     wrangler.kill(signal);
-    await exited;
+    return exited;
   };
   const workerUp = () =>
     waitFor(
@@ -214,8 +222,9 @@ export async function startLocalStack(
   const close = async () => {
     closing = true;
     process.off("exit", killOnExit);
-    await stopWorker("SIGTERM");
+    const code = await stopWorker("SIGTERM");
     await sim.close();
+    return code;
   };
   const restartWorker = async () => {
     // A crash takes wrangler and its workerd with it; the port must be free before the restart.
@@ -246,6 +255,7 @@ export async function startLocalStack(
     workerUrl,
     webhookSecret,
     workerPid: () => wrangler.pid,
+    inspectorUrl: host === "wrangler" ? `ws://127.0.0.1:${inspectorPort}/ws` : null,
     restartWorker,
     close,
   };

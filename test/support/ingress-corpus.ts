@@ -121,8 +121,9 @@ export function payloadCorpus(valid: () => ReturnType<typeof issuesOpened>): Pay
     const out = f(p);
     return JSON.stringify(out === undefined ? p : out);
   };
-  let deep: unknown = 1;
-  for (let i = 0; i < 5000; i++) deep = { a: deep };
+  // 5000 levels of {"a": ...}, written as text: JSON.stringify of that object overflows Node's
+  // stack (workerd's is larger), and the conformance suite builds this corpus under Node.
+  const deep = `${'{"a":'.repeat(5000)}1${"}".repeat(5000)}`;
 
   return [
     ["not JSON", "issues", "hello", [400]],
@@ -316,8 +317,8 @@ export function payloadCorpus(valid: () => ReturnType<typeof issuesOpened>): Pay
       "deeply nested JSON",
       "issues",
       mutate((p) => {
-        (p as Record<string, unknown>).issue = deep;
-      }),
+        (p as Record<string, unknown>).issue = "DEEPLY-NESTED";
+      }).replace('"DEEPLY-NESTED"', deep),
       [400],
     ],
     [
