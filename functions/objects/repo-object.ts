@@ -17,6 +17,7 @@ import {
 } from "../../shared/schedule/installation-check.ts";
 import {
   producerDueMs,
+  producerWindowMs,
   reconcileKind,
   retryDelayMs,
   scanRequestWaitMs,
@@ -270,7 +271,14 @@ export class RepoObject extends DurableObject<Env> {
 
   /** When the producer should run for a change learned at `atMs` (shared/schedule/policy.ts). */
   private producerDue(atMs: number): number {
-    return producerDueMs(atMs, this.lastProducerRunMs, this.debounceMs());
+    // Closes learned past the producer watermark are kicks waiting to be materialized.
+    const kicksOwed =
+      (this.store.meta.get("closedSeq") ?? 0) > this.store.watermarks().producer.seq;
+    return producerDueMs(
+      atMs,
+      this.lastProducerRunMs,
+      producerWindowMs(this.debounceMs(), kicksOwed),
+    );
   }
 
   /** Issues a page and pages an alarm run of the full reconcile (settings, else the defaults). */

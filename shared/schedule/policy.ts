@@ -36,6 +36,19 @@ export function producerDueMs(nowMs: number, lastRunMs: number | null, debounceM
   return Math.max(nowMs, lastRunMs + debounceMs);
 }
 
+/** The producer's window while closes it has not materialized are waiting (see below). */
+export const KICK_WINDOW_MS = 250;
+
+/**
+ * The debounce window for the next producer run. A learned close is what the producer exists
+ * for: while one waits (`kicksOwed`), the window shrinks to `KICK_WINDOW_MS`, so a close does not
+ * wait out a window that a stream of unrelated edits keeps restarting; a burst of closes still
+ * coalesces into a run per `KICK_WINDOW_MS`.
+ */
+export function producerWindowMs(debounceMs: number, kicksOwed: boolean): number {
+  return kicksOwed ? Math.min(debounceMs, KICK_WINDOW_MS) : debounceMs;
+}
+
 export interface RetryPolicy {
   /** Delay after the first failure; each further failure doubles it. */
   baseMs: number;

@@ -1,7 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  KICK_WINDOW_MS,
   producerDueMs,
+  producerWindowMs,
   reconcileKind,
   retryDelayMs,
   SCAN_REQUEST_INTERVAL_MS,
@@ -67,5 +69,20 @@ describe("producer debounce", () => {
         },
       ),
     );
+  });
+});
+
+describe("producer window", () => {
+  it("shrinks while learned closes wait for the producer, never grows", () => {
+    expect(producerWindowMs(2_000, false)).toBe(2_000);
+    expect(producerWindowMs(2_000, true)).toBe(KICK_WINDOW_MS);
+    expect(producerWindowMs(0, true)).toBe(0);
+    expect(producerWindowMs(100, true)).toBe(100);
+  });
+
+  it("a close right after a run waits the short window, an edit the long one", () => {
+    const lastRun = 10_000;
+    expect(producerDueMs(10_050, lastRun, producerWindowMs(2_000, true))).toBe(10_250);
+    expect(producerDueMs(10_050, lastRun, producerWindowMs(2_000, false))).toBe(12_000);
   });
 });
