@@ -78,6 +78,64 @@ function rssSampler(stack: LocalStack) {
   };
 }
 
+/**
+ * The Worker isolate's V8 heap (the Durable Objects run in it) through `wrangler dev`'s inspector:
+ * `usedSize` sampled every 100 ms. What a Durable Object's 128 MB is charged against, without
+ * workerd's own memory, SQLite's caches or garbage RSS has not given back.
+ */
+async function heapSampler(url: string | null) {
+  if (url === null) return null;
+  const base = url.replace("ws://", "http://").replace(/\/ws$/, "");
+  const [target] = (await (await fetch(`${base}/json`)).json()) as Array<{
+    webSocketDebuggerUrl: string;
+  }>;
+  // The inspector proxy refuses a client without an Origin it knows (a browser's DevTools).
+  const ws = new WebSocket(target!.webSocketDebuggerUrl, {
+    headers: { origin: "http://127.0.0.1" },
+  } as unknown as string[]);
+  await new Promise((resolve, reject) => {
+    ws.onopen = resolve;
+    ws.onerror = () => reject(new Error(`the Worker's inspector at ${url} refused the connection`));
+  });
+  let id = 0;
+  const waiting = new Map<number, (used: number) => void>();
+  ws.onmessage = (e) => {
+    const m = JSON.parse(String(e.data)) as { id?: number; result?: { usedSize?: number } };
+    if (m.id !== undefined) waiting.get(m.id)?.(m.result?.usedSize ?? 0);
+    waiting.delete(m.id ?? -1);
+  };
+  const used = () =>
+    new Promise<number>((resolve) => {
+      id += 1;
+      waiting.set(id, resolve);
+      ws.send(JSON.stringify({ id, method: "Runtime.getHeapUsage" }));
+    });
+  let peak = 0;
+  let last = 0;
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    void used().then((u) => {
+      busy = false;
+      last = u;
+      peak = Math.max(peak, u);
+    });
+  }, 100);
+  return {
+    /** The peak since the last reset, and the latest reading. */
+    take() {
+      const out = { peak, last };
+      peak = last;
+      return out;
+    },
+    close() {
+      clearInterval(timer);
+      ws.close();
+    },
+  };
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? Number.NaN : s[Math.floor(s.length / 2)]!;
@@ -93,6 +151,9 @@ interface Run {
   reconcileS: number;
   reconcileRssMiB: number;
   producerRssMiB: number;
+  /** Peak V8 heap of the Worker isolate (null: no inspector, e.g. across a restart). */
+  reconcileHeapMiB: number | null;
+  producerHeapMiB: number | null;
   closeToReadyMs: number[];
   ackIdle: { p50: number; p99: number };
   ackProducer: { p50: number; p99: number };
@@ -171,6 +232,8 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
       };
     };
 
+    const heap = opts.restart ? null : await heapSampler(stack.inspectorUrl);
+    heap?.take();
     const reconcileRss = rssSampler(stack);
     const installed = performance.now();
     const installation = state.install(OWNER, [name], "scale-admin");
@@ -192,6 +255,7 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
     );
     const reconcileS = (performance.now() - installed) / 1000;
     const reconcileRssMiB = (reconcileRss.stop() - idle) / MiB;
+    const reconcileHeap = heap?.take() ?? null;
     const complete = reconciled.stats.issues === n + 2 * CHAINS;
 
     const quiet = [...repo.issues.values()]
@@ -265,6 +329,7 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
     const ackIdle = await ack(5_000);
     const closeToReadyMs: number[] = [];
     const producerRss = rssSampler(stack);
+    heap?.take();
     const ackProducer = await ack(CHAINS * 4_000, async () => {
       for (let k = 0; k < CHAINS; k++) {
         const blocker = n + 1 + 2 * k;
@@ -285,12 +350,16 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
       }
     });
     const producerRssMiB = (producerRss.stop() - idle) / MiB;
+    const producerHeap = heap?.take() ?? null;
+    heap?.close();
     return {
       issues: n,
       latencyMs: opts.latencyMs,
       reconcileS,
       reconcileRssMiB,
       producerRssMiB,
+      reconcileHeapMiB: reconcileHeap && reconcileHeap.peak / MiB,
+      producerHeapMiB: producerHeap && producerHeap.peak / MiB,
       closeToReadyMs,
       ackIdle,
       ackProducer,
@@ -314,17 +383,23 @@ export const workerScale: Benchmark = {
     return {
       report: [
         "wrangler dev with default settings; simulator in this process; bodies of ~600 bytes",
-        "| issues | GitHub latency | restart mid-reconcile | first full reconcile s | per 1,000 issues s | RSS over idle, reconcile MiB | RSS over idle, producer MiB | close → agent:ready median ms (max) | ack p50/p99 idle ms | ack p50/p99 during producer ms | graph complete |",
-        "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|:-:|",
+        "| issues | GitHub latency | restart mid-reconcile | first full reconcile s | per 1,000 issues s | RSS over idle, reconcile MiB | RSS over idle, producer MiB | V8 heap peak, reconcile MiB | V8 heap peak, producer MiB | close → agent:ready median ms (max) | ack p50/p99 idle ms | ack p50/p99 during producer ms | graph complete |",
+        "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:-:|",
         ...runs.map(
           (r) =>
-            `| ${r.issues.toLocaleString("en")} | ${r.latencyMs} ms | ${r.restarted ? "yes" : "no"} | ${fmt(r.reconcileS, 1)} | ${fmt((r.reconcileS * 1000) / r.issues, 2)} | ${fmt(r.reconcileRssMiB)} | ${fmt(r.producerRssMiB)} | ${fmt(median(r.closeToReadyMs))} (${fmt(Math.max(...r.closeToReadyMs))}) | ${fmt(r.ackIdle.p50)}/${fmt(r.ackIdle.p99)} | ${fmt(r.ackProducer.p50)}/${fmt(r.ackProducer.p99)} | ${r.complete ? "yes" : "NO"} |`,
+            `| ${r.issues.toLocaleString("en")} | ${r.latencyMs} ms | ${r.restarted ? "yes" : "no"} | ${fmt(r.reconcileS, 1)} | ${fmt((r.reconcileS * 1000) / r.issues, 2)} | ${fmt(r.reconcileRssMiB)} | ${fmt(r.producerRssMiB)} | ${r.reconcileHeapMiB === null ? "-" : fmt(r.reconcileHeapMiB)} | ${r.producerHeapMiB === null ? "-" : fmt(r.producerHeapMiB)} | ${fmt(median(r.closeToReadyMs))} (${fmt(Math.max(...r.closeToReadyMs))}) | ${fmt(r.ackIdle.p50)}/${fmt(r.ackIdle.p99)} | ${fmt(r.ackProducer.p50)}/${fmt(r.ackProducer.p99)} | ${r.complete ? "yes" : "NO"} |`,
         ),
       ],
       targets: [
         {
           name: `RSS growth under 128 MiB at ${biggest.issues} issues (reconcile ${fmt(biggest.reconcileRssMiB)}, producer ${fmt(biggest.producerRssMiB)})`,
           ok: Math.max(biggest.reconcileRssMiB, biggest.producerRssMiB) < 128,
+        },
+        {
+          name: `V8 heap of the Worker isolate under 64 MiB at ${biggest.issues} issues (reconcile ${fmt(biggest.reconcileHeapMiB ?? Number.NaN)}, producer ${fmt(biggest.producerHeapMiB ?? Number.NaN)})`,
+          ok:
+            Math.max(biggest.reconcileHeapMiB ?? Infinity, biggest.producerHeapMiB ?? Infinity) <
+            64,
         },
         {
           name: `close → agent:ready under 2 s at ${biggest.issues} issues (median ${fmt(median(biggest.closeToReadyMs))} ms)`,
