@@ -21,7 +21,12 @@ import {
   type QueueOrder,
 } from "../../shared/queue/queue.ts";
 import type { ClaimRow, ClaimsStore } from "./claims-store.ts";
-import { buildQueueView, type QueueView, VIEW_MAX_AGE_MS } from "./queue-view.ts";
+import {
+  buildQueueView,
+  buildQueueViewSteps,
+  type QueueView,
+  VIEW_MAX_AGE_MS,
+} from "./queue-view.ts";
 import type { RepoStore } from "./repo-store.ts";
 import type { Schedules } from "./schedules.ts";
 
@@ -122,24 +127,58 @@ export class Fleet {
     this.schedules.at("fleet", nowMs + this.writeDelayMs());
   }
 
+  /** Whether the kept queue view still holds at `nowMs`. */
+  private viewHolds(nowMs: number): boolean {
+    const v = this.view;
+    return (
+      v !== null &&
+      v.version === this.store.version &&
+      nowMs - v.builtMs <= VIEW_MAX_AGE_MS &&
+      nowMs >= v.builtMs
+    );
+  }
+
   /** The queue view, rebuilt when the graph changed or it has aged. */
   queueView(nowMs: number): QueueView {
-    const v = this.view;
-    if (
-      v === null ||
-      v.version !== this.store.version ||
-      nowMs - v.builtMs > VIEW_MAX_AGE_MS ||
-      nowMs < v.builtMs
-    ) {
-      const built = this.store.transaction(() => {
-        this.noticeStuckLabelsRemoved(nowMs);
-        return buildQueueView(this.store, this.claims, nowMs);
-      });
-      if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
-      this.view = built;
-      return built;
+    if (this.viewHolds(nowMs)) return this.view!;
+    const built = this.store.transaction(() => {
+      this.noticeStuckLabelsRemoved(nowMs);
+      return buildQueueView(this.store, this.claims, nowMs);
+    });
+    return this.keepView(built, nowMs);
+  }
+
+  /**
+   * Builds the queue view ahead of a synchronous reader, pausing between its steps so webhook
+   * acknowledgements go first. A change landing during a pause voids the work: it starts again,
+   * and after three tries the reader builds it at once (`queueView`).
+   */
+  async prepareQueueView(nowMs: number, pause: () => Promise<void>): Promise<void> {
+    for (let attempt = 0; attempt < 3 && !this.viewHolds(nowMs); attempt++) {
+      const version = this.store.version;
+      const steps = buildQueueViewSteps(this.store, this.claims, nowMs);
+      let built: QueueView | null = null;
+      for (;;) {
+        const step = steps.next();
+        if (step.done) {
+          built = step.value;
+          break;
+        }
+        await pause();
+        if (this.store.version !== version) break;
+      }
+      if (built === null) continue;
+      // The stuck-label check is short and writes: it runs at once, in its transaction.
+      this.store.transaction(() => this.noticeStuckLabelsRemoved(nowMs));
+      if (this.store.version !== version) continue;
+      this.keepView(built, nowMs);
     }
-    return v;
+  }
+
+  private keepView(built: QueueView, nowMs: number): QueueView {
+    if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+    this.view = built;
+    return built;
   }
 
   /** A human took the stuck label off an issue switchyard dead-lettered: attempts start over. */

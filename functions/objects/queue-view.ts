@@ -1,6 +1,6 @@
 import type { Config } from "../../shared/config/schema.ts";
 import type { GraphAnalysis } from "../../shared/graph/analyze.ts";
-import { analyzeCompact, asGraphAnalysis } from "../../shared/graph/compact-analysis.ts";
+import { analyzeCompactSteps, asGraphAnalysis } from "../../shared/graph/compact-analysis.ts";
 import type { Kick } from "../../shared/graph/kicks.ts";
 import { formatInstant, instantMs } from "../../shared/graph/time.ts";
 import { liveHolder, resolveClaims } from "../../shared/idd/claims.ts";
@@ -43,6 +43,25 @@ export const VIEW_MAX_AGE_MS = 60_000;
  * of other agents by trusted authors.
  */
 export function buildQueueView(store: RepoStore, claims: ClaimsStore, nowMs: number): QueueView {
+  const steps = buildQueueViewSteps(store, claims, nowMs);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * `buildQueueView` in steps: it yields between the analysis's passes and after each whole-graph
+ * computation, so a caller can let webhook acknowledgements in (at 100,000 issues the view is a
+ * few hundred milliseconds of work). A caller that pauses must start over if the graph changed.
+ */
+export function* buildQueueViewSteps(
+  store: RepoStore,
+  claims: ClaimsStore,
+  nowMs: number,
+): Generator<void, QueueView, void> {
+  // The graph this view is of: a caller pausing between steps compares it with the store's.
+  const version = store.version;
   const now = formatInstant(nowMs);
   const config = store.config();
   const graph = store.compactGraph();
@@ -50,8 +69,10 @@ export function buildQueueView(store: RepoStore, claims: ClaimsStore, nowMs: num
   for (const c of claims.open()) ownLocks.add(c.number);
   for (const f of claims.fleetRows()) if (f.processing) ownLocks.add(f.number);
   // Over the compact graph (typed arrays, no bodies: `requires:` was extracted at ingest).
-  const analysis = asGraphAnalysis(analyzeCompact(graph, { now, config, ownLocks }));
+  const analysis = asGraphAnalysis(yield* analyzeCompactSteps(graph, { now, config, ownLocks }));
+  yield;
   const impact = impactScores(analysis);
+  yield;
 
   const kicks = new Map<number, Kick[]>();
   for (const kick of analysis.kicks) {
@@ -114,7 +135,7 @@ export function buildQueueView(store: RepoStore, claims: ClaimsStore, nowMs: num
     }
   }
   return {
-    version: store.version,
+    version,
     builtMs: nowMs,
     config,
     analysis,

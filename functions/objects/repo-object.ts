@@ -926,8 +926,8 @@ export class RepoObject extends DurableObject<Env> {
         // The scan is made in steps too; the plan below reads it (unless a change voided it).
         await this.scans.prepare(nowMs, pause);
         this.producer.plan(nowMs);
-        // Webhooks waiting to be acknowledged go first: the queue view is a second analysis.
-        await pause();
+        // The queue view is a second analysis: made in steps too, webhooks between.
+        await this.fleet.prepareQueueView(nowMs, pause);
         // Notices a stuck label taken off by hand and asks for whatever fleet writes it implies.
         this.fleet.queueView(nowMs);
         if (this.producer.pending().length > 0) await this.flushOutbox();
@@ -1024,8 +1024,15 @@ export class RepoObject extends DurableObject<Env> {
     };
   }
 
-  private async fleetCall(run: () => FleetResult): Promise<FleetResult> {
-    if (this.inactive() === null) await this.store.prepareGraph(pause);
+  private async fleetCall(
+    run: () => FleetResult,
+    viewAt: number | null = null,
+  ): Promise<FleetResult> {
+    if (this.inactive() === null) {
+      await this.store.prepareGraph(pause);
+      // The queue and a grant read the queue view synchronously: it is made ahead, in steps.
+      if (viewAt !== null) await this.fleet.prepareQueueView(viewAt, pause);
+    }
     const result = this.inactive() ?? run();
     await this.schedules.rearm();
     return result;
@@ -1033,12 +1040,12 @@ export class RepoObject extends DurableObject<Env> {
 
   /** The claimable issues for one caller (named so: `queue` is a Durable Object handler's name). */
   workQueue(request: QueueRequest, nowMs = Date.now()): Promise<FleetResult> {
-    return this.fleetCall(() => this.fleet.queue(request, nowMs));
+    return this.fleetCall(() => this.fleet.queue(request, nowMs), nowMs);
   }
 
   /** Claims issue `number`, or the queue's first available issue when `number` is null. */
   claim(number: number | null, request: ClaimRequest, nowMs = Date.now()): Promise<FleetResult> {
-    return this.fleetCall(() => this.fleet.grant(number, request, nowMs));
+    return this.fleetCall(() => this.fleet.grant(number, request, nowMs), nowMs);
   }
 
   heartbeat(number: number, request: FenceRequest, nowMs = Date.now()): Promise<FleetResult> {

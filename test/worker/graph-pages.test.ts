@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { buildQueueView } from "../../functions/objects/queue-view.ts";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import { scanCompact } from "../../shared/graph/compact-analysis.ts";
 import { decodeCursor, type GraphList, type PageCursor } from "../../shared/graph/pages.ts";
@@ -452,5 +453,34 @@ describe("status page picture", () => {
     expect(bounded).toEqual(whole);
     const issueUrl = (n: number) => `https://github.com/acme/pages/issues/${n}`;
     expect(renderGraphSvg(bounded, { issueUrl })).toBe(renderGraphSvg(whole, { issueUrl }));
+  });
+});
+
+describe("queue view made in steps", () => {
+  it("pauses between its passes, starts again when the graph changes in a pause, and equals the view made at once", async () => {
+    const stub = await freshRepo();
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      o.store.apply(
+        [1, 2, 3].map((n) => ({
+          type: "issue" as const,
+          issue: issue(n, { labels: ["agent:ready"] }),
+        })),
+      );
+      let pauses = 0;
+      await o.fleet.prepareQueueView(NOW_MS, async () => {
+        pauses += 1;
+        if (pauses === 2) {
+          o.store.apply([{ type: "issue", issue: issue(4, { labels: ["agent:ready"] }) }]);
+        }
+      });
+      expect(pauses).toBeGreaterThan(4);
+      // Kept for the graph as it is now: the synchronous read takes it as it is.
+      const kept = (o.fleet as unknown as { view: { version: number } | null }).view;
+      expect(kept?.version).toBe(o.store.version);
+      const prepared = o.fleet.queueView(NOW_MS);
+      expect(prepared).toBe(kept);
+      expect(prepared.items.map((i) => i.number)).toEqual([1, 2, 3, 4]);
+      expect(prepared.items).toEqual(buildQueueView(o.store, o.fleet.claims, NOW_MS).items);
+    });
   });
 });
