@@ -14,9 +14,9 @@
 //   acme/sdk left to expire),
 //   restart in the middle (SIGKILL of the whole process tree with a fleet write pending:
 //   graph, claims, fences survive and the pending alarm fires with no request),
-//   the story's end (a close reaching `agent:ready`),
 //   expiry by alarm (the acme/sdk claim ends and its label goes with no request reaching that
 //   repository's object since the restart),
+//   the story's end (a close reaching `agent:ready`),
 //   the cron (an incremental reconcile), the corpora's payload correctly signed (applied once:
 //   the control that shows the corpora could have changed the graph), and a clean stop.
 import { readdirSync, readFileSync } from "node:fs";
@@ -317,15 +317,6 @@ describe.concurrent.each(HOSTS)("host conformance on %s", (host) => {
     });
   });
 
-  step("the story's end: a close on GitHub reaches agent:ready", async () => {
-    // The last open sub-issue of #1 closes on GitHub; its webhook reaches the restarted host.
-    expect(labeled()).not.toContain(1);
-    state().closeIssue(state().requireIssue(repo("rocket"), 4), "completed", "octocat");
-    await waitFor("the kick to reach agent:ready", async () =>
-      labeled().includes(1) ? true : undefined,
-    );
-  });
-
   step("claims: expiry by alarm, with no request reaching the object", async () => {
     // Nothing has asked acme/sdk's object anything since the restart: only its stored alarm,
     // re-armed at start, can end the claim and take the label off on GitHub.
@@ -340,6 +331,15 @@ describe.concurrent.each(HOSTS)("host conformance on %s", (host) => {
       sdkAgent.heartbeat(n, { claimId: expiring.claimId, fence: expiring.fence }),
     );
     expect(gone.status).toBe(409);
+  });
+
+  step("the story's end: a close on GitHub reaches agent:ready", async () => {
+    // The last open sub-issue of #1 closes on GitHub; its webhook reaches the restarted host.
+    expect(labeled()).not.toContain(1);
+    state().closeIssue(state().requireIssue(repo("rocket"), 4), "completed", "octocat");
+    await waitFor("the kick to reach agent:ready", async () =>
+      labeled().includes(1) ? true : undefined,
+    );
   });
 
   step("the cron: an incremental reconcile", async () => {
