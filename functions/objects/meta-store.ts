@@ -57,6 +57,11 @@ export interface MetaValues {
   crossRepoNotices: CrossRepoNotice[];
   /** When a caller last asked for a reconcile through the API (rate-limited). */
   scanRequestedMs: number;
+  /**
+   * A label was renamed or deleted at this time: stored labels may be wrong everywhere, so a
+   * full reconcile run begun before it starts over (pages it already read would not be re-read).
+   */
+  fullReconcileRestartMs: number;
   /** Operational counters (deliveries applied, duplicates seen). */
   [counter: `counter:${string}`]: number;
 }

@@ -80,6 +80,9 @@ export async function reconcileFull(
   const generation = store.generation();
   const labels = store.config().labels;
   const key = labelsKey(labels);
+  // A label renamed or deleted after a run began: the pages it read may hold the old labels.
+  const outdated = (r: ReconcileRun) =>
+    r.startedMs < (store.meta.get("fullReconcileRestartMs") ?? Number.NEGATIVE_INFINITY);
   let run = runs.current();
   if (run === null || run.generation !== generation || run.labels !== key) {
     run = store.transaction(() =>
@@ -90,6 +93,18 @@ export async function reconcileFull(
   let changed = false;
   let requestsBefore = client.stats.requests;
   for (let page = 0; page < settings.pagesPerRun; page++) {
+    if (outdated(run)) {
+      const restarts: number = run.restarts + 1;
+      run = store.transaction(() =>
+        runs.start({
+          runId: crypto.randomUUID(),
+          generation,
+          startedMs: nowMs(),
+          labels: key,
+          restarts,
+        }),
+      );
+    }
     const pageStartedMs = nowMs();
     // Pages are numbered over the whole run in request descriptions (and error messages).
     report.pages = run.pages;

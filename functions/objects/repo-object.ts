@@ -452,7 +452,10 @@ export class RepoObject extends DurableObject<Env> {
       this.store.updateWatermarks({ lastEventAt: formatInstant(delivery.receivedMs) });
       if (events.some((e) => e.type === "config-changed"))
         this.schedules.at("config", delivery.receivedMs);
-      if (hints.length > 0) this.schedules.at("reconcile-full", delivery.receivedMs);
+      if (hints.length > 0) {
+        this.store.meta.set("fullReconcileRestartMs", delivery.receivedMs);
+        this.schedules.at("reconcile-full", delivery.receivedMs);
+      }
       this.store.count("deliveriesApplied");
       if (changes.length === 0 && hints.length === 0) return "unchanged";
       this.store.audit(

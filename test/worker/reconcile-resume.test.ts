@@ -17,7 +17,18 @@ import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import { MemoryTokenCache } from "../../shared/github/auth.ts";
 import type { Snapshot, SnapshotInput } from "../../shared/graph/snapshot.ts";
 import { DAY_MS, formatInstant } from "../../shared/graph/time.ts";
-import { install, repoStub, seed, seedClosed, seedIssue, settle, sim } from "./helpers.ts";
+import { signBody } from "../../shared/webhooks/signature.ts";
+import { WEBHOOK_SECRET } from "./global-setup.ts";
+import {
+  install,
+  postWebhook,
+  repoStub,
+  seed,
+  seedClosed,
+  seedIssue,
+  settle,
+  sim,
+} from "./helpers.ts";
 import { facts } from "./random-ops.ts";
 
 type SeedIssue = SnapshotInput["issues"][number];
@@ -313,6 +324,69 @@ describe("streaming, resumable full reconcile", () => {
       return { first, next: (await o.graph(t + 100)).stats.issues };
     });
     expect(after).toEqual({ first: 5 * PAGE - 4, next: 5 * PAGE - 5 });
+  }, 30_000);
+
+  it("begins again when a label is renamed or deleted during a run (pages read before may hold the old labels)", async () => {
+    const issues = Array.from({ length: 5 * PAGE - 3 }, (_, i) => seedIssue(i + 1));
+    const repo = "resume-labels/app";
+    const { stub, repoId, installationId } = await install({ repo, issues });
+    const step = () =>
+      runInDurableObject(stub, async (o: RepoObject) => {
+        const identity = o.store.identity()!;
+        const client = installationClient(
+          env,
+          identity.installationId,
+          new MemoryTokenCache(),
+          "test",
+          { id: identity.repoId, fullName: identity.fullName },
+        );
+        const outcome = await reconcileFull(o.store, client, Date.now, {
+          pageSize: PAGE,
+          pagesPerRun: PAGES_PER_RUN,
+        });
+        const run = o.store.reconcileRuns.current();
+        return {
+          kind: outcome?.kind,
+          runId: run?.runId,
+          pages: run?.pages,
+          restarts: run?.restarts,
+        };
+      });
+    const first = await step();
+    expect(first.kind).toBe("full-step");
+    const body = JSON.stringify({
+      action: "deleted",
+      label: { id: 78, name: "agent:hold", color: "ededed", default: false, description: null },
+      repository: {
+        id: repoId,
+        name: "app",
+        full_name: repo,
+        owner: { login: "resume-labels", id: 5 },
+      },
+      installation: { id: installationId },
+      sender: { login: "octocat", id: 1, type: "User" },
+    });
+    const response = await postWebhook(
+      {
+        "x-github-event": "label",
+        "x-github-delivery": crypto.randomUUID(),
+        "content-type": "application/json",
+        "x-hub-signature-256": await signBody(WEBHOOK_SECRET, body),
+      },
+      body,
+    );
+    expect(response.status).toBe(200);
+    // The hint schedules the full reconcile too: its alarms finish the work. The run that
+    // completes is a new one, begun after the hint and counted as a restart, that read every page.
+    await settle(stub);
+    const done = (await fullReconciles(stub))[0]!.detail.run as {
+      runId: string;
+      pages: number;
+      restarts: number;
+    };
+    expect(done.runId).not.toBe(first.runId);
+    expect(done.restarts).toBe(first.restarts! + 1);
+    expect(done.pages).toBe(5);
   }, 30_000);
 
   it("begins again from the first page when GitHub refuses the cursor", async () => {
