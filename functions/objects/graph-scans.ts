@@ -78,7 +78,7 @@ export class GraphScans {
   recent(nowMs: number, maxAgeMs: number): GraphScan | null {
     const kept = this.kept;
     return kept !== null &&
-      kept.graph === this.store.compactGraph() &&
+      kept.graph === this.store.keptCompactGraph() &&
       kept.atMs <= nowMs &&
       nowMs - kept.atMs <= maxAgeMs &&
       nowMs < kept.validUntilMs

@@ -1191,6 +1191,10 @@ export class RepoObject extends DurableObject<Env> {
 
   /** The status page's read beyond `graph()` (functions/objects/status-view.ts). */
   async statusView(nowMs = Date.now()): Promise<StatusView> {
+    // What it reads is made ahead in steps (webhooks between), as for the graph API and grants.
+    await this.store.prepareGraph(pause);
+    await this.scans.prepare(nowMs, pause);
+    await this.fleet.prepareQueueView(nowMs, pause);
     const view = statusView(this.store, this.fleet, this.scans, nowMs);
     // Reading the queue may notice a stuck label taken off by hand and owe writes for it.
     await this.schedules.rearm();

@@ -280,6 +280,13 @@ export class RepoStore {
    * repository's name or the label names it was built for changed, after a failed transaction,
    * or after a prune.
    */
+  /** The compact graph if it is built and current, else null (never builds one). */
+  keptCompactGraph(): CompactGraph | null {
+    const kept = this.graph.mirror;
+    const repo = this.identity()?.fullName ?? "unknown/unknown";
+    return kept?.fits(repo, this.config().labels) ? kept : null;
+  }
+
   compactGraph(): CompactGraph {
     const repo = this.identity()?.fullName ?? "unknown/unknown";
     const labels = this.config().labels;
