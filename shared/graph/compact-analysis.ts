@@ -8,6 +8,7 @@ import {
   STATE_NONE,
   STATE_OPEN,
 } from "./compact.ts";
+import { findCyclesInRows } from "./cycles.ts";
 import { rotateForMachine } from "./hash.ts";
 import type { GraphIndex } from "./index.ts";
 import type { Kick, KickKind } from "./kicks.ts";
@@ -317,7 +318,7 @@ export function* analyzeCompactSteps(
   analysis.kicks = compactKicks(analysis);
   yield;
 
-  const cycles = sccCycles(size, adjStart, adjLen, adjPool, cycleRoots)
+  const cycles = findCyclesInRows(size, adjStart, adjLen, adjPool, cycleRoots)
     .map((slots) => slots.map((s) => numberAt[s]!).sort((a, b) => a - b))
     .sort((a, b) => a[0]! - b[0]!);
   unresolved.sort((a, b) => a.issue - b.issue || compareRefs(a.ref, b.ref));
@@ -402,74 +403,6 @@ function compactKicks(a: CompactAnalysis): Kick[] {
   return kicks.sort(
     (x, y) => x.target - y.target || (x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0),
   );
-}
-
-/** Strongly connected components that are cycles (iterative Tarjan over per-slot rows). */
-function sccCycles(
-  size: number,
-  adjStart: Int32Array,
-  adjLen: Int32Array,
-  adjPool: Int32Array,
-  roots: readonly number[],
-): number[][] {
-  const cycles: number[][] = [];
-  if (roots.length === 0) return cycles;
-  const index = new Int32Array(size).fill(-1);
-  const low = new Int32Array(size);
-  const onStack = new Uint8Array(size);
-  const stack = new Int32Array(size);
-  const frameNode = new Int32Array(size);
-  const frameNext = new Int32Array(size);
-  let stackTop = 0;
-  let counter = 0;
-  for (const root of roots) {
-    if (index[root] !== -1) continue;
-    let depth = 0;
-    frameNode[0] = root;
-    frameNext[0] = 0;
-    index[root] = low[root] = counter++;
-    stack[stackTop++] = root;
-    onStack[root] = 1;
-    while (depth >= 0) {
-      const node = frameNode[depth]!;
-      const next = frameNext[depth]!;
-      if (next < adjLen[node]!) {
-        frameNext[depth] = next + 1;
-        const to = adjPool[adjStart[node]! + next]!;
-        if (index[to] === -1) {
-          index[to] = low[to] = counter++;
-          stack[stackTop++] = to;
-          onStack[to] = 1;
-          depth += 1;
-          frameNode[depth] = to;
-          frameNext[depth] = 0;
-        } else if (onStack[to] === 1 && index[to]! < low[node]!) {
-          low[node] = index[to]!;
-        }
-        continue;
-      }
-      depth -= 1;
-      if (depth >= 0) {
-        const up = frameNode[depth]!;
-        if (low[node]! < low[up]!) low[up] = low[node]!;
-      }
-      if (low[node] !== index[node]) continue;
-      const component: number[] = [];
-      let member: number;
-      do {
-        member = stack[--stackTop]!;
-        onStack[member] = 0;
-        component.push(member);
-      } while (member !== node);
-      let selfLoop = false;
-      if (component.length === 1) {
-        for (let k = adjStart[node]!; k < adjStart[node]! + adjLen[node]!; k++)
-          if (adjPool[k] === node) selfLoop = true;
-      }
-      if (component.length > 1 || selfLoop) cycles.push(component);
-    }
-  }
-  return cycles;
 }
 
 // --- reading the analysis --------------------------------------------------------------------

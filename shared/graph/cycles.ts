@@ -1,25 +1,51 @@
-/**
- * Strongly connected components of a directed graph over dense node ids `0..size-1`, with
- * Tarjan's algorithm made iterative (a 100k-issue chain cannot overflow the call stack) and run
- * over typed arrays (no per-node allocation, so 100k issues stay linear).
- * Returns only the components that are cycles: two or more nodes, or one node with a self-loop,
- * each as the list of its ids.
- */
+/** `findCyclesInRows` over per-node neighbour lists (the object-based scan's adjacency). */
 export function findCycles(
   size: number,
   adjacency: ReadonlyArray<readonly number[] | undefined>,
   roots: readonly number[],
 ): number[][] {
+  if (roots.length === 0) return [];
+  const adjStart = new Int32Array(size);
+  const adjLen = new Int32Array(size);
+  let total = 0;
+  for (let n = 0; n < size; n++) {
+    adjStart[n] = total;
+    adjLen[n] = adjacency[n]?.length ?? 0;
+    total += adjLen[n]!;
+  }
+  const adjPool = new Int32Array(total);
+  for (let n = 0; n < size; n++) {
+    const row = adjacency[n];
+    if (row) adjPool.set(row, adjStart[n]!);
+  }
+  return findCyclesInRows(size, adjStart, adjLen, adjPool, roots);
+}
+
+/**
+ * Strongly connected components of a directed graph over dense node ids `0..size-1`, with
+ * Tarjan's algorithm made iterative (a 100k-issue chain cannot overflow the call stack) and run
+ * over typed arrays (no per-node allocation, so 100k issues stay linear). The edges of node `n`
+ * are `adjPool[adjStart[n] .. adjStart[n] + adjLen[n])`.
+ * Returns only the components that are cycles: two or more nodes, or one node with a self-loop,
+ * each as the list of its ids.
+ */
+export function findCyclesInRows(
+  size: number,
+  adjStart: Int32Array,
+  adjLen: Int32Array,
+  adjPool: Int32Array,
+  roots: readonly number[],
+): number[][] {
+  const cycles: number[][] = [];
+  if (roots.length === 0) return cycles;
   const index = new Int32Array(size).fill(-1);
   const low = new Int32Array(size);
   const onStack = new Uint8Array(size);
   const stack = new Int32Array(size);
-  let stackTop = 0;
   const frameNode = new Int32Array(size);
   const frameNext = new Int32Array(size);
-  const cycles: number[][] = [];
+  let stackTop = 0;
   let counter = 0;
-
   for (const root of roots) {
     if (index[root] !== -1) continue;
     let depth = 0;
@@ -28,14 +54,12 @@ export function findCycles(
     index[root] = low[root] = counter++;
     stack[stackTop++] = root;
     onStack[root] = 1;
-
     while (depth >= 0) {
       const node = frameNode[depth]!;
-      const neighbours = adjacency[node];
       const next = frameNext[depth]!;
-      if (neighbours !== undefined && next < neighbours.length) {
+      if (next < adjLen[node]!) {
         frameNext[depth] = next + 1;
-        const to = neighbours[next]!;
+        const to = adjPool[adjStart[node]! + next]!;
         if (index[to] === -1) {
           index[to] = low[to] = counter++;
           stack[stackTop++] = to;
@@ -50,8 +74,8 @@ export function findCycles(
       }
       depth -= 1;
       if (depth >= 0) {
-        const parent = frameNode[depth]!;
-        if (low[node]! < low[parent]!) low[parent] = low[node]!;
+        const up = frameNode[depth]!;
+        if (low[node]! < low[up]!) low[up] = low[node]!;
       }
       if (low[node] !== index[node]) continue;
       const component: number[] = [];
@@ -61,7 +85,12 @@ export function findCycles(
         onStack[member] = 0;
         component.push(member);
       } while (member !== node);
-      if (component.length > 1 || (neighbours?.includes(node) ?? false)) cycles.push(component);
+      let selfLoop = false;
+      if (component.length === 1) {
+        for (let k = adjStart[node]!; k < adjStart[node]! + adjLen[node]!; k++)
+          if (adjPool[k] === node) selfLoop = true;
+      }
+      if (component.length > 1 || selfLoop) cycles.push(component);
     }
   }
   return cycles;
