@@ -5,6 +5,8 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { inject } from "vitest";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
+import { signBody } from "../../shared/webhooks/signature.ts";
+import { WEBHOOK_SECRET } from "./global-setup.ts";
 
 const simUrl = inject("simUrl");
 
@@ -91,6 +93,31 @@ export function postWebhook(headers: Record<string, string>, body: string | Uint
     headers,
     body,
   });
+}
+
+/** A signed `label.deleted` delivery of `label` in `repo` ("owner/name"), as GitHub sends it. */
+export async function postLabelDeleted(
+  to: { repo: string; repoId: number; installationId: number },
+  label: string,
+  sender: string,
+) {
+  const [owner, name] = to.repo.split("/") as [string, string];
+  const body = JSON.stringify({
+    action: "deleted",
+    label: { id: 77, name: label, color: "ededed", default: false, description: null },
+    repository: { id: to.repoId, name, full_name: to.repo, owner: { login: owner, id: 5 } },
+    installation: { id: to.installationId },
+    sender: { login: sender, id: 66, type: "User" },
+  });
+  return postWebhook(
+    {
+      "x-github-event": "label",
+      "x-github-delivery": crypto.randomUUID(),
+      "content-type": "application/json",
+      "x-hub-signature-256": await signBody(WEBHOOK_SECRET, body),
+    },
+    body,
+  );
 }
 
 /** Delivers every queued webhook to the Worker, in order; returns the deliveries and statuses. */

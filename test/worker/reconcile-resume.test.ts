@@ -17,11 +17,9 @@ import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import { MemoryTokenCache } from "../../shared/github/auth.ts";
 import type { Snapshot, SnapshotInput } from "../../shared/graph/snapshot.ts";
 import { DAY_MS, formatInstant } from "../../shared/graph/time.ts";
-import { signBody } from "../../shared/webhooks/signature.ts";
-import { WEBHOOK_SECRET } from "./global-setup.ts";
 import {
   install,
-  postWebhook,
+  postLabelDeleted,
   repoStub,
   seed,
   seedClosed,
@@ -70,6 +68,16 @@ async function fullReconciles(stub: Stub) {
   return (await stub.auditLog(500)).filter(
     (a) => a.kind === "reconcile" && (a.detail as { kind: string }).kind === "full",
   ) as unknown as Array<{ detail: { corrected: string[]; run: { runId: string; pages: number } } }>;
+}
+
+/** One step of the full reconcile inside the object (the `reconcile-full` schedule's work). */
+function fullStep(o: RepoObject, settings = { pageSize: PAGE, pagesPerRun: PAGES_PER_RUN }) {
+  const identity = o.store.identity()!;
+  const client = installationClient(env, identity.installationId, new MemoryTokenCache(), "test", {
+    id: identity.repoId,
+    fullName: identity.fullName,
+  });
+  return reconcileFull(o.store, client, Date.now, settings);
 }
 
 /** Successful page requests since the counters were reset. */
@@ -251,18 +259,9 @@ describe("streaming, resumable full reconcile", () => {
     expect(first!.detail.run.pages).toBe(5);
     // Driven step by step: the step function of the `reconcile-full` schedule.
     const steps = await runInDurableObject(stub, async (o: RepoObject) => {
-      const identity = o.store.identity()!;
-      const client = () =>
-        installationClient(env, identity.installationId, new MemoryTokenCache(), "test", {
-          id: identity.repoId,
-          fullName: identity.fullName,
-        });
       const out: unknown[] = [];
       for (let i = 0; i < 3; i++) {
-        const outcome = await reconcileFull(o.store, client(), Date.now, {
-          pageSize: PAGE,
-          pagesPerRun: PAGES_PER_RUN,
-        });
+        const outcome = await fullStep(o);
         out.push(
           outcome?.kind === "full-step"
             ? { kind: outcome.kind, pages: outcome.progress.pagesDone }
@@ -282,22 +281,11 @@ describe("streaming, resumable full reconcile", () => {
     const issues = Array.from({ length: 5 * PAGE - 3 }, (_, i) => seedIssue(i + 1));
     const { stub } = await install({ repo: "resume-reads/app", issues });
     const seen = await runInDurableObject(stub, async (o: RepoObject) => {
-      const identity = o.store.identity()!;
-      const client = installationClient(
-        env,
-        identity.installationId,
-        new MemoryTokenCache(),
-        "test",
-        { id: identity.repoId, fullName: identity.fullName },
-      );
       const count = async (atMs: number) => (await o.graph(atMs)).stats.issues;
       const t0 = Date.now();
       const before = await count(t0);
       // A run in progress (two of five pages read), then a change lands (as a webhook would).
-      const step = await reconcileFull(o.store, client, Date.now, {
-        pageSize: PAGE,
-        pagesPerRun: PAGES_PER_RUN,
-      });
+      const step = await fullStep(o);
       const kept = await count(t0 + 100);
       o.store.applyEvents([
         { type: "issue-removed", number: 5 * PAGE - 3, at: formatInstant(Date.now() + 1000) },
@@ -332,18 +320,7 @@ describe("streaming, resumable full reconcile", () => {
     const { stub, repoId, installationId } = await install({ repo, issues });
     const step = () =>
       runInDurableObject(stub, async (o: RepoObject) => {
-        const identity = o.store.identity()!;
-        const client = installationClient(
-          env,
-          identity.installationId,
-          new MemoryTokenCache(),
-          "test",
-          { id: identity.repoId, fullName: identity.fullName },
-        );
-        const outcome = await reconcileFull(o.store, client, Date.now, {
-          pageSize: PAGE,
-          pagesPerRun: PAGES_PER_RUN,
-        });
+        const outcome = await fullStep(o);
         const run = o.store.reconcileRuns.current();
         return {
           kind: outcome?.kind,
@@ -354,26 +331,10 @@ describe("streaming, resumable full reconcile", () => {
       });
     const first = await step();
     expect(first.kind).toBe("full-step");
-    const body = JSON.stringify({
-      action: "deleted",
-      label: { id: 78, name: "agent:hold", color: "ededed", default: false, description: null },
-      repository: {
-        id: repoId,
-        name: "app",
-        full_name: repo,
-        owner: { login: "resume-labels", id: 5 },
-      },
-      installation: { id: installationId },
-      sender: { login: "octocat", id: 1, type: "User" },
-    });
-    const response = await postWebhook(
-      {
-        "x-github-event": "label",
-        "x-github-delivery": crypto.randomUUID(),
-        "content-type": "application/json",
-        "x-hub-signature-256": await signBody(WEBHOOK_SECRET, body),
-      },
-      body,
+    const response = await postLabelDeleted(
+      { repo, repoId, installationId },
+      "agent:hold",
+      "octocat",
     );
     expect(response.status).toBe(200);
     // The hint schedules the full reconcile too: its alarms finish the work. The run that
@@ -416,15 +377,7 @@ describe("streaming, resumable full reconcile", () => {
         installationId: seeded.installationId,
         status: "active",
       });
-      const client = installationClient(
-        env,
-        seeded.installationId,
-        new MemoryTokenCache(),
-        "test",
-        { id: seeded.repoId, fullName: seeded.repo },
-      );
-      const settings = { pageSize: PAGE, pagesPerRun: 10 };
-      const result = await reconcileFull(o.store, client, Date.now, settings);
+      const result = await fullStep(o, { pageSize: PAGE, pagesPerRun: 10 });
       return { result, count: o.store.snapshot().issues.length };
     });
     expect(outcome.result).toMatchObject({ kind: "full", run: { pages: 3, restarts: 1 } });

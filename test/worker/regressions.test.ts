@@ -6,14 +6,12 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { directory } from "../../functions/objects/directory-object.ts";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
-import { signBody } from "../../shared/webhooks/signature.ts";
-import { WEBHOOK_SECRET } from "./global-setup.ts";
 import {
   deliverAll,
   install,
   installationStub,
   labelsOf,
-  postWebhook,
+  postLabelDeleted,
   repoStub,
   seed,
   seedIssue,
@@ -423,26 +421,10 @@ describe("label events are hints", () => {
     expect(await labelsOf(repo, 1)).not.toContain("agent:ready");
 
     // A captured label.deleted, replayed: the label is still there on GitHub.
-    const body = JSON.stringify({
-      action: "deleted",
-      label: { id: 77, name: "agent:hold", color: "ededed", default: false, description: null },
-      repository: {
-        id: repoId,
-        name: "app",
-        full_name: repo,
-        owner: { login: "label-replay", id: 5 },
-      },
-      installation: { id: installationId },
-      sender: { login: "mallory", id: 66, type: "User" },
-    });
-    const response = await postWebhook(
-      {
-        "x-github-event": "label",
-        "x-github-delivery": crypto.randomUUID(),
-        "content-type": "application/json",
-        "x-hub-signature-256": await signBody(WEBHOOK_SECRET, body),
-      },
-      body,
+    const response = await postLabelDeleted(
+      { repo, repoId, installationId },
+      "agent:hold",
+      "mallory",
     );
     expect(response.status).toBe(200);
     // Meanwhile (before any reconcile) the stored hold label stands.
