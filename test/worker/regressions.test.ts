@@ -54,8 +54,15 @@ describe("schedules", () => {
       o.schedules.at("reconcile-full", Date.now());
       await o.schedules.rearm();
     });
-    // The runtime fires the retries by itself (20, 40, 80, 160 ms with the test base of 20).
-    await new Promise((r) => setTimeout(r, 700));
+    // Each retry made due at once and run (no waiting on the clock for the 20, 40, 80 and
+    // 160 ms of the test's backoff base): every failure counts and doubles the next delay.
+    for (let i = 0; i < 4; i++) {
+      await runInDurableObject(stub, async (o: RepoObject) => {
+        o.schedules.at("reconcile-full", Date.now());
+        await o.schedules.rearm();
+      });
+      await runDurableObjectAlarm(stub);
+    }
     const retries = (await stub.auditLog(50))
       .filter((a) => a.kind === "error")
       .reverse()
@@ -124,7 +131,8 @@ describe("kicks", () => {
     await sim("/repos/reg-first/app/issues/1/close", { body: {} });
     await deliverAll();
     const stub = repoStub(seeded.repoId);
-    await new Promise((r) => setTimeout(r, 200));
+    // The first reconcile that the close scheduled runs (and fails) now, not on the clock.
+    await runDurableObjectAlarm(stub);
     const before = await runInDurableObject(stub, (o: RepoObject) => ({
       planned: o.producer.plan(Date.now()),
       pending: o.producer.pending().length,
