@@ -3,8 +3,10 @@ import { decodeRef } from "../../shared/ingest/merge.ts";
 import type {
   BlockerRow,
   CommentRow,
+  CommentTombstone,
   ExternalRow,
   IssueRow,
+  IssueTombstone,
   LabelEventRow,
   ParentRow,
   RowKeys,
@@ -13,6 +15,7 @@ import type {
 } from "../../shared/ingest/merge-event.ts";
 import { encodeRequires, requiresOf } from "../../shared/queue/requires.ts";
 import type { RetentionCutoffs } from "../../shared/schedule/retention.ts";
+import { rowsByKey, tupleChunks } from "./json-batches.ts";
 import type { Sql } from "./sql.ts";
 
 /** The graph tables: what their rows look like in SQLite. */
@@ -63,53 +66,89 @@ export class GraphStore {
   mirror: CompactGraph | null = null;
   /** A compact graph being filled from the tables in chunks: writes reach it too. */
   building: CompactGraph | null = null;
+  /** Rows read in the current batch, by table and key (null outside a batch; see `batch`). */
+  private cache: RowCache | null = null;
+  /** Writes not yet carried out (only inside a batch). */
+  private pending: RowWrite[] = [];
 
   constructor(sql: Sql) {
     this.sql = sql;
   }
 
-  /** The rows named by `keys` (see `rowsTouched`). */
+  /** The rows named by `keys` (see `rowsTouched`): one statement per table, not per key. */
   read(keys: RowKeys): StoredRows {
     const sql = this.sql;
+    const cache = this.cache;
+    let issues: IssueRow[];
+    if (keys.issues === "all") {
+      this.flush();
+      // Only labels are rewritten for every issue (a label renamed or deleted): no bodies.
+      issues =
+        sql<IssueSqlRow>`SELECT number, id, title, state, state_reason, created_at, updated_at,
+        updated_ms, closed_at, labels, NULL AS body, closed_seq FROM issues ORDER BY number`.map(
+          issueFromSql,
+        );
+    } else {
+      issues = this.cached(cache?.issues, keys.issues, (numbers) =>
+        rowsByKey(
+          numbers,
+          (json) => sql<IssueSqlRow>`SELECT * FROM issues
+            WHERE number IN (SELECT value FROM json_each(${json}))`,
+          (r) => r.number,
+          issueFromSql,
+        ),
+      );
+    }
     return {
-      issues:
-        keys.issues === "all"
-          ? // Only labels are rewritten for every issue (a label renamed or deleted): no bodies.
-            sql<IssueSqlRow>`SELECT number, id, title, state, state_reason, created_at, updated_at,
-              updated_ms, closed_at, labels, NULL AS body, closed_seq FROM issues ORDER BY number`.map(
-              issueFromSql,
-            )
-          : keys.issues.flatMap((n) =>
-              sql<IssueSqlRow>`SELECT * FROM issues WHERE number = ${n}`.map(issueFromSql),
-            ),
-      tombstones: keys.tombstones.flatMap((n) =>
-        sql<{ at_ms: number }>`SELECT at_ms FROM tombstones WHERE number = ${n}`.map((r) => ({
-          number: n,
-          atMs: r.at_ms,
-        })),
-      ),
-      parents: keys.parents.flatMap((child) =>
-        sql<{ parent: string | null; at_ms: number }>`
-          SELECT parent, at_ms FROM parents WHERE child = ${child}`.map(
-          (r): ParentRow => ({ child, parent: r.parent, atMs: r.at_ms }),
+      issues,
+      tombstones: this.cached(cache?.tombstones, keys.tombstones, (numbers) =>
+        rowsByKey(
+          numbers,
+          (json) => sql<{ number: number; at_ms: number }>`SELECT number, at_ms FROM tombstones
+            WHERE number IN (SELECT value FROM json_each(${json}))`,
+          (r) => r.number,
+          (r): IssueTombstone => ({ number: r.number, atMs: r.at_ms }),
         ),
       ),
-      blockers: keys.blockers.flatMap((issue) =>
-        sql<{ blocker: string; present: number; at_ms: number }>`
-          SELECT blocker, present, at_ms FROM blockers WHERE issue = ${issue}`.map(
+      parents: this.cached(cache?.parents, keys.parents, (children) =>
+        rowsByKey(
+          children,
+          (json) => sql<{ child: number; parent: string | null; at_ms: number }>`
+            SELECT child, parent, at_ms FROM parents
+            WHERE child IN (SELECT value FROM json_each(${json}))`,
+          (r) => r.child,
+          (r): ParentRow => ({ child: r.child, parent: r.parent, atMs: r.at_ms }),
+        ),
+      ),
+      blockers: this.cached(cache?.blockers, keys.blockers, (issueNumbers) =>
+        rowsByKey(
+          issueNumbers,
+          (json) => sql<{ issue: number; blocker: string; present: number; at_ms: number }>`
+            SELECT issue, blocker, present, at_ms FROM blockers
+            WHERE issue IN (SELECT value FROM json_each(${json})) ORDER BY issue, blocker`,
+          (r) => r.issue,
           (r): BlockerRow => ({
-            issue,
+            issue: r.issue,
             blocker: r.blocker,
             present: r.present === 1,
             atMs: r.at_ms,
           }),
         ),
       ),
-      external: keys.external.flatMap((ref) =>
-        sql<{ state: string; closed_at: string | null; at_ms: number; closed_seq: number | null }>`
-          SELECT state, closed_at, at_ms, closed_seq FROM external WHERE ref = ${ref}`.map(
+      external: this.cached(cache?.external, keys.external, (refs) =>
+        rowsByKey(
+          refs,
+          (json) => sql<{
+            ref: string;
+            state: string;
+            closed_at: string | null;
+            at_ms: number;
+            closed_seq: number | null;
+          }>`SELECT ref, state, closed_at, at_ms, closed_seq FROM external
+            WHERE ref IN (SELECT value FROM json_each(${json}))`,
+          (r) => r.ref,
           (r): ExternalRow => ({
-            ref,
+            ref: r.ref,
             state: r.state as ExternalRow["state"],
             closedAt: r.closed_at,
             atMs: r.at_ms,
@@ -120,30 +159,49 @@ export class GraphStore {
       // The event's own row or a later one of its issue, label and action: only the latest of
       // each is kept (see `write`), and an earlier one changes nothing the rules read.
       labelEvents: keys.labelEvents.flatMap((k) =>
-        sql<{ actor: string | null; created_at: string; created_ms: number }>`
-          SELECT actor, created_at, created_ms FROM label_events WHERE number = ${k.number}
-            AND label = ${k.label} AND action = ${k.action} AND created_ms >= ${k.createdMs}`.map(
-          (r): LabelEventRow => ({
-            ...k,
-            actor: r.actor,
-            createdAt: r.created_at,
-            createdMs: r.created_ms,
-          }),
-        ),
+        this.cached(cache?.labelEvents, [labelEventKey(k)], (eventKeys) =>
+          rowsByKey(
+            eventKeys,
+            (json) => sql<{
+              number: number;
+              label: string;
+              action: string;
+              actor: string | null;
+              created_at: string;
+              created_ms: number;
+            }>`SELECT number, label, action, actor, created_at, created_ms FROM label_events
+              WHERE (number, label, action) IN
+                (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${json}))
+              ORDER BY created_ms`,
+            (r) => JSON.stringify([r.number, r.label, r.action]),
+            (r): LabelEventRow => ({
+              number: r.number,
+              label: r.label,
+              action: r.action as LabelEventRow["action"],
+              actor: r.actor,
+              createdAt: r.created_at,
+              createdMs: r.created_ms,
+            }),
+          ),
+        ).filter((r) => r.createdMs >= k.createdMs),
       ),
-      comments: keys.comments.flatMap((id) =>
-        sql<{
-          number: number;
-          author: string;
-          author_type: string;
-          author_association: string | null;
-          body: string;
-          created_at: string;
-          updated_ms: number;
-        }>`SELECT number, author, author_type, author_association, body, created_at, updated_ms
-          FROM comments WHERE id = ${id}`.map(
+      comments: this.cached(cache?.comments, keys.comments, (ids) =>
+        rowsByKey(
+          ids,
+          (json) => sql<{
+            id: number;
+            number: number;
+            author: string;
+            author_type: string;
+            author_association: string | null;
+            body: string;
+            created_at: string;
+            updated_ms: number;
+          }>`SELECT id, number, author, author_type, author_association, body, created_at, updated_ms
+            FROM comments WHERE id IN (SELECT value FROM json_each(${json}))`,
+          (r) => r.id,
           (r): CommentRow => ({
-            id,
+            id: r.id,
             number: r.number,
             author: r.author,
             authorType: r.author_type,
@@ -154,110 +212,304 @@ export class GraphStore {
           }),
         ),
       ),
-      commentTombstones: keys.commentTombstones.flatMap((id) =>
-        sql<{ at_ms: number }>`SELECT at_ms FROM comment_tombstones WHERE id = ${id}`.map((r) => ({
-          id,
-          atMs: r.at_ms,
-        })),
+      commentTombstones: this.cached(cache?.commentTombstones, keys.commentTombstones, (ids) =>
+        rowsByKey(
+          ids,
+          (json) => sql<{ id: number; at_ms: number }>`SELECT id, at_ms FROM comment_tombstones
+            WHERE id IN (SELECT value FROM json_each(${json}))`,
+          (r) => r.id,
+          (r): CommentTombstone => ({ id: r.id, atMs: r.at_ms }),
+        ),
       ),
     };
   }
 
-  /** Carries out `writes` in order; `meta` writes are not this store's (the caller's). */
+  /**
+   * `keys`' rows, in the order of `keys`: from the batch's cache when it has them, else read
+   * (after the writes still pending, so a read always sees every write before it).
+   */
+  private cached<K, R>(
+    cache: Map<K, R[]> | undefined,
+    keys: readonly K[],
+    load: (missing: K[]) => Map<K, R[]>,
+  ): R[] {
+    const missing = [...new Set(cache ? keys.filter((k) => !cache.has(k)) : keys)];
+    let loaded: Map<K, R[]> | null = null;
+    if (missing.length > 0) {
+      this.flush();
+      loaded = load(missing);
+      if (cache) for (const [k, rows] of loaded) cache.set(k, rows);
+    }
+    return keys.flatMap((k) => cache?.get(k) ?? loaded?.get(k) ?? []);
+  }
+
+  /**
+   * Runs `fn` (which reads and writes through this store) as one batch: the rows `keys` name are
+   * read up front, a statement per table, and the writes are carried out at the end, a statement
+   * per run of writes of one kind per table. A read of rows not read up front, or written since,
+   * carries out the pending writes first and reads them. Call inside a transaction.
+   */
+  batch<T>(keys: readonly RowKeys[], fn: () => T): T {
+    if (this.cache !== null) return fn();
+    this.cache = emptyCache();
+    try {
+      this.read(mergeKeys(keys));
+      const out = fn();
+      this.flush();
+      return out;
+    } catch (error) {
+      // The compact graph took writes that will not be carried out.
+      this.drop();
+      throw error;
+    } finally {
+      this.cache = null;
+      this.pending = [];
+    }
+  }
+
+  /**
+   * Carries out `writes` in order (inside a batch: at its end); `meta` writes are not this
+   * store's (the caller's). The compact graph takes each at once.
+   */
   write(writes: readonly RowWrite[]): void {
-    const sql = this.sql;
     for (const w of writes) {
+      if (w.table === "meta") continue;
       this.mirrorWrite(w);
-      switch (w.table) {
-        case "issues":
-          if (w.op === "upsert") {
-            const r = w.row;
-            const labels = JSON.stringify(r.labels);
-            sql`INSERT INTO issues (number, id, title, state, state_reason, created_at, updated_at, updated_ms, closed_at, labels, body, closed_seq, requires)
-              VALUES (${r.number}, ${r.id}, ${r.title}, ${r.state}, ${r.stateReason}, ${r.createdAt},
-                      ${r.updatedAt}, ${r.updatedMs}, ${r.closedAt}, ${labels}, ${r.body}, ${r.closedSeq},
-                      ${encodeRequires(requiresOf(r.body))})
-              ON CONFLICT (number) DO UPDATE SET id = excluded.id, title = excluded.title,
-                state = excluded.state, state_reason = excluded.state_reason, created_at = excluded.created_at,
-                updated_at = excluded.updated_at, updated_ms = excluded.updated_ms, closed_at = excluded.closed_at,
-                labels = excluded.labels, body = excluded.body, closed_seq = excluded.closed_seq,
-                requires = excluded.requires`;
-          } else if (w.op === "labels") {
-            sql`UPDATE issues SET labels = ${JSON.stringify(w.labels)} WHERE number = ${w.number}`;
-          } else {
-            sql`DELETE FROM issues WHERE number = ${w.number}`;
-          }
-          break;
-        case "tombstones":
-          if (w.op === "upsert") {
-            sql`INSERT INTO tombstones (number, at_ms) VALUES (${w.row.number}, ${w.row.atMs})
-              ON CONFLICT (number) DO UPDATE SET at_ms = excluded.at_ms`;
-          } else {
-            sql`DELETE FROM tombstones WHERE number = ${w.number}`;
-          }
-          break;
-        case "parents":
-          if (w.op === "upsert") {
-            sql`INSERT INTO parents (child, parent, at_ms) VALUES (${w.row.child}, ${w.row.parent}, ${w.row.atMs})
-              ON CONFLICT (child) DO UPDATE SET parent = excluded.parent, at_ms = excluded.at_ms`;
-          } else {
-            sql`DELETE FROM parents WHERE child = ${w.number} OR parent = ${String(w.number)}`;
-          }
-          break;
-        case "blockers":
-          if (w.op === "upsert") {
-            const r = w.row;
-            sql`INSERT INTO blockers (issue, blocker, present, at_ms)
-              VALUES (${r.issue}, ${r.blocker}, ${r.present ? 1 : 0}, ${r.atMs})
-              ON CONFLICT (issue, blocker) DO UPDATE SET present = excluded.present, at_ms = excluded.at_ms`;
-          } else {
-            sql`DELETE FROM blockers WHERE issue = ${w.number} OR blocker = ${String(w.number)}`;
-          }
-          break;
-        case "external": {
-          // The ETag of the last conditional read stays: it is about GitHub, not the merge.
+      this.forget(w);
+      this.pending.push(w);
+    }
+    if (this.cache === null) this.flush();
+  }
+
+  /** Drops what the batch's cache holds of the rows `w` changes (read again when next asked). */
+  private forget(w: Exclude<RowWrite, { table: "meta" }>): void {
+    const cache = this.cache;
+    if (cache === null) return;
+    switch (w.table) {
+      case "issues":
+        cache.issues.delete(w.op === "upsert" ? w.row.number : w.number);
+        return;
+      case "tombstones":
+        cache.tombstones.delete(w.op === "upsert" ? w.row.number : w.number);
+        return;
+      case "parents":
+        if (w.op === "upsert") cache.parents.delete(w.row.child);
+        else cache.parents.clear();
+        return;
+      case "blockers":
+        if (w.op === "upsert") cache.blockers.delete(w.row.issue);
+        else cache.blockers.clear();
+        return;
+      case "external":
+        cache.external.delete(w.row.ref);
+        return;
+      case "label_events":
+        if (w.op === "insert") cache.labelEvents.delete(labelEventKey(w.row));
+        else cache.labelEvents.clear();
+        return;
+      case "comments":
+        if (w.op === "upsert") cache.comments.delete(w.row.id);
+        else if (w.op === "delete") cache.comments.delete(w.id);
+        else cache.comments.clear();
+        return;
+      case "comment_tombstones":
+        cache.commentTombstones.delete(w.row.id);
+        return;
+    }
+  }
+
+  /**
+   * Carries out the pending writes: per table (the tables share no keys, constraints or
+   * triggers, so only the order within a table matters), each run of writes of one kind as
+   * one statement over a JSON array of rows, in order.
+   */
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    const pending = this.pending;
+    this.pending = [];
+    const byTable = new Map<string, Array<Exclude<RowWrite, { table: "meta" }>>>();
+    for (const w of pending as Array<Exclude<RowWrite, { table: "meta" }>>) {
+      const list = byTable.get(w.table);
+      if (list) list.push(w);
+      else byTable.set(w.table, [w]);
+    }
+    for (const writes of byTable.values()) {
+      let i = 0;
+      while (i < writes.length) {
+        let j = i + 1;
+        while (j < writes.length && writes[j]!.op === writes[i]!.op) j++;
+        this.writeRun(writes.slice(i, j));
+        i = j;
+      }
+    }
+  }
+
+  /** One run of writes of one kind to one table, a statement per chunk of rows. */
+  private writeRun(run: ReadonlyArray<Exclude<RowWrite, { table: "meta" }>>): void {
+    const sql = this.sql;
+    const first = run[0]!;
+    const rows = <W>(f: (w: W) => unknown) => tupleChunks(run.map((w) => f(w as W)));
+    switch (`${first.table}:${first.op}`) {
+      case "issues:upsert":
+        for (const json of rows((w: { row: IssueRow }) => {
           const r = w.row;
+          return [
+            r.number,
+            r.id,
+            r.title,
+            r.state,
+            r.stateReason,
+            r.createdAt,
+            r.updatedAt,
+            r.updatedMs,
+            r.closedAt,
+            JSON.stringify(r.labels),
+            r.body,
+            r.closedSeq,
+            encodeRequires(requiresOf(r.body)),
+          ];
+        }))
+          sql`INSERT INTO issues (number, id, title, state, state_reason, created_at, updated_at, updated_ms, closed_at, labels, body, closed_seq, requires)
+            SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,
+              value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12
+            FROM json_each(${json}) WHERE true ORDER BY key
+            ON CONFLICT (number) DO UPDATE SET id = excluded.id, title = excluded.title,
+              state = excluded.state, state_reason = excluded.state_reason, created_at = excluded.created_at,
+              updated_at = excluded.updated_at, updated_ms = excluded.updated_ms, closed_at = excluded.closed_at,
+              labels = excluded.labels, body = excluded.body, closed_seq = excluded.closed_seq,
+              requires = excluded.requires`;
+        return;
+      case "issues:labels": {
+        // The last labels of an issue in the run are the ones it keeps.
+        const last = new Map<number, readonly string[]>();
+        for (const w of run as ReadonlyArray<{ number: number; labels: readonly string[] }>)
+          last.set(w.number, w.labels);
+        for (const json of tupleChunks([...last].map(([n, l]) => [n, JSON.stringify(l)])))
+          sql`UPDATE issues SET labels = j.value ->> 1
+            FROM json_each(${json}) AS j WHERE issues.number = j.value ->> 0`;
+        return;
+      }
+      case "issues:delete":
+        for (const json of rows((w: { number: number }) => w.number))
+          sql`DELETE FROM issues WHERE number IN (SELECT value FROM json_each(${json}))`;
+        return;
+      case "tombstones:upsert":
+        for (const json of rows((w: { row: IssueTombstone }) => [w.row.number, w.row.atMs]))
+          sql`INSERT INTO tombstones (number, at_ms)
+            SELECT value ->> 0, value ->> 1 FROM json_each(${json}) WHERE true ORDER BY key
+            ON CONFLICT (number) DO UPDATE SET at_ms = excluded.at_ms`;
+        return;
+      case "tombstones:delete":
+        for (const json of rows((w: { number: number }) => w.number))
+          sql`DELETE FROM tombstones WHERE number IN (SELECT value FROM json_each(${json}))`;
+        return;
+      case "parents:upsert":
+        for (const json of rows((w: { row: ParentRow }) => [w.row.child, w.row.parent, w.row.atMs]))
+          sql`INSERT INTO parents (child, parent, at_ms)
+            SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${json}) WHERE true ORDER BY key
+            ON CONFLICT (child) DO UPDATE SET parent = excluded.parent, at_ms = excluded.at_ms`;
+        return;
+      case "parents:delete-involving":
+        // A parent is stored as text (a number for this repository's own issues).
+        for (const json of rows((w: { number: number }) => w.number))
+          sql`DELETE FROM parents WHERE child IN (SELECT value FROM json_each(${json}))
+            OR parent IN (SELECT CAST(value AS TEXT) FROM json_each(${json}))`;
+        return;
+      case "blockers:upsert":
+        for (const json of rows((w: { row: BlockerRow }) => [
+          w.row.issue,
+          w.row.blocker,
+          w.row.present ? 1 : 0,
+          w.row.atMs,
+        ]))
+          sql`INSERT INTO blockers (issue, blocker, present, at_ms)
+            SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3
+            FROM json_each(${json}) WHERE true ORDER BY key
+            ON CONFLICT (issue, blocker) DO UPDATE SET present = excluded.present, at_ms = excluded.at_ms`;
+        return;
+      case "blockers:delete-involving":
+        for (const json of rows((w: { number: number }) => w.number))
+          sql`DELETE FROM blockers WHERE issue IN (SELECT value FROM json_each(${json}))
+            OR blocker IN (SELECT CAST(value AS TEXT) FROM json_each(${json}))`;
+        return;
+      case "external:upsert":
+        // The ETag of the last conditional read stays: it is about GitHub, not the merge.
+        for (const json of rows((w: { row: ExternalRow }) => [
+          w.row.ref,
+          w.row.state,
+          w.row.closedAt,
+          w.row.atMs,
+          w.row.closedSeq,
+        ]))
           sql`INSERT INTO external (ref, state, closed_at, at_ms, closed_seq)
-            VALUES (${r.ref}, ${r.state}, ${r.closedAt}, ${r.atMs}, ${r.closedSeq})
+            SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4
+            FROM json_each(${json}) WHERE true ORDER BY key
             ON CONFLICT (ref) DO UPDATE SET state = excluded.state, closed_at = excluded.closed_at,
               at_ms = excluded.at_ms, closed_seq = excluded.closed_seq`;
-          break;
+        return;
+      case "label_events:insert":
+        for (const json of rows((w: { row: LabelEventRow }) => [
+          w.row.number,
+          w.row.label,
+          w.row.action,
+          w.row.actor,
+          w.row.createdAt,
+          w.row.createdMs,
+        ])) {
+          sql`INSERT OR IGNORE INTO label_events (number, label, action, actor, created_at, created_ms)
+            SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5
+            FROM json_each(${json}) ORDER BY key`;
+          // Pruned on write (a bot toggling a label is fast): the rules read only the latest
+          // event of each issue, label and action (shared/graph/labels.ts).
+          sql`DELETE FROM label_events WHERE (number, label, action) IN
+              (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${json}))
+            AND created_ms < (SELECT MAX(l.created_ms) FROM label_events l
+              WHERE l.number = label_events.number AND l.label = label_events.label
+                AND l.action = label_events.action)`;
         }
-        case "label_events":
-          if (w.op === "insert") {
-            const r = w.row;
-            sql`INSERT OR IGNORE INTO label_events (number, label, action, actor, created_at, created_ms)
-              VALUES (${r.number}, ${r.label}, ${r.action}, ${r.actor}, ${r.createdAt}, ${r.createdMs})`;
-            // Pruned on write (a bot toggling a label is fast): the rules read only the latest
-            // event of each issue, label and action (shared/graph/labels.ts).
-            sql`DELETE FROM label_events WHERE number = ${r.number} AND label = ${r.label}
-              AND action = ${r.action} AND created_ms < (SELECT MAX(created_ms) FROM label_events
-                WHERE number = ${r.number} AND label = ${r.label} AND action = ${r.action})`;
-          } else {
-            sql`DELETE FROM label_events WHERE number = ${w.number}`;
-          }
-          break;
-        case "comments":
-          if (w.op === "upsert") {
-            const r = w.row;
-            sql`INSERT INTO comments (id, number, author, author_type, author_association, body, created_at, updated_ms)
-              VALUES (${r.id}, ${r.number}, ${r.author}, ${r.authorType}, ${r.association}, ${r.body}, ${r.createdAt}, ${r.updatedMs})
-              ON CONFLICT (id) DO UPDATE SET number = excluded.number, author = excluded.author,
-                author_type = excluded.author_type, author_association = excluded.author_association,
-                body = excluded.body, created_at = excluded.created_at, updated_ms = excluded.updated_ms`;
-          } else if (w.op === "delete") {
-            sql`DELETE FROM comments WHERE id = ${w.id}`;
-          } else {
-            sql`DELETE FROM comments WHERE number = ${w.number}`;
-          }
-          break;
-        case "comment_tombstones":
-          sql`INSERT INTO comment_tombstones (id, at_ms) VALUES (${w.row.id}, ${w.row.atMs})
+        return;
+      case "label_events:delete-of-issue":
+        for (const json of rows((w: { number: number }) => w.number))
+          sql`DELETE FROM label_events WHERE number IN (SELECT value FROM json_each(${json}))`;
+        return;
+      case "comments:upsert":
+        for (const json of rows((w: { row: CommentRow }) => {
+          const r = w.row;
+          return [
+            r.id,
+            r.number,
+            r.author,
+            r.authorType,
+            r.association,
+            r.body,
+            r.createdAt,
+            r.updatedMs,
+          ];
+        }))
+          sql`INSERT INTO comments (id, number, author, author_type, author_association, body, created_at, updated_ms)
+            SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,
+              value ->> 6, value ->> 7
+            FROM json_each(${json}) WHERE true ORDER BY key
+            ON CONFLICT (id) DO UPDATE SET number = excluded.number, author = excluded.author,
+              author_type = excluded.author_type, author_association = excluded.author_association,
+              body = excluded.body, created_at = excluded.created_at, updated_ms = excluded.updated_ms`;
+        return;
+      case "comments:delete":
+        for (const json of rows((w: { id: number }) => w.id))
+          sql`DELETE FROM comments WHERE id IN (SELECT value FROM json_each(${json}))`;
+        return;
+      case "comments:delete-of-issue":
+        for (const json of rows((w: { number: number }) => w.number))
+          sql`DELETE FROM comments WHERE number IN (SELECT value FROM json_each(${json}))`;
+        return;
+      case "comment_tombstones:upsert":
+        for (const json of rows((w: { row: CommentTombstone }) => [w.row.id, w.row.atMs]))
+          sql`INSERT INTO comment_tombstones (id, at_ms)
+            SELECT value ->> 0, value ->> 1 FROM json_each(${json}) WHERE true ORDER BY key
             ON CONFLICT (id) DO UPDATE SET at_ms = excluded.at_ms`;
-          break;
-        case "meta":
-          break;
-      }
+        return;
+      default:
+        throw new Error(`no batched statement for ${first.table} ${first.op}`);
     }
   }
 
@@ -279,6 +531,8 @@ export class GraphStore {
    * False when the issue is not stored.
    */
   applyOwnLabelWrite(number: number, label: string, action: "add" | "remove"): boolean {
+    this.flush();
+    this.cache?.issues.delete(number);
     const row = this.sql<{ labels: string }>`SELECT labels FROM issues WHERE number = ${number}`[0];
     if (!row) return false;
     const labels = (JSON.parse(row.labels) as string[]).filter((l) => l !== label);
@@ -291,6 +545,7 @@ export class GraphStore {
 
   /** The ETag of the last conditional read of a cross-repository issue. */
   setExternalEtag(ref: string, etag: string | null): void {
+    this.flush();
     this.sql`UPDATE external SET etag = ${etag} WHERE ref = ${ref}`;
   }
 
@@ -302,6 +557,7 @@ export class GraphStore {
    */
   prune(cutoffs: RetentionCutoffs): void {
     const sql = this.sql;
+    this.flush();
     // Rows go that the mirror may still name (cross-repository states): rebuilt when next read.
     this.drop();
     sql`DELETE FROM tombstones WHERE at_ms < ${cutoffs.tombstonesMs}`;
@@ -316,6 +572,7 @@ export class GraphStore {
 
   /** Deletes every row of the graph tables. */
   wipe(): void {
+    this.pending = [];
     this.drop();
     this.sql`DELETE FROM issues`;
     this.sql`DELETE FROM tombstones`;
@@ -365,4 +622,52 @@ function applyWrite(graph: CompactGraph, w: RowWrite): void {
     default:
       return;
   }
+}
+
+/** Rows read in a batch, by table and key; a key read with no row maps to an empty array. */
+interface RowCache {
+  issues: Map<number, IssueRow[]>;
+  tombstones: Map<number, IssueTombstone[]>;
+  parents: Map<number, ParentRow[]>;
+  blockers: Map<number, BlockerRow[]>;
+  external: Map<string, ExternalRow[]>;
+  /** By issue, label and action (`labelEventKey`): every row, whatever its time. */
+  labelEvents: Map<string, LabelEventRow[]>;
+  comments: Map<number, CommentRow[]>;
+  commentTombstones: Map<number, CommentTombstone[]>;
+}
+
+function emptyCache(): RowCache {
+  return {
+    issues: new Map(),
+    tombstones: new Map(),
+    parents: new Map(),
+    blockers: new Map(),
+    external: new Map(),
+    labelEvents: new Map(),
+    comments: new Map(),
+    commentTombstones: new Map(),
+  };
+}
+
+function labelEventKey(k: { number: number; label: string; action: string }): string {
+  return JSON.stringify([k.number, k.label, k.action]);
+}
+
+/** Every key of `keys` once (every issue is not read up front: only a label rename asks it). */
+function mergeKeys(keys: readonly RowKeys[]): RowKeys {
+  const union = <T>(pick: (k: RowKeys) => readonly T[]) => [...new Set(keys.flatMap(pick))];
+  const labelEvents = new Map<string, RowKeys["labelEvents"][number]>();
+  for (const k of keys)
+    for (const e of k.labelEvents) labelEvents.set(labelEventKey(e), { ...e, createdMs: 0 });
+  return {
+    issues: union((k) => (k.issues === "all" ? [] : k.issues)),
+    tombstones: union((k) => k.tombstones),
+    parents: union((k) => k.parents),
+    blockers: union((k) => k.blockers),
+    external: union((k) => k.external),
+    labelEvents: [...labelEvents.values()],
+    comments: union((k) => k.comments),
+    commentTombstones: union((k) => k.commentTombstones),
+  };
 }

@@ -1,5 +1,6 @@
 import type { LabelNames } from "../../shared/config/schema.ts";
 import { formatInstant } from "../../shared/graph/time.ts";
+import { tupleChunks } from "./json-batches.ts";
 import type { Sql } from "./sql.ts";
 
 /** Corrections kept for the `reconcile` audit entry; the rest are only counted. */
@@ -123,8 +124,10 @@ export class ReconcileProgressStore {
       atMs: number;
     },
   ): void {
-    for (const s of page.seen) {
-      this.sql`INSERT INTO reconcile_seen (number, updated_ms) VALUES (${s.number}, ${s.updatedMs})
+    // A statement per chunk of the page, not per issue (see json-batches.ts).
+    for (const json of tupleChunks(page.seen.map((s) => [s.number, s.updatedMs]))) {
+      this.sql`INSERT INTO reconcile_seen (number, updated_ms)
+        SELECT value ->> 0, value ->> 1 FROM json_each(${json}) WHERE true ORDER BY key
         ON CONFLICT (number) DO UPDATE SET updated_ms = excluded.updated_ms`;
     }
     const run = this.current();
