@@ -15,7 +15,7 @@ import type {
 } from "../../shared/ingest/merge-event.ts";
 import { encodeRequires, requiresOf } from "../../shared/queue/requires.ts";
 import type { RetentionCutoffs } from "../../shared/schedule/retention.ts";
-import { rowsByKey, tupleChunks } from "./json-batches.ts";
+import { keyChunks, rowsByKey, tupleChunks } from "./json-batches.ts";
 import type { Sql } from "./sql.ts";
 
 /** The graph tables: what their rows look like in SQLite. */
@@ -79,7 +79,7 @@ export class GraphStore {
   read(keys: RowKeys): StoredRows {
     const sql = this.sql;
     const cache = this.cache;
-    let issues: IssueRow[];
+    let issues: readonly IssueRow[];
     if (keys.issues === "all") {
       this.flush();
       // Only labels are rewritten for every issue (a label renamed or deleted): no bodies.
@@ -232,15 +232,27 @@ export class GraphStore {
     cache: Map<K, R[]> | undefined,
     keys: readonly K[],
     load: (missing: K[]) => Map<K, R[]>,
-  ): R[] {
-    const missing = [...new Set(cache ? keys.filter((k) => !cache.has(k)) : keys)];
+  ): readonly R[] {
+    // Called for every table of every event of a page: no allocation when the cache has it all.
+    let missing: K[] | null = null;
+    const listed = keys.length > 8 ? new Set<K>() : null;
+    for (const k of keys) {
+      if (cache?.has(k) || (listed ? listed.has(k) : missing?.includes(k))) continue;
+      listed?.add(k);
+      if (missing === null) missing = [k];
+      else missing.push(k);
+    }
     let loaded: Map<K, R[]> | null = null;
-    if (missing.length > 0) {
+    if (missing !== null) {
       this.flush();
       loaded = load(missing);
       if (cache) for (const [k, rows] of loaded) cache.set(k, rows);
     }
-    return keys.flatMap((k) => cache?.get(k) ?? loaded?.get(k) ?? []);
+    const rowsOf = (k: K) => cache?.get(k) ?? loaded?.get(k) ?? [];
+    if (keys.length === 1) return rowsOf(keys[0]!);
+    const out: R[] = [];
+    for (const k of keys) for (const r of rowsOf(k)) out.push(r);
+    return out;
   }
 
   /**
@@ -348,7 +360,8 @@ export class GraphStore {
   private writeRun(run: ReadonlyArray<Exclude<RowWrite, { table: "meta" }>>): void {
     const sql = this.sql;
     const first = run[0]!;
-    const rows = <W>(f: (w: W) => unknown) => tupleChunks(run.map((w) => f(w as W)));
+    const rows = <W>(f: (w: W) => readonly unknown[]) => tupleChunks(run.map((w) => f(w as W)));
+    const keys = <W>(f: (w: W) => number) => keyChunks(run.map((w) => f(w as W)));
     switch (`${first.table}:${first.op}`) {
       case "issues:upsert":
         for (const json of rows((w: { row: IssueRow }) => {
@@ -390,7 +403,7 @@ export class GraphStore {
         return;
       }
       case "issues:delete":
-        for (const json of rows((w: { number: number }) => w.number))
+        for (const json of keys((w: { number: number }) => w.number))
           sql`DELETE FROM issues WHERE number IN (SELECT value FROM json_each(${json}))`;
         return;
       case "tombstones:upsert":
@@ -400,7 +413,7 @@ export class GraphStore {
             ON CONFLICT (number) DO UPDATE SET at_ms = excluded.at_ms`;
         return;
       case "tombstones:delete":
-        for (const json of rows((w: { number: number }) => w.number))
+        for (const json of keys((w: { number: number }) => w.number))
           sql`DELETE FROM tombstones WHERE number IN (SELECT value FROM json_each(${json}))`;
         return;
       case "parents:upsert":
@@ -411,7 +424,7 @@ export class GraphStore {
         return;
       case "parents:delete-involving":
         // A parent is stored as text (a number for this repository's own issues).
-        for (const json of rows((w: { number: number }) => w.number))
+        for (const json of keys((w: { number: number }) => w.number))
           sql`DELETE FROM parents WHERE child IN (SELECT value FROM json_each(${json}))
             OR parent IN (SELECT CAST(value AS TEXT) FROM json_each(${json}))`;
         return;
@@ -428,7 +441,7 @@ export class GraphStore {
             ON CONFLICT (issue, blocker) DO UPDATE SET present = excluded.present, at_ms = excluded.at_ms`;
         return;
       case "blockers:delete-involving":
-        for (const json of rows((w: { number: number }) => w.number))
+        for (const json of keys((w: { number: number }) => w.number))
           sql`DELETE FROM blockers WHERE issue IN (SELECT value FROM json_each(${json}))
             OR blocker IN (SELECT CAST(value AS TEXT) FROM json_each(${json}))`;
         return;
@@ -469,7 +482,7 @@ export class GraphStore {
         }
         return;
       case "label_events:delete-of-issue":
-        for (const json of rows((w: { number: number }) => w.number))
+        for (const json of keys((w: { number: number }) => w.number))
           sql`DELETE FROM label_events WHERE number IN (SELECT value FROM json_each(${json}))`;
         return;
       case "comments:upsert":
@@ -495,11 +508,11 @@ export class GraphStore {
               body = excluded.body, created_at = excluded.created_at, updated_ms = excluded.updated_ms`;
         return;
       case "comments:delete":
-        for (const json of rows((w: { id: number }) => w.id))
+        for (const json of keys((w: { id: number }) => w.id))
           sql`DELETE FROM comments WHERE id IN (SELECT value FROM json_each(${json}))`;
         return;
       case "comments:delete-of-issue":
-        for (const json of rows((w: { number: number }) => w.number))
+        for (const json of keys((w: { number: number }) => w.number))
           sql`DELETE FROM comments WHERE number IN (SELECT value FROM json_each(${json}))`;
         return;
       case "comment_tombstones:upsert":

@@ -10,41 +10,52 @@
 export const KEYS_PER_STATEMENT = 500;
 
 /**
- * JSON bound in one write, in UTF-16 code units (three bytes of UTF-8 at most each): Durable
- * Object SQLite takes strings up to 2 MB, and an issue body runs to 65,536 characters.
+ * Bytes of JSON bound in one write at most, by a bound that never undercounts (see
+ * `jsonBytesAtMost`): Durable Object SQLite takes strings up to 2 MB, and an issue body runs to
+ * 65,536 characters.
  */
-export const JSON_UNITS_PER_STATEMENT = 512 * 1024;
+export const JSON_BYTES_PER_STATEMENT = 1024 * 1024;
 
-/** `keys` cut into arrays of at most `KEYS_PER_STATEMENT`, each as JSON. */
+/**
+ * At least as many UTF-8 bytes as `JSON.stringify(tuple)` has, without making it: a character
+ * of a string takes at most six (an escape such as `\u001f`), a number, boolean or null at most
+ * 24. Stringifying every row to measure it would copy a page of bodies once more.
+ */
+export function jsonBytesAtMost(tuple: readonly unknown[]): number {
+  let n = 2;
+  for (const v of tuple) n += typeof v === "string" ? 6 * v.length + 3 : 25;
+  return n;
+}
+
+/**
+ * `tuples` (arrays of strings, numbers, booleans and nulls) as JSON arrays of at most `maxBytes`
+ * by `jsonBytesAtMost` each, in order; a tuple over the limit goes alone.
+ */
+export function tupleChunks(
+  tuples: ReadonlyArray<readonly unknown[]>,
+  maxBytes: number = JSON_BYTES_PER_STATEMENT,
+): string[] {
+  const out: string[] = [];
+  let start = 0;
+  let size = 2;
+  for (let i = 0; i < tuples.length; i++) {
+    const bytes = jsonBytesAtMost(tuples[i]!) + 1; // and its comma
+    if (i > start && size + bytes > maxBytes) {
+      out.push(JSON.stringify(tuples.slice(start, i)));
+      start = i;
+      size = 2;
+    }
+    size += bytes;
+  }
+  if (start < tuples.length) out.push(JSON.stringify(start === 0 ? tuples : tuples.slice(start)));
+  return out;
+}
+
+/** `keys` (numbers or strings) cut into JSON arrays of at most `KEYS_PER_STATEMENT`. */
 export function keyChunks(keys: readonly unknown[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < keys.length; i += KEYS_PER_STATEMENT)
     out.push(JSON.stringify(keys.slice(i, i + KEYS_PER_STATEMENT)));
-  return out;
-}
-
-/**
- * `tuples` as JSON arrays of at most `maxUnits` code units each, in order (a tuple longer than
- * that goes alone).
- */
-export function tupleChunks(
-  tuples: readonly unknown[],
-  maxUnits: number = JSON_UNITS_PER_STATEMENT,
-): string[] {
-  const out: string[] = [];
-  let parts: string[] = [];
-  let size = 2;
-  for (const tuple of tuples) {
-    const text = JSON.stringify(tuple);
-    if (parts.length > 0 && size + text.length + 1 > maxUnits) {
-      out.push(`[${parts.join(",")}]`);
-      parts = [];
-      size = 2;
-    }
-    parts.push(text);
-    size += text.length + 1;
-  }
-  if (parts.length > 0) out.push(`[${parts.join(",")}]`);
   return out;
 }
 

@@ -67,6 +67,12 @@ export interface RequestSpec {
    * (`repository` option) refuses any other write naming another repository (see `addressById`).
    */
   crossRepository?: boolean;
+  /**
+   * Read the JSON answer with the platform's `JSON.parse`. Octokit's own parser runs a reviver
+   * over every value (to keep integers past 2^53 exact), which allocates for each value: a
+   * GraphQL page of 100 issues is thousands of them. For answers with no such integer.
+   */
+  plainJson?: boolean;
 }
 
 export interface GitHubResponse<T> {
@@ -311,11 +317,16 @@ export class GitHubClient {
         const res = await this.octokit.request(route, {
           ...params,
           headers: spec.headers,
-          request: { signal, ...(spec.redirect ? { redirect: spec.redirect } : {}) },
+          request: {
+            signal,
+            ...(spec.redirect ? { redirect: spec.redirect } : {}),
+            ...(spec.plainJson ? { parseSuccessResponseBody: false } : {}),
+          },
         });
         const headers = res.headers as Record<string, string | undefined>;
         this.observe(templ, headers);
-        return { status: res.status, data: res.data as T, headers };
+        const data = spec.plainJson ? await plainJson(res.data as ReadableStream | null) : res.data;
+        return { status: res.status, data: data as T, headers };
       } catch (error) {
         const failure = classify(error);
         this.observe(templ, failure.headers);
@@ -400,6 +411,8 @@ export class GitHubClient {
       route: `POST ${this.graphqlUrl}`,
       params: { query, variables },
       idempotent: true,
+      // GraphQL answers hold no integer past 2^53: GitHub's Int is 32-bit, its BigInt a string.
+      plainJson: true,
     });
     const body = res.data;
     const name = /^\s*query\s+(\w+)/.exec(query)?.[1] ?? "query";
@@ -435,5 +448,17 @@ export class GitHubClient {
       });
     }
     return body.data;
+  }
+}
+
+/** An answer's body as JSON (its text when it is not JSON, undefined when empty), as Octokit reads it. */
+async function plainJson(body: ReadableStream | null): Promise<unknown> {
+  if (body === null) return undefined;
+  const text = await new Response(body).text();
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
