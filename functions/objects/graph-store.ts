@@ -156,35 +156,7 @@ export class GraphStore {
           }),
         ),
       ),
-      // The event's own row or a later one of its issue, label and action: only the latest of
-      // each is kept (see `write`), and an earlier one changes nothing the rules read.
-      labelEvents: keys.labelEvents.flatMap((k) =>
-        this.cached(cache?.labelEvents, [labelEventKey(k)], (eventKeys) =>
-          rowsByKey(
-            eventKeys,
-            (json) => sql<{
-              number: number;
-              label: string;
-              action: string;
-              actor: string | null;
-              created_at: string;
-              created_ms: number;
-            }>`SELECT number, label, action, actor, created_at, created_ms FROM label_events
-              WHERE (number, label, action) IN
-                (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${json}))
-              ORDER BY created_ms`,
-            (r) => JSON.stringify([r.number, r.label, r.action]),
-            (r): LabelEventRow => ({
-              number: r.number,
-              label: r.label,
-              action: r.action as LabelEventRow["action"],
-              actor: r.actor,
-              createdAt: r.created_at,
-              createdMs: r.created_ms,
-            }),
-          ),
-        ).filter((r) => r.createdMs >= k.createdMs),
-      ),
+      labelEvents: this.labelEvents(keys.labelEvents),
       comments: this.cached(cache?.comments, keys.comments, (ids) =>
         rowsByKey(
           ids,
@@ -222,6 +194,45 @@ export class GraphStore {
         ),
       ),
     };
+  }
+
+  /**
+   * The label-event rows of each key's issue, label and action from its time on (the event's own
+   * row or a later one; only the latest of each is kept, see `write`, and an earlier one changes
+   * nothing the rules read). One statement for every key not in the batch's cache.
+   */
+  private labelEvents(keys: RowKeys["labelEvents"]): LabelEventRow[] {
+    const sql = this.sql;
+    const eventKeys = keys.map(labelEventKey);
+    const rows = this.cache?.labelEvents ?? new Map<string, LabelEventRow[]>();
+    this.cached(rows, eventKeys, (missing) =>
+      rowsByKey(
+        missing,
+        (json) => sql<{
+          number: number;
+          label: string;
+          action: string;
+          actor: string | null;
+          created_at: string;
+          created_ms: number;
+        }>`SELECT number, label, action, actor, created_at, created_ms FROM label_events
+              WHERE (number, label, action) IN
+                (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${json}))
+              ORDER BY created_ms`,
+        (r) => JSON.stringify([r.number, r.label, r.action]),
+        (r): LabelEventRow => ({
+          number: r.number,
+          label: r.label,
+          action: r.action as LabelEventRow["action"],
+          actor: r.actor,
+          createdAt: r.created_at,
+          createdMs: r.created_ms,
+        }),
+      ),
+    );
+    return keys.flatMap((k, i) =>
+      (rows.get(eventKeys[i]!) ?? []).filter((r) => r.createdMs >= k.createdMs),
+    );
   }
 
   /**
