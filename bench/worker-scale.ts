@@ -4,7 +4,7 @@
 // resident memory over idle while it reconciles and while the producer runs, close →
 // `agent:ready`, webhook acknowledgements while the producer plans, and the same reconcile at a
 // GitHub latency of 300 ms a request with the Worker killed and restarted in the middle.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import process from "node:process";
 import { Worker } from "node:worker_threads";
 import { seedSnapshot } from "../infra/github-sim/seed.ts";
@@ -49,14 +49,35 @@ const { url, items, intervalMs } = workerData;
 
 const BODY = `${"This synthetic issue body stands in for a real one: steps, context, links. ".repeat(8)}\n<!-- requires: node -->`;
 
-/** Resident memory of every workerd under the Worker's process tree, in bytes. */
-function workerdRss(stack: LocalStack): number {
-  let total = 0;
+interface Resident {
+  /** VmRSS: everything resident. */
+  rss: number;
+  /** RssAnon: heaps (V8's, malloc's, SQLite's page cache). */
+  anon: number;
+  /** RssFile: mapped files (the binary, and any database file SQLite maps). */
+  file: number;
+}
+
+/**
+ * Resident memory of the workerd that runs the Worker, in bytes: the one holding the Durable
+ * Objects' databases open. `wrangler dev` runs a second workerd of its own (its dev proxy, which
+ * every request and the inspector pass through); `proxy` is that one's RSS, reported apart.
+ */
+function workerdResident(stack: LocalStack): Resident & { proxy: number } {
+  const total = { rss: 0, anon: 0, file: 0, proxy: 0 };
+  const kb = (status: string, field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) * 1024;
   for (const pid of descendants(stack.workerPid())) {
     try {
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       if (!/^Name:\s+workerd/m.test(status)) continue;
-      total += Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+      if (!holdsOpen(pid, stack.stateDir)) {
+        total.proxy += kb(status, "VmRSS");
+        continue;
+      }
+      total.rss += kb(status, "VmRSS");
+      total.anon += kb(status, "RssAnon");
+      total.file += kb(status, "RssFile") + kb(status, "RssShmem");
     } catch {
       // exited
     }
@@ -64,16 +85,60 @@ function workerdRss(stack: LocalStack): number {
   return total;
 }
 
-/** Samples workerd's RSS every 100 ms until stopped; the peak is what a phase is charged. */
+/**
+ * Whether process `pid` has a file under `dir` open, decided once per process: a no is asked
+ * again only in the 10 s after the process is first seen (a Worker opens its databases on first
+ * use). Listing workerd's descriptors on every sample slowed the Worker by half.
+ */
+const opens = new Map<number, { found: boolean; firstMs: number; atMs: number }>();
+function holdsOpen(pid: number, dir: string): boolean {
+  const now = Date.now();
+  const known = opens.get(pid);
+  if (known && (known.found || now - known.firstMs > 10_000 || now - known.atMs < 2_000))
+    return known.found;
+  const found = listsOpen(pid, dir);
+  opens.set(pid, { found, firstMs: known?.firstMs ?? now, atMs: now });
+  return found;
+}
+
+function listsOpen(pid: number, dir: string): boolean {
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(dir)) return true;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return false;
+}
+
+/** Each part's growth over idle, in MiB. */
+const over = (
+  peak: Resident & { proxy: number },
+  idle: Resident & { proxy: number },
+): Resident & { proxy: number } => ({
+  rss: (peak.rss - idle.rss) / MiB,
+  anon: (peak.anon - idle.anon) / MiB,
+  file: (peak.file - idle.file) / MiB,
+  proxy: (peak.proxy - idle.proxy) / MiB,
+});
+
+/** Samples workerd's resident memory every 100 ms until stopped; each part's peak is reported. */
 function rssSampler(stack: LocalStack) {
-  let peak = workerdRss(stack);
-  const timer = setInterval(() => {
-    peak = Math.max(peak, workerdRss(stack));
-  }, 100);
+  const peak = workerdResident(stack);
+  const sample = () => {
+    const now = workerdResident(stack);
+    peak.rss = Math.max(peak.rss, now.rss);
+    peak.anon = Math.max(peak.anon, now.anon);
+    peak.file = Math.max(peak.file, now.file);
+    peak.proxy = Math.max(peak.proxy, now.proxy);
+  };
+  const timer = setInterval(sample, 100);
   return {
-    stop() {
+    stop(): Resident & { proxy: number } {
       clearInterval(timer);
-      return Math.max(peak, workerdRss(stack));
+      sample();
+      return peak;
     },
   };
 }
@@ -98,35 +163,45 @@ async function heapSampler(url: string | null) {
     ws.onerror = () => reject(new Error(`the Worker's inspector at ${url} refused the connection`));
   });
   let id = 0;
-  const waiting = new Map<number, (used: number) => void>();
+  const waiting = new Map<number, (usage: { used: number; total: number }) => void>();
   ws.onmessage = (e) => {
-    const m = JSON.parse(String(e.data)) as { id?: number; result?: { usedSize?: number } };
-    if (m.id !== undefined) waiting.get(m.id)?.(m.result?.usedSize ?? 0);
+    const m = JSON.parse(String(e.data)) as {
+      id?: number;
+      result?: { usedSize?: number; totalSize?: number };
+    };
+    if (m.id !== undefined)
+      waiting.get(m.id)?.({ used: m.result?.usedSize ?? 0, total: m.result?.totalSize ?? 0 });
     waiting.delete(m.id ?? -1);
   };
-  const used = () =>
-    new Promise<number>((resolve) => {
+  const usage = () =>
+    new Promise<{ used: number; total: number }>((resolve) => {
       id += 1;
       waiting.set(id, resolve);
       ws.send(JSON.stringify({ id, method: "Runtime.getHeapUsage" }));
     });
   let peak = 0;
   let last = 0;
+  // totalSize: what V8 has committed for the heap (used plus garbage and free pages it keeps).
+  let peakTotal = 0;
+  let lastTotal = 0;
   let busy = false;
   const timer = setInterval(() => {
     if (busy) return;
     busy = true;
-    void used().then((u) => {
+    void usage().then((u) => {
       busy = false;
-      last = u;
-      peak = Math.max(peak, u);
+      last = u.used;
+      lastTotal = u.total;
+      peak = Math.max(peak, u.used);
+      peakTotal = Math.max(peakTotal, u.total);
     });
   }, 100);
   return {
-    /** The peak since the last reset, and the latest reading. */
+    /** The peaks since the last reset, and the latest reading. */
     take() {
-      const out = { peak, last };
+      const out = { peak, last, peakTotal };
       peak = last;
+      peakTotal = lastTotal;
       return out;
     },
     close() {
@@ -151,9 +226,15 @@ interface Run {
   reconcileS: number;
   reconcileRssMiB: number;
   producerRssMiB: number;
+  /** Each part's peak growth over idle, MiB (`proxy`: wrangler's own workerd, not the Worker's). */
+  reconcileResident: Resident & { proxy: number };
+  producerResident: Resident & { proxy: number };
   /** Peak V8 heap of the Worker isolate (null: no inspector, e.g. across a restart). */
   reconcileHeapMiB: number | null;
   producerHeapMiB: number | null;
+  /** Peak heap V8 committed (used + garbage + kept pages). */
+  reconcileHeapTotalMiB: number | null;
+  producerHeapTotalMiB: number | null;
   closeToReadyMs: number[];
   ackIdle: { p50: number; p99: number };
   ackProducer: { p50: number; p99: number };
@@ -219,7 +300,7 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
     }
     // Idle: the Worker started and answered once, nothing installed.
     await new Promise((r) => setTimeout(r, 2_000));
-    const idle = workerdRss(stack);
+    const idle = workerdResident(stack);
 
     const graph = async () => {
       const res = await fetch(`${stack.workerUrl}/v1/repos/${OWNER}/${name}/graph`, {
@@ -254,7 +335,7 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
       1_800_000,
     );
     const reconcileS = (performance.now() - installed) / 1000;
-    const reconcileRssMiB = (reconcileRss.stop() - idle) / MiB;
+    const reconcileResident = over(reconcileRss.stop(), idle);
     const reconcileHeap = heap?.take() ?? null;
     const complete = reconciled.stats.issues === n + 2 * CHAINS;
 
@@ -349,17 +430,21 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
         closeToReadyMs.push(performance.now() - t0);
       }
     });
-    const producerRssMiB = (producerRss.stop() - idle) / MiB;
+    const producerResident = over(producerRss.stop(), idle);
     const producerHeap = heap?.take() ?? null;
     heap?.close();
     return {
       issues: n,
       latencyMs: opts.latencyMs,
       reconcileS,
-      reconcileRssMiB,
-      producerRssMiB,
+      reconcileRssMiB: reconcileResident.rss,
+      producerRssMiB: producerResident.rss,
+      reconcileResident,
+      producerResident,
       reconcileHeapMiB: reconcileHeap && reconcileHeap.peak / MiB,
       producerHeapMiB: producerHeap && producerHeap.peak / MiB,
+      reconcileHeapTotalMiB: reconcileHeap && reconcileHeap.peakTotal / MiB,
+      producerHeapTotalMiB: producerHeap && producerHeap.peakTotal / MiB,
       closeToReadyMs,
       ackIdle,
       ackProducer,
@@ -388,6 +473,14 @@ export const workerScale: Benchmark = {
         ...runs.map(
           (r) =>
             `| ${r.issues.toLocaleString("en")} | ${r.latencyMs} ms | ${r.restarted ? "yes" : "no"} | ${fmt(r.reconcileS, 1)} | ${fmt((r.reconcileS * 1000) / r.issues, 2)} | ${fmt(r.reconcileRssMiB)} | ${fmt(r.producerRssMiB)} | ${r.reconcileHeapMiB === null ? "-" : fmt(r.reconcileHeapMiB)} | ${r.producerHeapMiB === null ? "-" : fmt(r.producerHeapMiB)} | ${fmt(median(r.closeToReadyMs))} (${fmt(Math.max(...r.closeToReadyMs))}) | ${fmt(r.ackIdle.p50)}/${fmt(r.ackIdle.p99)} | ${fmt(r.ackProducer.p50)}/${fmt(r.ackProducer.p99)} | ${r.complete ? "yes" : "NO"} |`,
+        ),
+        "",
+        "Where the resident growth is (peak of each part over idle; V8 heap committed = used + garbage + pages kept):",
+        "| issues | GitHub latency | anon reconcile / producer MiB | file-backed reconcile / producer MiB | V8 heap committed reconcile / producer MiB | wrangler's dev-proxy workerd (not counted) MiB |",
+        "|---:|---:|---:|---:|---:|---:|",
+        ...runs.map(
+          (r) =>
+            `| ${r.issues.toLocaleString("en")} | ${r.latencyMs} ms | ${fmt(r.reconcileResident.anon)} / ${fmt(r.producerResident.anon)} | ${fmt(r.reconcileResident.file)} / ${fmt(r.producerResident.file)} | ${r.reconcileHeapTotalMiB === null ? "-" : fmt(r.reconcileHeapTotalMiB)} / ${r.producerHeapTotalMiB === null ? "-" : fmt(r.producerHeapTotalMiB)} | ${fmt(r.reconcileResident.proxy)} / ${fmt(r.producerResident.proxy)} |`,
         ),
       ],
       targets: [

@@ -19,6 +19,8 @@ export interface LocalStack {
   webhookSecret: string;
   /** The `wrangler dev` process (its workerd runs as a descendant). */
   workerPid(): number | undefined;
+  /** Where the Worker's Durable Objects keep their storage. */
+  stateDir: string;
   /** The Worker's V8 inspector (Chrome DevTools Protocol) under `wrangler dev`; null elsewhere. */
   inspectorUrl: string | null;
   /**
@@ -255,6 +257,7 @@ export async function startLocalStack(
     workerUrl,
     webhookSecret,
     workerPid: () => wrangler.pid,
+    stateDir: state,
     inspectorUrl: host === "wrangler" ? `ws://127.0.0.1:${inspectorPort}/ws` : null,
     restartWorker,
     close,
