@@ -42,5 +42,10 @@ export default defineConfig({
     globalSetup: ["test/worker/global-setup.ts"],
     // One GitHub simulator serves every file: files run one after another, each resetting it.
     fileParallelism: false,
+    // These tests drive whole flows (install, reconcile, webhooks, alarms) through workerd and
+    // the simulator over real HTTP. The longest take 3-5 s on an idle 2-core machine, and more
+    // than 5 s (vitest's default) while the other projects run beside them, as in CI.
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
   },
 });
