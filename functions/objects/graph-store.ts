@@ -15,6 +15,7 @@ import type {
 } from "../../shared/ingest/merge-event.ts";
 import { encodeRequires, requiresOf } from "../../shared/queue/requires.ts";
 import type { RetentionCutoffs } from "../../shared/schedule/retention.ts";
+import type { MarkerCommentRow } from "./graph-reads.ts";
 import { keyChunks, rowsByKey, tupleChunks } from "./json-batches.ts";
 import type { Sql } from "./sql.ts";
 
@@ -160,16 +161,9 @@ export class GraphStore {
       comments: this.cached(cache?.comments, keys.comments, (ids) =>
         rowsByKey(
           ids,
-          (json) => sql<{
-            id: number;
-            number: number;
-            author: string;
-            author_type: string;
-            author_association: string | null;
-            body: string;
-            created_at: string;
-            updated_ms: number;
-          }>`SELECT id, number, author, author_type, author_association, body, created_at, updated_ms
+          (json) => sql<
+            MarkerCommentRow & { updated_ms: number }
+          >`SELECT id, number, author, author_type, author_association, body, created_at, updated_ms
             FROM comments WHERE id IN (SELECT value FROM json_each(${json}))`,
           (r) => r.id,
           (r): CommentRow => ({

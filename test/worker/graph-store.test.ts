@@ -324,8 +324,8 @@ const rowWrite: fc.Arbitrary<RowWrite> = fc.oneof(
   }),
 );
 
-/** Issues 1 to 6 stored, so that label rewrites and deletes have rows to act on. */
-const STORED: RowWrite[] = [1, 2, 3, 4, 5, 6].map((number) => ({
+/** An open issue's upsert. */
+const issue = (number: number, body: string | null = null): RowWrite => ({
   table: "issues",
   op: "upsert",
   row: {
@@ -339,10 +339,13 @@ const STORED: RowWrite[] = [1, 2, 3, 4, 5, 6].map((number) => ({
     updatedMs: 1,
     closedAt: null,
     labels: [],
-    body: null,
+    body,
     closedSeq: null,
   },
-}));
+});
+
+/** Issues 1 to 6 stored, so that label rewrites and deletes have rows to act on. */
+const STORED: RowWrite[] = [1, 2, 3, 4, 5, 6].map((number) => issue(number));
 
 /** Keys naming every row the generators can write. */
 const EVERY_KEY: RowKeys = {
@@ -434,24 +437,7 @@ describe("GraphStore batched statements", () => {
       // 100 bodies of 65,536 characters (GitHub's longest), three bytes each in UTF-8: about
       // 19 MB, far over the 2 MB a bound string may have.
       const long = "☃".repeat(65_536);
-      const writes: RowWrite[] = Array.from({ length: 100 }, (_, i) => ({
-        table: "issues",
-        op: "upsert",
-        row: {
-          number: i + 1,
-          id: i + 1,
-          title: `#${i + 1}`,
-          state: "open",
-          stateReason: null,
-          createdAt: "2026-01-01T00:00:00Z",
-          updatedAt: "2026-01-01T00:00:00Z",
-          updatedMs: 1,
-          closedAt: null,
-          labels: [],
-          body: long,
-          closedSeq: null,
-        },
-      }));
+      const writes = Array.from({ length: 100 }, (_, i) => issue(i + 1, long));
       store.write(writes);
       const stored = sql
         .exec<{ n: number; len: number }>(
