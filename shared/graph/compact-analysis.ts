@@ -21,6 +21,7 @@ import {
 } from "./options.ts";
 import { canonicalRef, compareRefs, type IssueRef, refKey } from "./refs.ts";
 import type { ScanResult } from "./scan.ts";
+import { scratch } from "./scratch.ts";
 import type { ExternalIssue, Snapshot, SnapshotIssue } from "./snapshot.ts";
 import { formatInstant } from "./time.ts";
 
@@ -99,11 +100,26 @@ function labelSetBits(graph: CompactGraph, options: ResolvedScanOptions): Uint8A
   return bits;
 }
 
+/**
+ * Where one analysis gets its arrays (shared/graph/scratch.ts): `scratch` ones go back to the
+ * pool when it ends; `owned` ones become the result's, and go back only if it is abandoned.
+ */
+interface Lender {
+  scratch(length: number, fill?: number): Int32Array;
+  owned(length: number): Int32Array;
+  ownedBytes(length: number): Uint8Array;
+}
+
 /** Rows of a compressed adjacency from per-row counts; `fill` hands out positions in row order. */
-function rowsFrom(counts: Int32Array): { start: Int32Array; values: Int32Array; fill: Int32Array } {
-  const start = new Int32Array(counts.length + 1);
+function rowsFrom(
+  counts: Int32Array,
+  lend: Lender,
+): { start: Int32Array; values: Int32Array; fill: Int32Array } {
+  const start = lend.owned(counts.length + 1);
   for (let i = 0; i < counts.length; i++) start[i + 1] = start[i]! + counts[i]!;
-  return { start, values: new Int32Array(start[counts.length]!), fill: start.slice(0, -1) };
+  const fill = lend.scratch(counts.length);
+  fill.set(start.subarray(0, counts.length));
+  return { start, values: lend.owned(start[counts.length]!), fill };
 }
 
 export function analyzeCompact(
@@ -125,6 +141,36 @@ export function analyzeCompact(
 export function* analyzeCompactSteps(
   graph: CompactGraph,
   scanOptions: ScanOptions = {},
+): Generator<void, CompactAnalysis, void> {
+  // Every array is borrowed: scratch ones go back when the analysis ends, and the result's own
+  // go back too when it never finishes (a caller abandoning a voided one calls `return()`).
+  const lent: ArrayBufferView[] = [];
+  const owned: ArrayBufferView[] = [];
+  const lend: Lender = {
+    scratch: (length, fill = 0) => keep(lent, scratch.int32(length, fill)),
+    owned: (length) => keep(owned, scratch.int32(length)),
+    ownedBytes: (length) => keep(owned, scratch.uint8(length)),
+  };
+  let finished = false;
+  try {
+    const analysis = yield* analysisPasses(graph, scanOptions, lend);
+    finished = true;
+    return analysis;
+  } finally {
+    scratch.release(...lent);
+    if (!finished) scratch.release(...owned);
+  }
+}
+
+function keep<A extends ArrayBufferView>(list: ArrayBufferView[], array: A): A {
+  list.push(array);
+  return array;
+}
+
+function* analysisPasses(
+  graph: CompactGraph,
+  scanOptions: ScanOptions,
+  lend: Lender,
 ): Generator<void, CompactAnalysis, void> {
   const options = resolveScanOptions({ repo: graph.repo, issues: [] } as Snapshot, scanOptions);
   const { labels } = options.config;
@@ -156,13 +202,13 @@ export function* analyzeCompactSteps(
     code > 0 ? `#${code}` : graph.keys[graph.spellingKey[-code - 1]!]!;
 
   // Children and what each issue blocks, filled in ascending order so rows come out sorted.
-  const childCounts = new Int32Array(size);
-  const blockCounts = new Int32Array(size);
+  const childCounts = lend.owned(size);
+  const blockCounts = lend.owned(size);
   const blocksElsewhere = new Map<string, number[]>();
   // Each edge's target slot, resolved once (-1: no issue row): the later passes reuse it
   // instead of looking numbers up again (random reads are what a large graph's scan costs).
-  const parentSlot = new Int32Array(size).fill(-1);
-  const edgeSlot = new Int32Array(graph.blockerPool.length);
+  const parentSlot = lend.scratch(size, -1);
+  const edgeSlot = lend.scratch(graph.blockerPool.length);
   let edges = 0;
   let openCount = 0;
   for (let i = 0; i < order.length; i++) {
@@ -195,8 +241,8 @@ export function* analyzeCompactSteps(
     }
   }
   yield;
-  const children = rowsFrom(childCounts);
-  const blocks = rowsFrom(blockCounts);
+  const children = rowsFrom(childCounts, lend);
+  const blocks = rowsFrom(blockCounts, lend);
   for (let i = 0; i < order.length; i++) {
     if ((i & STEP_MASK) === STEP_MASK) yield;
     const s = order[i]!;
@@ -210,19 +256,19 @@ export function* analyzeCompactSteps(
   }
 
   yield;
-  const flags = new Uint8Array(size);
-  const openChildren = new Int32Array(size);
-  const openStart = new Int32Array(size);
-  const openLen = new Int32Array(size);
-  const openPool = new Int32Array(edges);
+  const flags = lend.ownedBytes(size);
+  const openChildren = lend.owned(size);
+  const openStart = lend.owned(size);
+  const openLen = lend.owned(size);
+  const openPool = lend.owned(edges);
   let poolUsed = 0;
-  const openOrder = new Int32Array(openCount);
+  const openOrder = lend.owned(openCount);
   let openK = 0;
   const unresolved: Array<Extract<Diagnostic, { kind: "unresolved-ref" }>> = [];
   // Own open → own open blocker edges, the only ones a cycle can run along.
-  const adjStart = new Int32Array(size);
-  const adjLen = new Int32Array(size);
-  const adjPool = new Int32Array(edges);
+  const adjStart = lend.scratch(size);
+  const adjLen = lend.scratch(size);
+  const adjPool = lend.scratch(edges);
   let adjUsed = 0;
   const cycleRoots: number[] = [];
   let validUntilMs = Number.POSITIVE_INFINITY;

@@ -1,3 +1,5 @@
+import { scratch } from "./scratch.ts";
+
 /** `findCyclesInRows` over per-node neighbour lists (the object-based scan's adjacency). */
 export function findCycles(
   size: number,
@@ -38,12 +40,44 @@ export function findCyclesInRows(
 ): number[][] {
   const cycles: number[][] = [];
   if (roots.length === 0) return cycles;
-  const index = new Int32Array(size).fill(-1);
-  const low = new Int32Array(size);
-  const onStack = new Uint8Array(size);
-  const stack = new Int32Array(size);
-  const frameNode = new Int32Array(size);
-  const frameNext = new Int32Array(size);
+  const index = scratch.int32(size, -1);
+  const low = scratch.int32(size);
+  const onStack = scratch.uint8(size);
+  const stack = scratch.int32(size);
+  const frameNode = scratch.int32(size);
+  const frameNext = scratch.int32(size);
+  try {
+    tarjan(
+      adjStart,
+      adjLen,
+      adjPool,
+      roots,
+      { index, low, onStack, stack, frameNode, frameNext },
+      cycles,
+    );
+  } finally {
+    scratch.release(index, low, onStack, stack, frameNode, frameNext);
+  }
+  return cycles;
+}
+
+/** The search itself, over work arrays of the node count (fresh: `index` all -1, the rest 0). */
+function tarjan(
+  adjStart: Int32Array,
+  adjLen: Int32Array,
+  adjPool: Int32Array,
+  roots: readonly number[],
+  work: {
+    index: Int32Array;
+    low: Int32Array;
+    onStack: Uint8Array;
+    stack: Int32Array;
+    frameNode: Int32Array;
+    frameNext: Int32Array;
+  },
+  cycles: number[][],
+): void {
+  const { index, low, onStack, stack, frameNode, frameNext } = work;
   let stackTop = 0;
   let counter = 0;
   for (const root of roots) {
@@ -93,5 +127,4 @@ export function findCyclesInRows(
       if (component.length > 1 || selfLoop) cycles.push(component);
     }
   }
-  return cycles;
 }

@@ -1,5 +1,6 @@
 import type { GraphAnalysis } from "../graph/analyze.ts";
 import { type CompactAnalysis, compactOf } from "../graph/compact-analysis.ts";
+import { scratch } from "../graph/scratch.ts";
 
 /**
  * Above this many strongly connected components, reach sets would take C²/8 bytes (3 MB at
@@ -49,110 +50,132 @@ export function impactScores(analysis: GraphAnalysis): Map<number, number> {
 export function compactImpactScores(a: CompactAnalysis): Map<number, number> {
   const { graph, openOrder } = a;
   const size = openOrder.length;
-  const indexOf = new Int32Array(graph.size).fill(-1);
-  for (let i = 0; i < size; i++) indexOf[openOrder[i]!] = i;
-  const start = new Int32Array(size + 1);
-  let count = 0;
-  for (let i = 0; i < size; i++) {
-    const s = openOrder[i]!;
-    count += a.blocksStart[s + 1]! - a.blocksStart[s]! + 1;
-  }
-  const edges = new Int32Array(count);
-  let used = 0;
-  for (let i = 0; i < size; i++) {
-    const s = openOrder[i]!;
-    for (let k = a.blocksStart[s]!; k < a.blocksStart[s + 1]!; k++) {
-      const j = indexOf[a.blocksSlots[k]!]!;
-      if (j !== -1) edges[used++] = j;
+  const indexOf = scratch.int32(graph.size, -1);
+  const start = scratch.int32(size + 1);
+  let edges: Int32Array | null = null;
+  try {
+    for (let i = 0; i < size; i++) indexOf[openOrder[i]!] = i;
+    let count = 0;
+    for (let i = 0; i < size; i++) {
+      const s = openOrder[i]!;
+      count += a.blocksStart[s + 1]! - a.blocksStart[s]! + 1;
     }
-    const p = graph.parent[s]!;
-    if (p > 0) {
-      const ps = graph.presentSlot(p);
-      const j = ps === -1 ? -1 : indexOf[ps]!;
-      if (j !== -1 && j !== i) edges[used++] = j;
+    edges = scratch.int32(count);
+    let used = 0;
+    for (let i = 0; i < size; i++) {
+      const s = openOrder[i]!;
+      for (let k = a.blocksStart[s]!; k < a.blocksStart[s + 1]!; k++) {
+        const j = indexOf[a.blocksSlots[k]!]!;
+        if (j !== -1) edges[used++] = j;
+      }
+      const p = graph.parent[s]!;
+      if (p > 0) {
+        const ps = graph.presentSlot(p);
+        const j = ps === -1 ? -1 : indexOf[ps]!;
+        if (j !== -1 && j !== i) edges[used++] = j;
+      }
+      start[i + 1] = used;
     }
-    start[i + 1] = used;
+    return scoresOver(size, start, edges, (i) => graph.number[openOrder[i]!]!);
+  } finally {
+    scratch.release(indexOf, start, edges);
   }
-  return scoresOver(size, start, edges, (i) => graph.number[openOrder[i]!]!);
 }
 
-/** Scores of `size` nodes with successors `edges[start[i] .. start[i + 1])`. */
+/**
+ * Scores of `size` nodes with successors `edges[start[i] .. start[i + 1])`. Its work arrays are
+ * lent by `scratch` (shared/graph/scratch.ts) and given back before it returns.
+ */
 function scoresOver(
   size: number,
   start: Int32Array,
   edges: Int32Array,
   numberOf: (i: number) => number,
 ): Map<number, number> {
-  const { component, count, members } = components(size, start, edges);
   const scores = new Map<number, number>();
-  if (count === 0) return scores;
-
+  if (size === 0) return scores;
+  const { component, count, memberStart, members } = components(size, start, edges);
+  const membersOf = (c: number) => memberStart[c + 1]! - memberStart[c]!;
   // Components come out of Tarjan's algorithm sinks first: every successor of a component is
   // finished before it, so one pass in that order sees each successor's result.
-  const reachCount = new Float64Array(count);
-  if (count <= EXACT_IMPACT_LIMIT) {
-    const words = (count + 31) >>> 5;
-    const reach: Array<Uint32Array | undefined> = new Array(count);
-    for (let c = 0; c < count; c++) {
-      const set = new Uint32Array(words);
-      for (const node of members[c]!) {
-        for (let k = start[node]!; k < start[node + 1]!; k++) {
-          const d = component[edges[k]!]!;
-          if (d === c) continue;
-          set[d >>> 5]! |= 1 << (d & 31);
-          const sub = reach[d]!;
-          for (let w = 0; w < words; w++) set[w]! |= sub[w]!;
+  const reachCount = scratch.float64(count);
+  // `seenBy[d] === c + 1`: component `d` already counted for component `c`.
+  const seenBy = count > EXACT_IMPACT_LIMIT ? scratch.int32(count) : null;
+  try {
+    if (seenBy === null) {
+      const words = (count + 31) >>> 5;
+      const reach: Array<Uint32Array | undefined> = new Array(count);
+      for (let c = 0; c < count; c++) {
+        const set = new Uint32Array(words);
+        for (let m = memberStart[c]!; m < memberStart[c + 1]!; m++) {
+          const node = members[m]!;
+          for (let k = start[node]!; k < start[node + 1]!; k++) {
+            const d = component[edges[k]!]!;
+            if (d === c) continue;
+            set[d >>> 5]! |= 1 << (d & 31);
+            const sub = reach[d]!;
+            for (let w = 0; w < words; w++) set[w]! |= sub[w]!;
+          }
         }
-      }
-      reach[c] = set;
-      let total = 0;
-      for (let w = 0; w < words; w++) {
-        let bits = set[w]!;
-        while (bits !== 0) {
-          const low = bits & -bits;
-          total += members[31 - Math.clz32(low) + (w << 5)]!.length;
-          bits ^= low;
+        reach[c] = set;
+        let total = 0;
+        for (let w = 0; w < words; w++) {
+          let bits = set[w]!;
+          while (bits !== 0) {
+            const low = bits & -bits;
+            total += membersOf(31 - Math.clz32(low) + (w << 5));
+            bits ^= low;
+          }
         }
+        reachCount[c] = total;
       }
-      reachCount[c] = total;
+    } else {
+      for (let c = 0; c < count; c++) {
+        let total = 0;
+        for (let m = memberStart[c]!; m < memberStart[c + 1]!; m++) {
+          const node = members[m]!;
+          for (let k = start[node]!; k < start[node + 1]!; k++) {
+            const d = component[edges[k]!]!;
+            if (d === c || seenBy[d] === c + 1) continue;
+            seenBy[d] = c + 1;
+            total += membersOf(d) + reachCount[d]!;
+          }
+        }
+        reachCount[c] = Math.min(total, size - membersOf(c));
+      }
     }
-  } else {
-    for (let c = 0; c < count; c++) {
-      const seen = new Set<number>();
-      let total = 0;
-      for (const node of members[c]!) {
-        for (let k = start[node]!; k < start[node + 1]!; k++) {
-          const d = component[edges[k]!]!;
-          if (d === c || seen.has(d)) continue;
-          seen.add(d);
-          total += members[d]!.length + reachCount[d]!;
-        }
-      }
-      reachCount[c] = Math.min(total, size - members[c]!.length);
+    for (let i = 0; i < size; i++) {
+      const c = component[i]!;
+      // The other members of its own cycle wait on it too.
+      scores.set(numberOf(i), reachCount[c]! + membersOf(c) - 1);
     }
+    return scores;
+  } finally {
+    scratch.release(component, memberStart, members, reachCount, seenBy);
   }
-  for (let i = 0; i < size; i++) {
-    const c = component[i]!;
-    // The other members of its own cycle wait on it too.
-    scores.set(numberOf(i), reachCount[c]! + members[c]!.length - 1);
-  }
-  return scores;
 }
 
-/** Tarjan's strongly connected components, iterative over typed arrays; sinks come first. */
+/**
+ * Tarjan's strongly connected components, iterative over typed arrays; sinks come first. The
+ * members of component `c` are `members[memberStart[c] .. memberStart[c + 1])`. The three
+ * arrays are lent by `scratch`: the caller gives them back.
+ */
 function components(
   size: number,
   start: Int32Array,
   edges: Int32Array,
-): { component: Int32Array; count: number; members: number[][] } {
-  const index = new Int32Array(size).fill(-1);
-  const low = new Int32Array(size);
-  const onStack = new Uint8Array(size);
-  const stack = new Int32Array(size);
-  const frameNode = new Int32Array(size);
-  const frameEdge = new Int32Array(size);
-  const component = new Int32Array(size).fill(-1);
-  const members: number[][] = [];
+): { component: Int32Array; count: number; memberStart: Int32Array; members: Int32Array } {
+  const index = scratch.int32(size, -1);
+  const low = scratch.int32(size);
+  const onStack = scratch.uint8(size);
+  const stack = scratch.int32(size);
+  const frameNode = scratch.int32(size);
+  const frameEdge = scratch.int32(size);
+  const component = scratch.int32(size, -1);
+  const memberStart = scratch.int32(size + 1);
+  const members = scratch.int32(size);
+  let count = 0;
+  let placed = 0;
   let stackTop = 0;
   let counter = 0;
   for (let root = 0; root < size; root++) {
@@ -182,16 +205,15 @@ function components(
         continue;
       }
       if (low[node] === index[node]) {
-        const id = members.length;
-        const list: number[] = [];
         let member: number;
         do {
           member = stack[--stackTop]!;
           onStack[member] = 0;
-          component[member] = id;
-          list.push(member);
+          component[member] = count;
+          members[placed++] = member;
         } while (member !== node);
-        members.push(list);
+        count += 1;
+        memberStart[count] = placed;
       }
       depth -= 1;
       if (depth >= 0) {
@@ -200,5 +222,6 @@ function components(
       }
     }
   }
-  return { component, count: members.length, members };
+  scratch.release(index, low, onStack, stack, frameNode, frameEdge);
+  return { component, count, memberStart, members };
 }
