@@ -132,7 +132,7 @@ export class Fleet {
     const v = this.view;
     return (
       v !== null &&
-      v.version === this.store.version &&
+      v.version === this.store.rulesVersion &&
       nowMs - v.builtMs <= VIEW_MAX_AGE_MS &&
       nowMs >= v.builtMs
     );
@@ -155,7 +155,7 @@ export class Fleet {
    */
   async prepareQueueView(nowMs: number, pause: () => Promise<void>): Promise<void> {
     for (let attempt = 0; attempt < 3 && !this.viewHolds(nowMs); attempt++) {
-      const version = this.store.version;
+      const version = this.store.rulesVersion;
       const steps = buildQueueViewSteps(this.store, this.claims, nowMs);
       let built: QueueView | null = null;
       for (;;) {
@@ -165,12 +165,16 @@ export class Fleet {
           break;
         }
         await pause();
-        if (this.store.version !== version) break;
+        if (this.store.rulesVersion !== version) {
+          // Void: its scratch arrays go back for the next attempt (shared/graph/scratch.ts).
+          steps.return(undefined as never);
+          break;
+        }
       }
       if (built === null) continue;
       // The stuck-label check is short and writes: it runs at once, in its transaction.
       this.store.transaction(() => this.noticeStuckLabelsRemoved(nowMs));
-      if (this.store.version !== version) continue;
+      if (this.store.rulesVersion !== version) continue;
       this.keepView(built, nowMs);
     }
   }
@@ -264,7 +268,8 @@ export class Fleet {
         total: items.length,
         items: items.slice(0, request.limit).map((item) => ({
           number: item.number,
-          title: item.title,
+          // Read now: a retitling keeps the view (RepoStore.rulesVersion).
+          title: view.analysis.graph.issue(item.number)?.title ?? item.title,
           url: this.issueUrl(item.number),
           reason: item.reason,
           labels: item.labels,

@@ -23,7 +23,10 @@ import type { RepoStore } from "./repo-store.ts";
 
 /** One analysis of the stored graph, kept until the graph (or the producer watermark) moves. */
 export interface GraphScan {
-  /** `RepoStore.version`, the compact graph and its change count, and the producer watermark it was made at. */
+  /**
+   * `RepoStore.rulesVersion`, the compact graph and its rule change count, and the producer
+   * watermark it was made at (retitlings leave it standing: it shows no titles).
+   */
   version: number;
   graph: CompactGraph;
   changes: number;
@@ -60,9 +63,9 @@ export class GraphScans {
     const graph = store.compactGraph();
     const kept = this.kept;
     return kept !== null &&
-      kept.version === store.version &&
+      kept.version === store.rulesVersion &&
       kept.graph === graph &&
-      kept.changes === graph.changes &&
+      kept.changes === graph.ruleChanges &&
       kept.producerSeq === store.watermarks().producer.seq &&
       kept.atMs <= nowMs &&
       nowMs < kept.validUntilMs
@@ -106,15 +109,22 @@ export class GraphScans {
     for (let attempt = 0; attempt < 3; attempt++) {
       if (this.fresh(nowMs) !== null) return;
       const steps = this.steps(nowMs);
-      const { version } = this.store;
+      const version = this.store.rulesVersion;
       const graph = this.store.compactGraph();
-      const changes = graph.changes;
+      const changes = graph.ruleChanges;
       for (;;) {
         const step = steps.next();
         if (step.done) break;
         await pause();
-        if (this.store.version !== version || graph.changes !== changes) break;
-        if (this.store.compactGraph() !== graph) break;
+        if (
+          this.store.rulesVersion !== version ||
+          graph.ruleChanges !== changes ||
+          this.store.compactGraph() !== graph
+        ) {
+          // Void: its scratch arrays go back for the next attempt (shared/graph/scratch.ts).
+          steps.return(undefined as never);
+          break;
+        }
       }
     }
   }
@@ -125,8 +135,8 @@ export class GraphScans {
     const graph = store.compactGraph();
     const producerSeq = store.watermarks().producer.seq;
     const { causes, maxSeq } = store.pendingCloses(producerSeq);
-    const version = store.version;
-    const changes = graph.changes;
+    const version = store.rulesVersion;
+    const changes = graph.ruleChanges;
     const compact = yield* analyzeCompactSteps(graph, {
       now: formatInstant(nowMs),
       causes,

@@ -61,7 +61,7 @@ export function* buildQueueViewSteps(
   nowMs: number,
 ): Generator<void, QueueView, void> {
   // The graph this view is of: a caller pausing between steps compares it with the store's.
-  const version = store.version;
+  const version = store.rulesVersion;
   const now = formatInstant(nowMs);
   const config = store.config();
   const graph = store.compactGraph();

@@ -1117,7 +1117,7 @@ export class RepoObject extends DurableObject<Env> {
       const permission = await collaboratorPermission(client, fullName, login);
       this.store.transaction(() => {
         this.fleet.claims.setTrust(login, permissionGrantsWrite(permission), Date.now());
-        this.store.version += 1;
+        this.store.noteChange();
       });
     }
     if (unknown.length > 20) this.schedules.at("trust", Date.now());

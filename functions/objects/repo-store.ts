@@ -46,6 +46,12 @@ export class RepoStore {
    * derived views (the fleet queue) know when to rebuild. Starts anew with each instance.
    */
   version = 0;
+  /**
+   * Bumped with `version` except by events that only retitle issues: what the analyses (the
+   * graph scan, the queue view) depend on. A stream of title edits does not void them; titles
+   * are read from the compact graph when shown.
+   */
+  rulesVersion = 0;
   /** Called when an issue's state changes (a close or a reopen), inside the change's transaction. */
   onStateChange: ((number: number, state: "open" | "closed") => void) | null = null;
 
@@ -57,13 +63,19 @@ export class RepoStore {
     this.meta.onChange = (key: MetaKey) => {
       if (key !== "config") return;
       this.parsedConfig = null;
-      this.version += 1;
+      this.noteChange();
     };
     this.journal = new Journal(this.sql);
     this.outbox = new Outbox(this.sql);
     this.graph = new GraphStore(this.sql);
     this.reads = new GraphReads(this.sql, storage.sql);
     this.reconcileRuns = new ReconcileProgressStore(this.sql);
+  }
+
+  /** A change derived views must see: `rules` false when the analyses still hold (a retitling). */
+  noteChange(rules = true): void {
+    this.version += 1;
+    if (rules) this.rulesVersion += 1;
   }
 
   transaction<T>(fn: () => T): T {
@@ -74,7 +86,7 @@ export class RepoStore {
       this.parsedConfig = null;
       // The rows rolled back; the compact graph kept in step with them did not.
       this.graph.drop();
-      this.version += 1;
+      this.noteChange();
       throw error;
     }
   }
@@ -241,6 +253,11 @@ export class RepoStore {
     // One batch: the rows every event touches read up front and the writes carried out together
     // at the end, a few statements for a whole page of a full reconcile instead of ten an issue.
     const touched = events.map(rowsTouched);
+    // Whether the analyses still hold afterwards: only when every write was an issue row whose
+    // change, in the compact graph kept alongside, was a retitling.
+    const compact = this.graph.mirror;
+    const ruleChangesBefore = compact?.ruleChanges;
+    let issueRowsOnly = true;
     this.graph.batch(touched, () => {
       events.forEach((event, i) => {
         const stored = { ...this.graph.read(touched[i]!), repo, watchedLabels, closedSeq };
@@ -249,7 +266,10 @@ export class RepoStore {
           stateChanges.push(stateChange);
           this.onStateChange?.(stateChange.number, stateChange.state);
         }
-        for (const write of writes) if (write.table === "meta") closedSeq = write.value;
+        for (const write of writes) {
+          if (write.table === "meta") closedSeq = write.value;
+          if (write.table !== "issues" || write.op !== "upsert") issueRowsOnly = false;
+        }
         this.graph.write(writes);
         if (change) {
           changes.push(change.description);
@@ -258,7 +278,15 @@ export class RepoStore {
       });
     });
     if (closedSeq !== closedSeqBefore) this.meta.set("closedSeq", closedSeq);
-    if (changes.length > 0) this.version += 1;
+    if (changes.length > 0) {
+      const retitledOnly =
+        issueRowsOnly &&
+        compact !== null &&
+        this.graph.mirror === compact &&
+        this.graph.building === null &&
+        compact.ruleChanges === ruleChangesBefore;
+      this.noteChange(!retitledOnly);
+    }
     return { changes, graphChanged, stateChanges };
   }
 
@@ -267,7 +295,7 @@ export class RepoStore {
    * event is invented: GitHub's own (with GitHub's time) arrives by webhook or reconcile.
    */
   applyOwnLabelWrite(number: number, label: string, action: "add" | "remove"): void {
-    if (this.graph.applyOwnLabelWrite(number, label, action)) this.version += 1;
+    if (this.graph.applyOwnLabelWrite(number, label, action)) this.noteChange();
   }
 
   setExternalEtag(ref: string, etag: string | null): void {
@@ -425,6 +453,6 @@ export class RepoStore {
     this.reconcileRuns.wipe();
     this.meta.wipe();
     this.parsedConfig = null;
-    this.version += 1;
+    this.noteChange();
   }
 }

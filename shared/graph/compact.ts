@@ -122,6 +122,11 @@ export class CompactGraph {
   membership = 0;
   /** Bumped by every change. */
   changes = 0;
+  /**
+   * Bumped by every change the rules read: all but a retitling. An analysis made since still
+   * holds when only titles moved (they are read from `titles` when shown).
+   */
+  ruleChanges = 0;
 
   constructor(repo: string, labels: Pick<LabelNames, "ready" | "needsHuman" | "processing">) {
     this.repo = repo;
@@ -297,13 +302,23 @@ export class CompactGraph {
   /** An issue row written (inserted or replaced); its parent and blockers are rows of their own. */
   upsertIssue(issue: CompactIssue): void {
     const slot = this.slotFor(issue.number);
+    const state = issue.state === "open" ? STATE_OPEN : STATE_CLOSED;
+    const closedMs = issue.closedAt ? instantMs(issue.closedAt) : Number.NaN;
+    const labelSet = this.internLabels(issue.labels);
+    const requiresSet = this.internRequires(issue.requires);
+    const retitledOnly =
+      this.state[slot] === state &&
+      Object.is(this.closedMs[slot], closedMs) &&
+      this.labelSet[slot] === labelSet &&
+      this.requiresSet[slot] === requiresSet;
     if (this.state[slot] === STATE_NONE) this.membership += 1;
-    this.state[slot] = issue.state === "open" ? STATE_OPEN : STATE_CLOSED;
-    this.closedMs[slot] = issue.closedAt ? instantMs(issue.closedAt) : Number.NaN;
+    this.state[slot] = state;
+    this.closedMs[slot] = closedMs;
     this.titles[slot] = issue.title;
-    this.setLabelSet(slot, this.internLabels(issue.labels));
-    this.requiresSet[slot] = this.internRequires(issue.requires);
+    this.setLabelSet(slot, labelSet);
+    this.requiresSet[slot] = requiresSet;
     this.changes += 1;
+    if (!retitledOnly) this.ruleChanges += 1;
   }
 
   private setLabelSet(slot: number, id: number): void {
@@ -318,6 +333,7 @@ export class CompactGraph {
     if (slot === -1) return;
     this.setLabelSet(slot, this.internLabels(labels));
     this.changes += 1;
+    this.ruleChanges += 1;
   }
 
   /** The issue row goes (its parent, blocker and event rows go by their own changes). */
@@ -330,6 +346,7 @@ export class CompactGraph {
     this.requiresSet[slot] = 0;
     this.membership += 1;
     this.changes += 1;
+    this.ruleChanges += 1;
     this.release(slot);
   }
 
@@ -340,6 +357,7 @@ export class CompactGraph {
     if (slot === -1) return;
     this.parent[slot] = code;
     this.changes += 1;
+    this.ruleChanges += 1;
     if (code === 0) this.release(slot);
   }
 
@@ -355,6 +373,7 @@ export class CompactGraph {
     }
     if (own !== -1) this.release(own);
     this.changes += 1;
+    this.ruleChanges += 1;
   }
 
   /** All the blocker rows of an issue at once (present ones). */
@@ -396,6 +415,7 @@ export class CompactGraph {
       );
     }
     this.changes += 1;
+    this.ruleChanges += 1;
   }
 
   /** The canonical blocker codes of a slot (a view into the pool: do not keep it). */
@@ -425,6 +445,7 @@ export class CompactGraph {
     for (let k = 0; k < len; k++) this.blockerPool[start + k] = canonical[k]!;
     this.blockerLen[slot] = len;
     this.changes += 1;
+    this.ruleChanges += 1;
     if (len === 0) this.release(slot);
   }
 
@@ -454,6 +475,7 @@ export class CompactGraph {
     this.externalClosedMs[id] = closedAt ? instantMs(closedAt) : Number.NaN;
     this.externalRef[id] = ref;
     this.changes += 1;
+    this.ruleChanges += 1;
   }
 
   private role(label: string): number {
@@ -493,6 +515,7 @@ export class CompactGraph {
     }
     if (labeled === 1 && !(this.labeledMs[k]! >= createdMs)) this.labeledMs[k] = createdMs;
     this.changes += 1;
+    this.ruleChanges += 1;
   }
 
   /** Every label event of an issue goes. */
@@ -505,6 +528,7 @@ export class CompactGraph {
       this.labeledMs[slot * ROLES + r] = Number.NaN;
     }
     this.changes += 1;
+    this.ruleChanges += 1;
     this.release(slot);
   }
 

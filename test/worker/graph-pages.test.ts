@@ -225,6 +225,82 @@ describe("graph API pages", () => {
     });
   });
 
+  it("keeps the scan and the queue view through retitlings, and shows the new titles", async () => {
+    const stub = await freshRepo();
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      const ready = { labels: ["agent:ready"] };
+      o.store.apply([1, 2, 3].map((n) => ({ type: "issue" as const, issue: issue(n, ready) })));
+      const scan = o.scans.current(NOW_MS);
+      const view = o.fleet.queueView(NOW_MS);
+      const retitle = (n: number, title: string, at: string) =>
+        o.store.apply([{ type: "issue", issue: issue(n, { ...ready, title, updatedAt: at }) }]);
+      expect(retitle(2, "Renamed", "2026-11-28T01:00:00Z")).not.toEqual([]);
+      expect(o.scans.current(NOW_MS)).toBe(scan);
+      expect(o.fleet.queueView(NOW_MS)).toBe(view);
+      const queued = o.fleet.queue({ limit: 10 }, NOW_MS).body as {
+        items: Array<{ number: number; title: string }>;
+      };
+      expect(queued.items.map((i) => [i.number, i.title])).toEqual([
+        [1, "Issue 1"],
+        [2, "Renamed"],
+        [3, "Issue 3"],
+      ]);
+
+      // A retitling landing in a pause does not void a scan in the making: one attempt's pauses.
+      o.store.apply([{ type: "issue", issue: issue(4, ready) }]);
+      let alone = 0;
+      await o.scans.prepare(NOW_MS, async () => {
+        alone += 1;
+      });
+      o.store.apply([{ type: "issue", issue: issue(5, ready) }]);
+      let pauses = 0;
+      await o.scans.prepare(NOW_MS, async () => {
+        pauses += 1;
+        if (pauses === 2) retitle(1, "Renamed too", "2026-11-28T02:00:00Z");
+      });
+      expect(pauses).toBe(alone);
+      expect(o.scans.current(NOW_MS).result.ready).toEqual([1, 2, 3, 4, 5]);
+
+      // Anything else the rules read does make them anew: a label, a close, a requirement.
+      const kept = o.scans.current(NOW_MS);
+      o.store.apply([
+        { type: "issue", issue: issue(3, { labels: [], updatedAt: "2026-11-28T03:00:00Z" }) },
+      ]);
+      const relabelled = o.scans.current(NOW_MS);
+      expect(relabelled).not.toBe(kept);
+      o.store.apply([
+        {
+          type: "issue",
+          issue: issue(2, {
+            ...ready,
+            title: "Renamed",
+            state: "closed",
+            closedAt: "2026-11-28T04:00:00Z",
+            updatedAt: "2026-11-28T04:00:00Z",
+          }),
+        },
+      ]);
+      const closed = o.scans.current(NOW_MS);
+      expect(closed).not.toBe(relabelled);
+      expect(closed.result.ready).toEqual([1, 3, 4, 5]);
+      const before = o.fleet.queueView(NOW_MS);
+      o.store.apply([
+        {
+          type: "issue",
+          issue: issue(4, {
+            ...ready,
+            body: "<!-- requires: gpu -->",
+            updatedAt: "2026-11-28T05:00:00Z",
+          }),
+        },
+      ]);
+      expect(o.scans.current(NOW_MS)).not.toBe(closed);
+      const after = o.fleet.queueView(NOW_MS);
+      expect(after).not.toBe(before);
+      expect(after.items.find((i) => i.number === 4)?.requires).toEqual(["gpu"]);
+    });
+  });
+
   it("a graph read in chunks, with events landing between chunks, equals the tables", async () => {
     const stub = await freshRepo();
     await runInDurableObject(stub, async (o: RepoObject) => {
@@ -476,7 +552,7 @@ describe("queue view made in steps", () => {
       expect(pauses).toBeGreaterThan(4);
       // Kept for the graph as it is now: the synchronous read takes it as it is.
       const kept = (o.fleet as unknown as { view: { version: number } | null }).view;
-      expect(kept?.version).toBe(o.store.version);
+      expect(kept?.version).toBe(o.store.rulesVersion);
       const prepared = o.fleet.queueView(NOW_MS);
       expect(prepared).toBe(kept);
       expect(prepared.items.map((i) => i.number)).toEqual([1, 2, 3, 4]);

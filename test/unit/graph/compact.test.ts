@@ -158,6 +158,36 @@ describe("compact graph (typed arrays) against the plain scan", () => {
     }
   });
 
+  it("counts a rule change for every issue row change but a retitling", () => {
+    const row = fc.record({
+      title: fc.constantFrom("a", "b"),
+      state: fc.constantFrom("open" as const, "closed" as const),
+      closedAt: fc.constantFrom(null, "2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z"),
+      labels: fc.constantFrom([], ["agent:ready"], ["agent:ready", "x"]),
+      requires: fc.constantFrom(undefined, ["gpu"]),
+    });
+    fc.assert(
+      fc.property(fc.array(row, { minLength: 1, maxLength: 8 }), (rows) => {
+        const compact = new CompactGraph(REPO, DEFAULT_CONFIG.labels);
+        let before: (typeof rows)[number] | null = null;
+        for (const r of rows) {
+          const changes = compact.changes;
+          const ruleChanges = compact.ruleChanges;
+          compact.upsertIssue({ number: 7, ...r });
+          expect(compact.changes).toBe(changes + 1);
+          const retitled =
+            before !== null &&
+            before.state === r.state &&
+            before.closedAt === r.closedAt &&
+            JSON.stringify(before.labels) === JSON.stringify(r.labels) &&
+            JSON.stringify(before.requires ?? []) === JSON.stringify(r.requires ?? []);
+          expect(compact.ruleChanges).toBe(ruleChanges + (retitled ? 0 : 1));
+          before = r;
+        }
+      }),
+    );
+  });
+
   it("keeps slots and the blocker pool bounded under churn", () => {
     const compact = new CompactGraph(REPO, DEFAULT_CONFIG.labels);
     for (let round = 0; round < 50; round++) {
