@@ -133,6 +133,8 @@ export class Fleet {
     return (
       v !== null &&
       v.version === this.store.rulesVersion &&
+      // A graph dropped and made anew without a rule change (the prune) has other titles.
+      v.graph === this.store.keptCompactGraph() &&
       nowMs - v.builtMs <= VIEW_MAX_AGE_MS &&
       nowMs >= v.builtMs
     );

@@ -1,5 +1,6 @@
 import type { Config } from "../../shared/config/schema.ts";
 import type { GraphAnalysis } from "../../shared/graph/analyze.ts";
+import type { CompactGraph } from "../../shared/graph/compact.ts";
 import { analyzeCompactSteps, asGraphAnalysis } from "../../shared/graph/compact-analysis.ts";
 import type { Kick } from "../../shared/graph/kicks.ts";
 import { formatInstant, instantMs } from "../../shared/graph/time.ts";
@@ -21,7 +22,9 @@ export interface IddHolder {
 
 /** Everything the queue and the grant rules read about the graph, computed once per change. */
 export interface QueueView {
+  /** `RepoStore.rulesVersion` and the compact graph it was made of (its titles are read live). */
   version: number;
+  graph: CompactGraph;
   builtMs: number;
   config: Config;
   analysis: GraphAnalysis;
@@ -136,6 +139,7 @@ export function* buildQueueViewSteps(
   }
   return {
     version,
+    graph,
     builtMs: nowMs,
     config,
     analysis,

@@ -203,7 +203,7 @@ function* analysisPasses(
 
   // Children and what each issue blocks, filled in ascending order so rows come out sorted.
   const childCounts = lend.owned(size);
-  const blockCounts = lend.owned(size);
+  const blockCounts = lend.scratch(size);
   const blocksElsewhere = new Map<string, number[]>();
   // Each edge's target slot, resolved once (-1: no issue row): the later passes reuse it
   // instead of looking numbers up again (random reads are what a large graph's scan costs).

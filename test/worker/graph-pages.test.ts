@@ -246,6 +246,14 @@ describe("graph API pages", () => {
         [3, "Issue 3"],
       ]);
 
+      // The compact graph dropped and made anew (the daily prune does), then a retitling: the
+      // view of the old graph does not hold, or its titles would stay the old ones.
+      o.store.prune(retentionCutoffs(NOW_MS));
+      o.scans.current(NOW_MS);
+      retitle(3, "Renamed after the prune", "2026-11-28T01:30:00Z");
+      const afterPrune = o.fleet.queue({ limit: 10 }, NOW_MS).body as typeof queued;
+      expect(afterPrune.items.find((i) => i.number === 3)?.title).toBe("Renamed after the prune");
+
       // A retitling landing in a pause does not void a scan in the making: one attempt's pauses.
       o.store.apply([{ type: "issue", issue: issue(4, ready) }]);
       let alone = 0;
