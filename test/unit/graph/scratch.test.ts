@@ -16,7 +16,7 @@ import {
 } from "../../../shared/graph/compact-analysis.ts";
 import { ScratchArrays, scratch } from "../../../shared/graph/scratch.ts";
 import { parseSnapshot } from "../../../shared/graph/snapshot.ts";
-import { EXACT_IMPACT_LIMIT, impactScores } from "../../../shared/queue/impact.ts";
+import { impactScores } from "../../../shared/queue/impact.ts";
 
 const NOW = "2026-11-29T12:00:00Z";
 
@@ -118,47 +118,5 @@ describe("analyses borrowing scratch arrays", () => {
         impactScores(analyzeGraph(snapshot)),
       );
     });
-  });
-
-  it("count impact exactly on trees and chains above the exact-reach limit", () => {
-    // Over EXACT_IMPACT_LIMIT components the count is summed over the condensation: exact when
-    // no two paths rejoin. A random tree of sub-issues plus chains of blockers, none rejoining.
-    const n = EXACT_IMPACT_LIMIT + 1_500;
-    const issues = Array.from({ length: n }, (_, k) => {
-      const number = k + 1;
-      // Issue k waits on nothing but its parent (issues 2..n/2: a tree) or blocks the next one.
-      const tree = number <= n / 2;
-      return {
-        number,
-        title: `#${number}`,
-        state: "open" as const,
-        stateReason: null,
-        createdAt: "2026-11-01T00:00:00Z",
-        updatedAt: "2026-11-01T00:00:00Z",
-        closedAt: null,
-        labels: [],
-        parent: tree && number > 1 ? Math.floor(number / 2) : null,
-        blockedBy: !tree && number > n / 2 + 1 && number % 7 !== 0 ? [number - 1] : [],
-      };
-    });
-    const snapshot = parseSnapshot({ repo: "o/r", now: NOW, issues });
-    const scores = impactScores(
-      asGraphAnalysis(
-        analyzeCompact(compactFromSnapshot(snapshot, DEFAULT_CONFIG.labels), { now: NOW }),
-      ),
-    );
-    const depth = (x: number) => Math.floor(Math.log2(x));
-    for (let number = 1; number <= n; number++) {
-      // In the tree, the waiters of x are its ancestors; in a chain, the issues after it.
-      const expected =
-        number <= n / 2
-          ? depth(number)
-          : (() => {
-              let waiting = 0;
-              for (let y = number + 1; y <= n && y % 7 !== 0; y++) waiting++;
-              return waiting;
-            })();
-      expect(scores.get(number)).toBe(expected);
-    }
   });
 });

@@ -1,8 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../../../shared/config/schema.ts";
 import { analyzeGraph } from "../../../shared/graph/analyze.ts";
-import type { Snapshot } from "../../../shared/graph/snapshot.ts";
-import { impactScores } from "../../../shared/queue/impact.ts";
+import { compactFromSnapshot } from "../../../shared/graph/compact.ts";
+import { analyzeCompact, asGraphAnalysis } from "../../../shared/graph/compact-analysis.ts";
+import { parseSnapshot, type Snapshot } from "../../../shared/graph/snapshot.ts";
+import { EXACT_IMPACT_LIMIT, impactScores } from "../../../shared/queue/impact.ts";
 
 const issue = (number: number, extra: Partial<Snapshot["issues"][number]> = {}) => ({
   number,
@@ -105,6 +108,35 @@ describe("impact", () => {
         expect(scores(issues)).toEqual(bruteForce(issues));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it("counts exactly on trees and chains above the exact-reach limit, compact or not", () => {
+    // Over EXACT_IMPACT_LIMIT components the count is summed over the condensation: exact when
+    // no two paths rejoin. A tree of sub-issues (the first half) and chains of blockers.
+    const n = EXACT_IMPACT_LIMIT + 1_500;
+    const half = n / 2;
+    const issues = Array.from({ length: n }, (_, k) => {
+      const number = k + 1;
+      return issue(number, {
+        parent: number <= half && number > 1 ? Math.floor(number / 2) : null,
+        blockedBy: number > half + 1 && number % 7 !== 0 ? [number - 1] : [],
+      });
+    });
+    const snapshot = parseSnapshot({ repo: "o/r", now: "2026-12-01T00:00:00Z", issues });
+    const plain = impactScores(analyzeGraph(snapshot));
+    for (let number = 1; number <= n; number++) {
+      // In the tree, the issues waiting on x are its ancestors; in a chain, the ones after it.
+      let expected = Math.floor(Math.log2(number));
+      if (number > half) {
+        expected = 0;
+        for (let y = number + 1; y <= n && y % 7 !== 0; y++) expected += 1;
+      }
+      expect(plain.get(number)).toBe(expected);
+    }
+    const compact = compactFromSnapshot(snapshot, DEFAULT_CONFIG.labels);
+    expect(impactScores(asGraphAnalysis(analyzeCompact(compact, { now: snapshot.now })))).toEqual(
+      plain,
     );
   });
 });
