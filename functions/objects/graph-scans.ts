@@ -4,7 +4,6 @@ import {
   analyzeCompactSteps,
   asGraphAnalysis,
   type CompactAnalysis,
-  releaseAnalysis,
   renderCompactScan,
 } from "../../shared/graph/compact-analysis.ts";
 import {
@@ -160,23 +159,13 @@ export class GraphScans {
         return adapted;
       },
     };
-    this.keep(scan);
+    this.kept = scan;
     return scan;
   }
 
   /** Drops the kept scan (the next read makes a new one). */
   clear(): void {
-    this.keep(null);
-  }
-
-  /**
-   * Keeps `scan` in place of the kept one, whose arrays go back to the pool: a scan is read only
-   * synchronously after it is obtained, never across an await, so nobody still holds it.
-   */
-  private keep(scan: GraphScan | null): void {
-    const before = this.kept;
-    this.kept = scan;
-    if (before !== null && before !== scan) releaseAnalysis(before.compact);
+    this.kept = null;
   }
 }
 
