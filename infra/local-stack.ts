@@ -63,6 +63,8 @@ export async function waitFor<T>(
   what: string,
   probe: () => Promise<T | undefined>,
   timeoutMs = 60_000,
+  /** Gives up at once when this says so (what was awaited can no longer happen). */
+  hopeless: () => string | null = () => null,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -72,6 +74,8 @@ export async function waitFor<T>(
     } catch {
       // not up yet
     }
+    const why = hopeless();
+    if (why !== null) throw new Error(`gave up waiting for ${what}: ${why}`);
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -87,21 +91,43 @@ export async function waitFor<T>(
  */
 export type LocalHost = "wrangler" | "node" | "bun" | "deno";
 
-export async function startLocalStack(
-  name: string,
-  opts: {
-    vars?: Record<string, string>;
-    onWorkerExit?: (code: number | null) => void;
-    host?: LocalHost;
-  } = {},
-): Promise<LocalStack> {
+interface StackOptions {
+  vars?: Record<string, string>;
+  /** Called when the Worker exits once it was up (not on a failed start: that throws). */
+  onWorkerExit?: (code: number | null) => void;
+  host?: LocalHost;
+  /** The Worker's port on the first try (default: one free a moment before). */
+  workerPort?: number;
+}
+
+/** Starts tried when another process took one of the stack's ports before it bound them. */
+const PORT_TRIES = 3;
+
+/** A start lost one of its ports to another process: starting again on fresh ports will do. */
+class PortTaken extends Error {}
+
+const portTaken = (text: string) => /EADDRINUSE|address already in use/i.test(text);
+
+export async function startLocalStack(name: string, opts: StackOptions = {}): Promise<LocalStack> {
+  // `freePort` hands out a port that was free a moment ago: with test files starting stacks side
+  // by side, another process can bind it first.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(name, attempt === 1 ? opts : { ...opts, workerPort: undefined });
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt >= PORT_TRIES) throw error;
+    }
+  }
+}
+
+async function startOnce(name: string, opts: StackOptions): Promise<LocalStack> {
   const host = opts.host ?? "wrangler";
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const pkcs8 = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
   const webhookSecret = `${name}-${crypto.randomUUID()}`;
   const [simPort, workerPort, inspectorPort] = [
     await freePort(),
-    await freePort(),
+    opts.workerPort ?? (await freePort()),
     await freePort(),
   ];
   const workerUrl = `http://127.0.0.1:${workerPort}`;
@@ -110,6 +136,8 @@ export async function startLocalStack(
     appId: APP_ID,
     appPublicKey: publicKey.export({ type: "spki", format: "pem" }).toString(),
     webhookSecret,
+  }).catch((error: NodeJS.ErrnoException) => {
+    throw error.code === "EADDRINUSE" ? new PortTaken(error.message) : error;
   });
 
   const state = process.env.STATE_DIR ?? `${root}.tmp/${name}-state`;
@@ -196,11 +224,19 @@ export async function startLocalStack(
           );
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
+    // The end of what it printed: why it stopped, if it stops while starting.
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-16_384);
+    };
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
     child.once("exit", (code) => {
-      if (!closing && child === wrangler) opts.onWorkerExit?.(code);
+      if (!closing && up && child === wrangler) opts.onWorkerExit?.(code);
     });
     return child;
   };
+  let output = "";
+  let up = false;
   let closing = false;
   let wrangler = spawnWorker();
   // However this process ends, the Worker must not outlive it.
@@ -214,12 +250,25 @@ export async function startLocalStack(
     wrangler.kill(signal);
     return exited;
   };
-  const workerUp = () =>
-    waitFor(
+  const workerUp = async () => {
+    const child = wrangler;
+    await waitFor(
       "the Worker to start",
-      async () => ((await fetch(`${workerUrl}/healthz`)).ok ? true : undefined),
+      // Bounded: whoever else holds the port may accept and never answer.
+      async () =>
+        (await fetch(`${workerUrl}/healthz`, { signal: AbortSignal.timeout(5_000) })).ok
+          ? true
+          : undefined,
       120_000,
+      () => {
+        if (child.exitCode !== null || child.signalCode !== null)
+          return `it exited (${child.exitCode ?? child.signalCode})`;
+        // A host that cannot bind its port may say so and stay up (Node's serve does).
+        return portTaken(output) ? "its port is taken" : null;
+      },
     );
+    up = true;
+  };
 
   const close = async () => {
     closing = true;
@@ -250,7 +299,8 @@ export async function startLocalStack(
     await workerUp();
   } catch (error) {
     await close();
-    throw new Error(`${(error as Error).message}; see .tmp/${name}-wrangler.log`);
+    const message = `${(error as Error).message}; see .tmp/${name}-wrangler.log`;
+    throw portTaken(output) ? new PortTaken(message) : new Error(message);
   }
   return {
     sim,
