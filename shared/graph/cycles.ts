@@ -40,25 +40,40 @@ export function findCyclesInRows(
 ): number[][] {
   const cycles: number[][] = [];
   if (roots.length === 0) return cycles;
-  const index = scratch.int32(size, -1);
-  const low = scratch.int32(size);
-  const onStack = scratch.uint8(size);
-  const stack = scratch.int32(size);
-  const frameNode = scratch.int32(size);
-  const frameNext = scratch.int32(size);
+  const work = borrowTarjanWork(size);
   try {
-    tarjan(
-      adjStart,
-      adjLen,
-      adjPool,
-      roots,
-      { index, low, onStack, stack, frameNode, frameNext },
-      cycles,
-    );
+    tarjan(adjStart, adjLen, adjPool, roots, work, cycles);
   } finally {
-    scratch.release(index, low, onStack, stack, frameNode, frameNext);
+    releaseTarjanWork(work);
   }
   return cycles;
+}
+
+/** The work arrays of an iterative Tarjan search over `size` nodes (`index` all -1, the rest 0). */
+export interface TarjanWork {
+  index: Int32Array;
+  low: Int32Array;
+  onStack: Uint8Array;
+  stack: Int32Array;
+  frameNode: Int32Array;
+  /** Per frame: where in the node's edges the search goes on. */
+  frameNext: Int32Array;
+}
+
+/** Lends the work arrays from `scratch` (shared/graph/scratch.ts); see `releaseTarjanWork`. */
+export function borrowTarjanWork(size: number): TarjanWork {
+  return {
+    index: scratch.int32(size, -1),
+    low: scratch.int32(size),
+    onStack: scratch.uint8(size),
+    stack: scratch.int32(size),
+    frameNode: scratch.int32(size),
+    frameNext: scratch.int32(size),
+  };
+}
+
+export function releaseTarjanWork(w: TarjanWork): void {
+  scratch.release(w.index, w.low, w.onStack, w.stack, w.frameNode, w.frameNext);
 }
 
 /** The search itself, over work arrays of the node count (fresh: `index` all -1, the rest 0). */
@@ -67,14 +82,7 @@ function tarjan(
   adjLen: Int32Array,
   adjPool: Int32Array,
   roots: readonly number[],
-  work: {
-    index: Int32Array;
-    low: Int32Array;
-    onStack: Uint8Array;
-    stack: Int32Array;
-    frameNode: Int32Array;
-    frameNext: Int32Array;
-  },
+  work: TarjanWork,
   cycles: number[][],
 ): void {
   const { index, low, onStack, stack, frameNode, frameNext } = work;

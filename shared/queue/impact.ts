@@ -1,5 +1,6 @@
 import type { GraphAnalysis } from "../graph/analyze.ts";
 import { type CompactAnalysis, compactOf } from "../graph/compact-analysis.ts";
+import { borrowTarjanWork, releaseTarjanWork } from "../graph/cycles.ts";
 import { scratch } from "../graph/scratch.ts";
 
 /**
@@ -165,12 +166,8 @@ function components(
   start: Int32Array,
   edges: Int32Array,
 ): { component: Int32Array; count: number; memberStart: Int32Array; members: Int32Array } {
-  const index = scratch.int32(size, -1);
-  const low = scratch.int32(size);
-  const onStack = scratch.uint8(size);
-  const stack = scratch.int32(size);
-  const frameNode = scratch.int32(size);
-  const frameEdge = scratch.int32(size);
+  const work = borrowTarjanWork(size);
+  const { index, low, onStack, stack, frameNode, frameNext: frameEdge } = work;
   const component = scratch.int32(size, -1);
   const memberStart = scratch.int32(size + 1);
   const members = scratch.int32(size);
@@ -222,6 +219,6 @@ function components(
       }
     }
   }
-  scratch.release(index, low, onStack, stack, frameNode, frameEdge);
+  releaseTarjanWork(work);
   return { component, count, memberStart, members };
 }
