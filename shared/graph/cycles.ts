@@ -120,19 +120,22 @@ function tarjan(
         if (low[node]! < low[up]!) low[up] = low[node]!;
       }
       if (low[node] !== index[node]) continue;
-      const component: number[] = [];
-      let member: number;
-      do {
-        member = stack[--stackTop]!;
-        onStack[member] = 0;
-        component.push(member);
-      } while (member !== node);
-      let selfLoop = false;
-      if (component.length === 1) {
+      // The component is the stack down to `node`; only a cycle becomes an array (a list per
+      // node, almost all of them singletons, was most of an analysis's garbage at 100k issues).
+      let bottom = stackTop - 1;
+      while (stack[bottom] !== node) bottom -= 1;
+      let cycle = stackTop - bottom > 1;
+      if (!cycle) {
         for (let k = adjStart[node]!; k < adjStart[node]! + adjLen[node]!; k++)
-          if (adjPool[k] === node) selfLoop = true;
+          if (adjPool[k] === node) cycle = true;
       }
-      if (component.length > 1 || selfLoop) cycles.push(component);
+      const component: number[] | null = cycle ? [] : null;
+      while (stackTop > bottom) {
+        const member = stack[--stackTop]!;
+        onStack[member] = 0;
+        component?.push(member);
+      }
+      if (component) cycles.push(component);
     }
   }
 }
