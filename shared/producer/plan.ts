@@ -49,6 +49,28 @@ function removalReason(state: string, facts: IssueFacts | undefined): string | n
 }
 
 /**
+ * The ready issues an add may go to. In mode `events` only kick targets and retried adds can get
+ * one, so only those are looked at: walking every ready issue would make facts for each of them
+ * (tens of thousands at 100k issues) on every producer run, inside the object's one thread.
+ */
+function addCandidates(
+  analysis: GraphAnalysis,
+  mode: "events" | "all",
+  kicksByTarget: ReadonlyMap<number, Kick[]>,
+  retryAdds: ReadonlyMap<number, string> | undefined,
+): readonly IssueFacts[] {
+  if (mode === "all") return analysis.readyFacts();
+  const numbers = new Set(kicksByTarget.keys());
+  for (const number of retryAdds?.keys() ?? []) numbers.add(number);
+  const out: IssueFacts[] = [];
+  for (const number of [...numbers].sort((a, b) => a - b)) {
+    const facts = analysis.factsOf(number);
+    if (facts?.ready) out.push(facts);
+  }
+  return out;
+}
+
+/**
  * The `agent:ready` label plan of spec 4. Adds go to ready kick targets (and in mode `all` to
  * ready issues); removals only from closed, held, stuck, blocked or epic-managed issues — finished work
  * is the consumer's to unlabel. Planning again after applying a plan yields an empty plan.
@@ -69,7 +91,7 @@ export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions =
   }
 
   const add: LabelChange[] = [];
-  for (const facts of analysis.readyFacts()) {
+  for (const facts of addCandidates(analysis, mode, kicksByTarget, options.retryAdds)) {
     const number = facts.number;
     if (options.excluded?.has(number)) continue;
     const { labels } = graph.issue(number)!;

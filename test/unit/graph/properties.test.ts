@@ -85,6 +85,32 @@ describe("graph properties", () => {
   });
 });
 
+describe("the producer's adds in mode events", () => {
+  it("are what a walk over every ready issue adds: kick targets and retried adds only", () => {
+    // Mode `all` with an approval label no issue carries walks every ready issue and adds only
+    // kick targets and retried adds: the plan mode `events` makes from those alone must match.
+    const numbers = fc.uniqueArray(fc.integer({ min: 1, max: 40 }), { maxLength: 8 });
+    fc.assert(
+      fc.property(
+        snapshotArbitrary(),
+        numbers,
+        numbers,
+        numbers,
+        (input, retried, suppressed, excluded) => {
+          const snapshot = parseSnapshot(input);
+          const options = {
+            retryAdds: new Map(retried.map((n) => [n, `kick: unblocked by #${n + 1}`])),
+            suppressed: new Set(suppressed),
+            excluded: new Set(excluded),
+          };
+          const walked = plan(snapshot, { ...options, mode: "all", approvalLabel: "no:such" });
+          expect(plan(snapshot, { ...options, mode: "events" })).toEqual(walked);
+        },
+      ),
+    );
+  });
+});
+
 describe("explicit causes", () => {
   it("naming the closes inside the window gives the same kicks as the window", () => {
     fc.assert(
