@@ -1,8 +1,9 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../../shared/config/schema.ts";
 import { analyzeGraph } from "../../../shared/graph/analyze.ts";
 import { fnv1a32 } from "../../../shared/graph/hash.ts";
-import type { Snapshot } from "../../../shared/graph/snapshot.ts";
+import { parseSnapshot, type Snapshot } from "../../../shared/graph/snapshot.ts";
 import {
   capabilitySet,
   hasCapabilities,
@@ -10,6 +11,7 @@ import {
   orderQueue,
   queueItems,
 } from "../../../shared/queue/queue.ts";
+import { snapshotArbitrary } from "../../support/graph-arbitraries.ts";
 
 const issue = (number: number, labels: string[] = [], extra = {}) => ({
   number,
@@ -63,6 +65,24 @@ describe("queue sections", () => {
     ]);
     const approved = build(issues, { queue: { mode: "all", approvalLabel: "idd:ready" } });
     expect(approved.filter((i) => i.section === 1).map((i) => i.number)).toEqual([4]);
+  });
+});
+
+describe("queue candidates in mode events", () => {
+  it("are what a walk over every ready issue keeps: the ones carrying the ready label", () => {
+    // Mode `all` with the ready label as approval label walks every ready issue and keeps the
+    // labeled ones, all in section 0: what mode `events` lists from the labeled issues alone.
+    fc.assert(
+      fc.property(snapshotArbitrary(), (input) => {
+        const snapshot = parseSnapshot(input);
+        const inputs = { reasons: new Map(), requires: () => [], impact: new Map() };
+        const itemsWith = (queue: object) =>
+          queueItems(analyzeGraph(snapshot, { config: ConfigSchema.parse({ queue }) }), inputs);
+        expect(itemsWith({ mode: "events" })).toEqual(
+          itemsWith({ mode: "all", approvalLabel: "agent:ready" }),
+        );
+      }),
+    );
   });
 });
 
