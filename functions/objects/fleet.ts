@@ -11,6 +11,7 @@ import {
   stuckLabelRemovedByHand,
 } from "../../shared/claims/rules.ts";
 import type { Config } from "../../shared/config/schema.ts";
+import { compactOf, releaseAnalysis } from "../../shared/graph/compact-analysis.ts";
 import { formatInstant } from "../../shared/graph/time.ts";
 import {
   capabilitySet,
@@ -183,7 +184,10 @@ export class Fleet {
 
   private keepView(built: QueueView, nowMs: number): QueueView {
     if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+    const before = this.view;
     this.view = built;
+    // Read only synchronously once obtained (never across an await): nobody holds it still.
+    if (before !== null && before !== built) releaseAnalysis(compactOf(before.analysis));
     return built;
   }
 

@@ -4,6 +4,7 @@ import {
   analyzeCompactSteps,
   asGraphAnalysis,
   type CompactAnalysis,
+  releaseAnalysis,
   renderCompactScan,
 } from "../../shared/graph/compact-analysis.ts";
 import {
@@ -159,13 +160,23 @@ export class GraphScans {
         return adapted;
       },
     };
-    this.kept = scan;
+    this.keep(scan);
     return scan;
   }
 
   /** Drops the kept scan (the next read makes a new one). */
   clear(): void {
-    this.kept = null;
+    this.keep(null);
+  }
+
+  /**
+   * Keeps `scan` in place of the kept one, whose arrays go back to the pool: a scan is read only
+   * synchronously after it is obtained, never across an await, so nobody still holds it.
+   */
+  private keep(scan: GraphScan | null): void {
+    const before = this.kept;
+    this.kept = scan;
+    if (before !== null && before !== scan) releaseAnalysis(before.compact);
   }
 }
 

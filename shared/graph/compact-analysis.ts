@@ -155,11 +155,41 @@ export function* analyzeCompactSteps(
   try {
     const analysis = yield* analysisPasses(graph, scanOptions, lend);
     finished = true;
+    OWNED.set(analysis, owned);
     return analysis;
   } finally {
     scratch.release(...lent);
     if (!finished) scratch.release(...owned);
   }
+}
+
+/** The arrays each finished analysis borrowed for itself, until `releaseAnalysis`. */
+const OWNED = new WeakMap<CompactAnalysis, ArrayBufferView[]>();
+const NO_SLOTS = new Int32Array(0);
+
+/**
+ * Gives an analysis's own arrays back to the pool: for its owner, when it replaces the analysis
+ * by a newer one (the kept scan, the queue view). Nothing may read the analysis afterwards (its
+ * readers use it synchronously, never across an await): its arrays are swapped for empty ones, so
+ * a reader that broke the rule reads nothing rather than another analysis's numbers. Analyses
+ * not made by `analyzeCompactSteps`, or released already, are left as they are.
+ */
+export function releaseAnalysis(a: CompactAnalysis | undefined): void {
+  const owned = a === undefined ? undefined : OWNED.get(a);
+  if (a === undefined || owned === undefined) return;
+  OWNED.delete(a);
+  a.openOrder = NO_SLOTS;
+  a.flags = new Uint8Array(0);
+  a.childCount = NO_SLOTS;
+  a.openChildren = NO_SLOTS;
+  a.childStart = NO_SLOTS;
+  a.childSlots = NO_SLOTS;
+  a.blocksStart = NO_SLOTS;
+  a.blocksSlots = NO_SLOTS;
+  a.openStart = NO_SLOTS;
+  a.openLen = NO_SLOTS;
+  a.openPool = NO_SLOTS;
+  scratch.release(...owned);
 }
 
 function keep<A extends ArrayBufferView>(list: ArrayBufferView[], array: A): A {

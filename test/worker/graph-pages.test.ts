@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildQueueView } from "../../functions/objects/queue-view.ts";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
-import { scanCompact } from "../../shared/graph/compact-analysis.ts";
+import { compactOf, scanCompact } from "../../shared/graph/compact-analysis.ts";
 import { decodeCursor, type GraphList, type PageCursor } from "../../shared/graph/pages.ts";
 import { scan } from "../../shared/graph/scan.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
@@ -211,6 +211,9 @@ describe("graph API pages", () => {
       const b = o.scans.current(NOW_MS + 2000);
       expect(b).not.toBe(a);
       expect(b.result.ready).toEqual([1, 2]);
+      // The replaced scan's arrays went back to the pool: it reads nothing any more.
+      expect(a.compact.openOrder.length).toBe(0);
+      expect(b.compact.openOrder.length).toBe(2);
       // Made in steps with pauses; a change landing in a pause voids the work (made again).
       o.store.apply([{ type: "issue", issue: issue(3) }]);
       let pauses = 0;
@@ -305,6 +308,8 @@ describe("graph API pages", () => {
       expect(o.scans.current(NOW_MS)).not.toBe(closed);
       const after = o.fleet.queueView(NOW_MS);
       expect(after).not.toBe(before);
+      expect(compactOf(before.analysis)?.flags.length).toBe(0);
+      expect(compactOf(after.analysis)?.flags.length).toBeGreaterThan(0);
       expect(after.items.find((i) => i.number === 4)?.requires).toEqual(["gpu"]);
     });
   });

@@ -12,6 +12,7 @@ import {
   analyzeCompact,
   analyzeCompactSteps,
   asGraphAnalysis,
+  releaseAnalysis,
   renderCompactScan,
 } from "../../../shared/graph/compact-analysis.ts";
 import { ScratchArrays, scratch } from "../../../shared/graph/scratch.ts";
@@ -95,6 +96,28 @@ describe("analyses borrowing scratch arrays", () => {
     steps.next();
     steps.return(undefined as never);
     expect(scratch.keptBytes).toBeGreaterThan(kept);
+  });
+
+  it("keep a finished analysis's arrays until its owner releases it, then take them back once", () => {
+    const graphs = [big(3_000, 3), big(3_000, 4)].map((s) =>
+      compactFromSnapshot(s, DEFAULT_CONFIG.labels),
+    );
+    const first = analyzeCompact(graphs[0]!, { now: NOW });
+    const shown = renderCompactScan(first);
+    // Others borrow and give back around it: none of them is lent its arrays.
+    for (let k = 0; k < 3; k++) releaseAnalysis(analyzeCompact(graphs[1]!, { now: NOW }));
+    expect(renderCompactScan(first)).toEqual(shown);
+    const kept = scratch.keptBytes;
+    releaseAnalysis(first);
+    expect(scratch.keptBytes).toBeGreaterThan(kept);
+    // Released: it reads nothing (not another analysis's numbers), and a second release is a no-op.
+    expect(first.flags.length).toBe(0);
+    expect(first.openOrder.length).toBe(0);
+    const after = scratch.keptBytes;
+    releaseAnalysis(first);
+    expect(scratch.keptBytes).toBe(after);
+    // The next analysis reuses them and answers as a new one would.
+    expect(renderCompactScan(analyzeCompact(graphs[0]!, { now: NOW }))).toEqual(shown);
   });
 
   it("agree with analyses made one at a time when they interleave", () => {
