@@ -4,15 +4,21 @@ import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_CONFIG } from "../shared/config/schema.ts";
+import type { GraphAnalysis } from "../shared/graph/analyze.ts";
 import { compactFromSnapshot } from "../shared/graph/compact.ts";
 import {
   analyzeCompact,
   asGraphAnalysis,
+  type CompactAnalysis,
+  compactOf,
+  releaseAnalysis,
   renderCompactScan,
 } from "../shared/graph/compact-analysis.ts";
 import { scan } from "../shared/graph/scan.ts";
 import { parseSnapshot } from "../shared/graph/snapshot.ts";
 import { plan, planFromAnalysis } from "../shared/producer/plan.ts";
+import { impactScores } from "../shared/queue/impact.ts";
+import { queueItems } from "../shared/queue/queue.ts";
 import type { Benchmark } from "./benchmark.ts";
 import { syntheticSnapshot } from "./synthetic.ts";
 
@@ -32,7 +38,59 @@ interface SizeResult {
   compactBuildMs: number;
   compactScanMs: number;
   compactPlanMs: number;
+  /** What one close makes the RepoObject allocate (its scan, plan and queue view), MiB. */
+  closeHeapMiB: number;
+  closeArrayBufferMiB: number;
   maxRssMiB: number;
+}
+
+/**
+ * What the RepoObject allocates for one learned close over the compact graph: the kept scan
+ * (analysis and rendered lists), the producer's plan and the fleet's queue view (a second
+ * analysis, impact scores, queue items). The median over `closes` closes of open issues, with a
+ * collection before each so the figures are the allocations, not what a collection took back.
+ * Garbage is what raises the isolate's memory (and workerd's resident memory) between
+ * collections, so this is the figure to watch when changing the analyses.
+ */
+function closeAllocations(snapshot: ReturnType<typeof parseSnapshot>, closes: number) {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error("closeAllocations needs --expose-gc");
+  const compact = compactFromSnapshot(snapshot, DEFAULT_CONFIG.labels);
+  const now = snapshot.now;
+  const heap: number[] = [];
+  const buffers: number[] = [];
+  const open = snapshot.issues.filter((i) => i.state === "open").slice(0, closes + 1);
+  let kept: { scanned: CompactAnalysis; view: GraphAnalysis } | null = null;
+  for (const issue of open) {
+    gc();
+    const before = process.memoryUsage();
+    compact.upsertIssue({
+      number: issue.number,
+      title: issue.title,
+      state: "closed",
+      closedAt: now ?? "2026-01-01T00:00:00Z",
+      labels: issue.labels,
+    });
+    const scanned = analyzeCompact(compact, { now, causes: [issue.number] });
+    const rendered = renderCompactScan(scanned);
+    planFromAnalysis(asGraphAnalysis(scanned));
+    const view = asGraphAnalysis(analyzeCompact(compact, { now, ownLocks: new Set() }));
+    const impact = impactScores(view);
+    const items = queueItems(view, { reasons: new Map(), requires: () => [], impact });
+    // The RepoObject keeps the newest scan and view until the next change, and gives the ones
+    // they replace back to the pool (functions/objects/graph-scans.ts, fleet.ts).
+    if (kept !== null) {
+      releaseAnalysis(kept.scanned);
+      releaseAnalysis(compactOf(kept.view));
+    }
+    kept = { scanned, view };
+    const after = process.memoryUsage();
+    void [rendered, impact, items];
+    if (issue === open[0]) continue; // warm-up: the pool fills on the first
+    heap.push((after.heapUsed - before.heapUsed) / 2 ** 20);
+    buffers.push((after.arrayBuffers - before.arrayBuffers) / 2 ** 20);
+  }
+  return { closeHeapMiB: median(heap), closeArrayBufferMiB: median(buffers) };
 }
 
 function measure(n: number, runs: number): SizeResult {
@@ -93,6 +151,7 @@ function measure(n: number, runs: number): SizeResult {
     compactBuildMs: median(compactBuildTimes),
     compactScanMs: median(compactScanTimes),
     compactPlanMs: median(compactPlanTimes),
+    ...closeAllocations(snapshot, 7),
     maxRssMiB: process.resourceUsage().maxRSS / 1024,
   };
 }
@@ -120,11 +179,11 @@ export const scanBenchmark: Benchmark = {
     return {
       report: [
         "median of 200 (1k), 60 (10k) or 15 (100k) runs after a warm-up, garbage collected before each timed step; one core; each size in its own process",
-        "| issues | edges | scan ms | plan ms | parse (zod) ms | compact build ms | compact scan ms | compact plan ms | peak RSS MiB |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| issues | edges | scan ms | plan ms | parse (zod) ms | compact build ms | compact scan ms | compact plan ms | one close allocates: heap / array buffers MiB | peak RSS MiB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ...results.map(
           (r) =>
-            `| ${r.issues.toLocaleString("en")} | ${r.edges.toLocaleString("en")} | ${r.scanMs.toFixed(1)} | ${r.planMs.toFixed(1)} | ${r.parseMs.toFixed(1)} | ${r.compactBuildMs.toFixed(1)} | ${r.compactScanMs.toFixed(1)} | ${r.compactPlanMs.toFixed(1)} | ${r.maxRssMiB.toFixed(0)} |`,
+            `| ${r.issues.toLocaleString("en")} | ${r.edges.toLocaleString("en")} | ${r.scanMs.toFixed(1)} | ${r.planMs.toFixed(1)} | ${r.parseMs.toFixed(1)} | ${r.compactBuildMs.toFixed(1)} | ${r.compactScanMs.toFixed(1)} | ${r.compactPlanMs.toFixed(1)} | ${r.closeHeapMiB.toFixed(1)} / ${r.closeArrayBufferMiB.toFixed(1)} | ${r.maxRssMiB.toFixed(0)} |`,
         ),
         `100k/10k scan time ratio: ${ratio.toFixed(2)} (compact: ${compactRatio.toFixed(2)})`,
       ],
