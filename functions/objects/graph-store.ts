@@ -19,6 +19,9 @@ import type { MarkerCommentRow } from "./graph-reads.ts";
 import { keyChunks, rowsByKey, tupleChunks } from "./json-batches.ts";
 import type { Sql } from "./sql.ts";
 
+/** The answer for keys with no rows: one shared empty list, never written to. */
+const NO_ROWS: readonly never[] = Object.freeze([]);
+
 /** The graph tables: what their rows look like in SQLite. */
 export type IssueSqlRow = {
   number: number;
@@ -238,7 +241,13 @@ export class GraphStore {
     keys: readonly K[],
     load: (missing: K[]) => Map<K, R[]>,
   ): readonly R[] {
-    // Called for every table of every event of a page: no allocation when the cache has it all.
+    // Called for every table of every event of a page (millions of calls in a 100,000-issue
+    // reconcile, most of them with no key or one the batch read up front): those allocate nothing.
+    if (keys.length === 0) return NO_ROWS;
+    if (keys.length === 1) {
+      const hit = cache?.get(keys[0]!);
+      if (hit !== undefined) return hit;
+    }
     let missing: K[] | null = null;
     const listed = keys.length > 8 ? new Set<K>() : null;
     for (const k of keys) {
@@ -253,10 +262,9 @@ export class GraphStore {
       loaded = load(missing);
       if (cache) for (const [k, rows] of loaded) cache.set(k, rows);
     }
-    const rowsOf = (k: K) => cache?.get(k) ?? loaded?.get(k) ?? [];
-    if (keys.length === 1) return rowsOf(keys[0]!);
+    if (keys.length === 1) return cache?.get(keys[0]!) ?? loaded?.get(keys[0]!) ?? NO_ROWS;
     const out: R[] = [];
-    for (const k of keys) for (const r of rowsOf(k)) out.push(r);
+    for (const k of keys) for (const r of cache?.get(k) ?? loaded?.get(k) ?? NO_ROWS) out.push(r);
     return out;
   }
 
