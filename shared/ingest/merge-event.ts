@@ -253,6 +253,8 @@ function removedSince(stored: Stored, number: number, atMs: number): boolean {
 
 /** Events about an issue removed after they happened are stale: they must not bring it back. */
 function aboutRemovedIssue(event: GraphEvent, stored: Stored): boolean {
+  // Almost always so (a full reconcile merges every issue's events): nothing to parse or compare.
+  if (stored.tombstones.length === 0) return false;
   const check = (ref: IssueRef | null | undefined, at: string) =>
     typeof ref === "number" && removedSince(stored, ref, instantMs(at));
   switch (event.type) {
