@@ -46,9 +46,10 @@ interface SizeResult {
 
 /**
  * What the RepoObject allocates for one learned close over the compact graph: the kept scan
- * (analysis and rendered lists), the producer's plan and the fleet's queue view (a second
- * analysis, impact scores, queue items). The median over `closes` closes of open issues, with a
- * collection before each so the figures are the allocations, not what a collection took back.
+ * (its analysis; the lists are rendered only when the graph API reads them), the producer's plan
+ * and the fleet's queue view (a second analysis, impact scores, queue items). The median over
+ * `closes` closes of open issues, with a collection before each so the figures are the
+ * allocations, not what a collection took back.
  * Garbage is what raises the isolate's memory (and workerd's resident memory) between
  * collections, so this is the figure to watch when changing the analyses.
  */
@@ -72,7 +73,6 @@ function closeAllocations(snapshot: ReturnType<typeof parseSnapshot>, closes: nu
       labels: issue.labels,
     });
     const scanned = analyzeCompact(compact, { now, causes: [issue.number] });
-    const rendered = renderCompactScan(scanned);
     planFromAnalysis(asGraphAnalysis(scanned));
     const view = asGraphAnalysis(analyzeCompact(compact, { now, ownLocks: new Set() }));
     const impact = impactScores(view);
@@ -85,7 +85,7 @@ function closeAllocations(snapshot: ReturnType<typeof parseSnapshot>, closes: nu
     }
     kept = { scanned, view };
     const after = process.memoryUsage();
-    void [rendered, impact, items];
+    void [impact, items];
     if (issue === open[0]) continue; // warm-up: the pool fills on the first
     heap.push((after.heapUsed - before.heapUsed) / 2 ** 20);
     buffers.push((after.arrayBuffers - before.arrayBuffers) / 2 ** 20);

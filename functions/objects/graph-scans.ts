@@ -39,8 +39,11 @@ export interface GraphScan {
   causes: IssueRef[];
   maxSeq: number;
   compact: CompactAnalysis;
-  /** The scan output with `ready` ascending (rotated per request), `now` as of `atMs`. */
-  result: ScanResult;
+  /**
+   * The scan output with `ready` ascending (rotated per request), `now` as of `atMs`; rendered
+   * on first read. Read it only while this is the kept scan (its arrays go back when replaced).
+   */
+  readonly result: ScanResult;
   /** The same analysis in the shape the producer's plan reads (made on demand). */
   analysis(): GraphAnalysis;
 }
@@ -144,6 +147,7 @@ export class GraphScans {
       config: store.config(),
     });
     let adapted: GraphAnalysis | undefined;
+    let rendered: ScanResult | undefined;
     const scan: GraphScan = {
       version,
       graph,
@@ -154,7 +158,12 @@ export class GraphScans {
       causes,
       maxSeq,
       compact,
-      result: renderCompactScan(compact),
+      // Rendered when a reader asks (the producer plans from the analysis and never does): the
+      // lists are objects per blocked issue, megabytes of garbage per change at 100k issues.
+      get result() {
+        rendered ??= renderCompactScan(compact);
+        return rendered;
+      },
       analysis: () => {
         adapted ??= asGraphAnalysis(compact);
         return adapted;
