@@ -17,7 +17,7 @@ import {
 import { scan } from "../shared/graph/scan.ts";
 import { parseSnapshot } from "../shared/graph/snapshot.ts";
 import { plan, planFromAnalysis } from "../shared/producer/plan.ts";
-import { impactScores } from "../shared/queue/impact.ts";
+import { impactLookup } from "../shared/queue/impact.ts";
 import { queueItems } from "../shared/queue/queue.ts";
 import type { Benchmark } from "./benchmark.ts";
 import { syntheticSnapshot } from "./synthetic.ts";
@@ -75,7 +75,7 @@ function closeAllocations(snapshot: ReturnType<typeof parseSnapshot>, closes: nu
     const scanned = analyzeCompact(compact, { now, causes: [issue.number] });
     planFromAnalysis(asGraphAnalysis(scanned));
     const view = asGraphAnalysis(analyzeCompact(compact, { now, ownLocks: new Set() }));
-    const impact = impactScores(view);
+    const impact = impactLookup(view);
     const items = queueItems(view, { reasons: new Map(), requires: () => [], impact });
     // The RepoObject keeps the newest scan and view until the next change, and gives the ones
     // they replace back to the pool (functions/objects/graph-scans.ts, fleet.ts).

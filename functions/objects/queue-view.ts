@@ -8,7 +8,7 @@ import { liveHolder, resolveClaims } from "../../shared/idd/claims.ts";
 import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
 import { trustedMarkerAuthors } from "../../shared/idd/trust.ts";
 import { kickReason } from "../../shared/producer/plan.ts";
-import { impactScores } from "../../shared/queue/impact.ts";
+import { type ImpactScores, impactLookup } from "../../shared/queue/impact.ts";
 import { type QueueItem, queueItems } from "../../shared/queue/queue.ts";
 import type { ClaimsStore } from "./claims-store.ts";
 import type { MarkerCommentRow, RepoStore } from "./repo-store.ts";
@@ -31,7 +31,7 @@ export interface QueueView {
   /** The queue's candidates, ascending by number (claims, stuck and done filtered per request). */
   items: QueueItem[];
   itemOf: Map<number, QueueItem>;
-  impact: Map<number, number>;
+  impact: ImpactScores;
   idd: Map<number, IddHolder>;
   /** Marker authors whose write access is unknown: counted as trusted until GitHub says. */
   unknownAuthors: string[];
@@ -74,7 +74,7 @@ export function* buildQueueViewSteps(
   // Over the compact graph (typed arrays, no bodies: `requires:` was extracted at ingest).
   const analysis = asGraphAnalysis(yield* analyzeCompactSteps(graph, { now, config, ownLocks }));
   yield;
-  const impact = impactScores(analysis);
+  const impact = impactLookup(analysis);
   yield;
 
   const kicks = new Map<number, Kick[]>();

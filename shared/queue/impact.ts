@@ -41,7 +41,11 @@ export function impactScores(analysis: GraphAnalysis): Map<number, number> {
     }
     start[i + 1] = targets.length;
   }
-  return scoresOver(size, start, Int32Array.from(targets), (i) => open[i]!.number);
+  const scores = new Map<number, number>();
+  scoresOver(size, start, Int32Array.from(targets), (i, score) =>
+    scores.set(open[i]!.number, score),
+  );
+  return scores;
 }
 
 /**
@@ -49,6 +53,40 @@ export function impactScores(analysis: GraphAnalysis): Map<number, number> {
  * from its rows of what each issue blocks and each issue's parent, no objects per issue.
  */
 export function compactImpactScores(a: CompactAnalysis): Map<number, number> {
+  const scores = new Map<number, number>();
+  const { graph, openOrder } = a;
+  compactScoresOver(a, (i, score) => scores.set(graph.number[openOrder[i]!]!, score));
+  return scores;
+}
+
+/** What the queue reads of the impact scores: an open issue's score, undefined for others. */
+export interface ImpactScores {
+  get(number: number): number | undefined;
+}
+
+/**
+ * The impact scores as a lookup: over a compact analysis, one integer per slot instead of a Map
+ * entry per open issue (tens of thousands at 100,000 issues, rebuilt with every queue view);
+ * otherwise the Map of `impactScores`.
+ */
+export function impactLookup(analysis: GraphAnalysis): ImpactScores {
+  const a = compactOf(analysis);
+  if (a === undefined) return impactScores(analysis);
+  const { graph, openOrder } = a;
+  const bySlot = new Int32Array(graph.size).fill(-1);
+  compactScoresOver(a, (i, score) => {
+    bySlot[openOrder[i]!] = score;
+  });
+  return {
+    get(number) {
+      const slot = graph.presentSlot(number);
+      const score = slot === -1 ? -1 : bySlot[slot]!;
+      return score === -1 ? undefined : score;
+    },
+  };
+}
+
+function compactScoresOver(a: CompactAnalysis, emit: (i: number, score: number) => void): void {
   const { graph, openOrder } = a;
   const size = openOrder.length;
   const indexOf = scratch.int32(graph.size, -1);
@@ -77,7 +115,7 @@ export function compactImpactScores(a: CompactAnalysis): Map<number, number> {
       }
       start[i + 1] = used;
     }
-    return scoresOver(size, start, edges, (i) => graph.number[openOrder[i]!]!);
+    scoresOver(size, start, edges, emit);
   } finally {
     scratch.release(indexOf, start, edges);
   }
@@ -91,10 +129,9 @@ function scoresOver(
   size: number,
   start: Int32Array,
   edges: Int32Array,
-  numberOf: (i: number) => number,
-): Map<number, number> {
-  const scores = new Map<number, number>();
-  if (size === 0) return scores;
+  emit: (i: number, score: number) => void,
+): void {
+  if (size === 0) return;
   const { component, count, memberStart, members } = components(size, start, edges);
   const membersOf = (c: number) => memberStart[c + 1]! - memberStart[c]!;
   // Components come out of Tarjan's algorithm sinks first: every successor of a component is
@@ -148,9 +185,8 @@ function scoresOver(
     for (let i = 0; i < size; i++) {
       const c = component[i]!;
       // The other members of its own cycle wait on it too.
-      scores.set(numberOf(i), reachCount[c]! + membersOf(c) - 1);
+      emit(i, reachCount[c]! + membersOf(c) - 1);
     }
-    return scores;
   } finally {
     scratch.release(component, memberStart, members, reachCount, seenBy);
   }

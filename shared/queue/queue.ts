@@ -1,5 +1,6 @@
 import type { GraphAnalysis, IssueFacts } from "../graph/analyze.ts";
 import { rotateForMachine } from "../graph/hash.ts";
+import type { ImpactScores } from "./impact.ts";
 
 /** One claimable issue of the queue, before per-request filtering. */
 export interface QueueItem {
@@ -18,7 +19,7 @@ export interface QueueInputs {
   reasons: ReadonlyMap<number, string>;
   /** Capabilities an issue's body asks for (`<!-- requires: ... -->`). */
   requires: (number: number) => readonly string[];
-  impact: ReadonlyMap<number, number>;
+  impact: ImpactScores;
 }
 
 /**

@@ -13,7 +13,7 @@ import type { ScanOptions } from "../../../shared/graph/options.ts";
 import { scan } from "../../../shared/graph/scan.ts";
 import { parseSnapshot, type Snapshot } from "../../../shared/graph/snapshot.ts";
 import { planFromAnalysis } from "../../../shared/producer/plan.ts";
-import { impactScores } from "../../../shared/queue/impact.ts";
+import { impactLookup, impactScores } from "../../../shared/queue/impact.ts";
 import { queueItems } from "../../../shared/queue/queue.ts";
 import {
   applyToCompact,
@@ -44,7 +44,13 @@ function expectSameAnswers(snapshot: Snapshot, options: ScanOptions, compact: Co
   expect(adapted.open).toEqual(plain.open);
   expect(planFromAnalysis(adapted, options)).toEqual(planFromAnalysis(plain, options));
   expect(adapted.readyFacts()).toEqual(plain.readyFacts());
-  expect(impactScores(adapted)).toEqual(impactScores(plain));
+  const impact = impactScores(plain);
+  expect(impactScores(adapted)).toEqual(impact);
+  // The queue view's lookup (a score per slot) answers what the Map does, absent numbers too.
+  const lookup = impactLookup(adapted);
+  for (const issue of snapshot.issues)
+    expect(lookup.get(issue.number)).toBe(impact.get(issue.number));
+  expect(lookup.get(1_000_000)).toBeUndefined();
   const inputs = { reasons: new Map(), requires: () => [], impact: new Map() };
   expect(queueItems(adapted, inputs)).toEqual(queueItems(plain, inputs));
   for (const facts of plain.open) expect(adapted.factsOf(facts.number)).toEqual(facts);

@@ -5,7 +5,7 @@ import { analyzeGraph } from "../../../shared/graph/analyze.ts";
 import { compactFromSnapshot } from "../../../shared/graph/compact.ts";
 import { analyzeCompact, asGraphAnalysis } from "../../../shared/graph/compact-analysis.ts";
 import { parseSnapshot, type Snapshot } from "../../../shared/graph/snapshot.ts";
-import { EXACT_IMPACT_LIMIT, impactScores } from "../../../shared/queue/impact.ts";
+import { EXACT_IMPACT_LIMIT, impactLookup, impactScores } from "../../../shared/queue/impact.ts";
 
 const issue = (number: number, extra: Partial<Snapshot["issues"][number]> = {}) => ({
   number,
@@ -135,8 +135,9 @@ describe("impact", () => {
       expect(plain.get(number)).toBe(expected);
     }
     const compact = compactFromSnapshot(snapshot, DEFAULT_CONFIG.labels);
-    expect(impactScores(asGraphAnalysis(analyzeCompact(compact, { now: snapshot.now })))).toEqual(
-      plain,
-    );
+    const adapted = asGraphAnalysis(analyzeCompact(compact, { now: snapshot.now }));
+    expect(impactScores(adapted)).toEqual(plain);
+    const lookup = impactLookup(adapted);
+    for (let number = 1; number <= n; number++) expect(lookup.get(number)).toBe(plain.get(number));
   });
 });
