@@ -44,6 +44,8 @@ export interface GraphScan {
    * on first read. Read it only while this is the kept scan (its arrays go back when replaced).
    */
   readonly result: ScanResult;
+  /** Whether `result` was rendered already. */
+  rendered(): boolean;
   /** The same analysis in the shape the producer's plan reads (made on demand). */
   analysis(): GraphAnalysis;
 }
@@ -80,7 +82,9 @@ export class GraphScans {
   /**
    * The kept scan if it was made at most `maxAgeMs` before `nowMs`, whatever changed since (and
    * still inside its own validity): what readers may see while a full reconcile streams pages in,
-   * when every page would otherwise void the scan and each read would make a new one.
+   * when every page would otherwise void the scan and each read would make a new one. A scan
+   * whose lists were not rendered before the change is not served: rendering reads issue numbers
+   * by slot from the live graph, and a change may have given a slot to another issue.
    */
   recent(nowMs: number, maxAgeMs: number): GraphScan | null {
     const kept = this.kept;
@@ -88,7 +92,8 @@ export class GraphScans {
       kept.graph === this.store.keptCompactGraph() &&
       kept.atMs <= nowMs &&
       nowMs - kept.atMs <= maxAgeMs &&
-      nowMs < kept.validUntilMs
+      nowMs < kept.validUntilMs &&
+      (kept.rendered() || this.fresh(nowMs) === kept)
       ? kept
       : null;
   }
@@ -164,6 +169,7 @@ export class GraphScans {
         rendered ??= renderCompactScan(compact);
         return rendered;
       },
+      rendered: () => rendered !== undefined,
       analysis: () => {
         adapted ??= asGraphAnalysis(compact);
         return adapted;

@@ -228,6 +228,25 @@ describe("graph API pages", () => {
     });
   });
 
+  it("serves a scan made before a change (while a reconcile streams) only if it was rendered then", async () => {
+    const stub = await freshRepo();
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      o.store.apply([{ type: "issue", issue: issue(1) }]);
+      // Never read: its lists would be rendered from slots the change may have moved.
+      const unread = o.scans.current(NOW_MS);
+      expect(o.scans.recent(NOW_MS + 1000, 5_000)).toBe(unread);
+      o.store.apply([{ type: "issue", issue: issue(2) }]);
+      expect(o.scans.recent(NOW_MS + 1000, 5_000)).toBeNull();
+      // Read before the change: what it showed then is what it shows.
+      const read = o.scans.current(NOW_MS + 1000);
+      expect(read.result.ready).toEqual([1, 2]);
+      o.store.apply([{ type: "issue", issue: issue(3) }]);
+      const served = o.scans.recent(NOW_MS + 2000, 5_000);
+      expect(served).toBe(read);
+      expect(served?.result.ready).toEqual([1, 2]);
+    });
+  });
+
   it("keeps the scan and the queue view through retitlings, and shows the new titles", async () => {
     const stub = await freshRepo();
     await runInDurableObject(stub, async (o: RepoObject) => {
