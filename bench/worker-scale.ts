@@ -17,6 +17,11 @@ const SIZES = (process.env.BENCH_SCALE_SIZES ?? "20000,100000").split(",").map(N
 /** The size the slow-GitHub run uses (1,000 pages at 300 ms would take many minutes at 100k). */
 const SLOW_SIZE = Number(process.env.BENCH_SCALE_SLOW_SIZE ?? 20_000);
 const LATENCY_MS = 300;
+/**
+ * Runs of each size at latency 0; the targets are judged on the median of each figure (single
+ * runs of the 100k repository swing by about 15 MiB).
+ */
+const RUNS = Math.max(1, Number(process.env.BENCH_SCALE_RUNS ?? 1));
 /** Blocker → blocked pairs added to the repository, one per close → `agent:ready` sample. */
 const CHAINS = 5;
 const ACK_RATE = 20;
@@ -471,14 +476,30 @@ export const workerScale: Benchmark = {
   name: "worker-scale",
   async run() {
     const runs: Run[] = [];
-    for (const n of SIZES) runs.push(await run(n, { latencyMs: 0, restart: false }));
+    for (const n of SIZES)
+      for (let k = 0; k < RUNS; k++) runs.push(await run(n, { latencyMs: 0, restart: false }));
     runs.push(await run(SLOW_SIZE, { latencyMs: LATENCY_MS, restart: true }));
-    const biggest = runs.filter((r) => r.latencyMs === 0).at(-1)!;
+    const size = SIZES.at(-1)!;
+    const big = runs.filter((r) => r.latencyMs === 0 && r.issues === size);
+    // Each figure's median over the runs of the biggest size (a missing isolate figure counts as
+    // over every bound).
+    const med = (figure: (r: Run) => number | null) =>
+      median(big.map((r) => figure(r) ?? Number.POSITIVE_INFINITY));
+    const biggest = {
+      issues: size,
+      reconcileRssMiB: med((r) => r.reconcileRssMiB),
+      producerRssMiB: med((r) => r.producerRssMiB),
+      reconcileHeapMiB: med((r) => r.reconcileHeapMiB),
+      producerHeapMiB: med((r) => r.producerHeapMiB),
+      closeToReadyMs: med((r) => median(r.closeToReadyMs)),
+      ackIdleP99: med((r) => r.ackIdle.p99),
+      ackProducerP99: med((r) => r.ackProducer.p99),
+    };
     const slow = runs.at(-1)!;
     const fmt = (x: number, d = 0) => x.toFixed(d);
     return {
       report: [
-        "wrangler dev with default settings; simulator in this process; bodies of ~600 bytes",
+        `wrangler dev with default settings; simulator in this process; bodies of ~600 bytes; ${RUNS} run(s) a size, targets on the median (BENCH_SCALE_RUNS)`,
         "| issues | GitHub latency | restart mid-reconcile | first full reconcile s | per 1,000 issues s | RSS over idle, reconcile MiB | RSS over idle, producer MiB | isolate memory peak, reconcile MiB | isolate memory peak, producer MiB | close → agent:ready median ms (max) | ack p50/p99 idle ms | ack p50/p99 during producer ms | graph complete |",
         "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:-:|",
         ...runs.map(
@@ -500,18 +521,16 @@ export const workerScale: Benchmark = {
           ok: Math.max(biggest.reconcileRssMiB, biggest.producerRssMiB) < 128,
         },
         {
-          name: `isolate memory (V8 heap, array buffers, C++ heap) under 128 MiB at ${biggest.issues} issues (reconcile ${fmt(biggest.reconcileHeapMiB ?? Number.NaN)}, producer ${fmt(biggest.producerHeapMiB ?? Number.NaN)})`,
-          ok:
-            Math.max(biggest.reconcileHeapMiB ?? Infinity, biggest.producerHeapMiB ?? Infinity) <
-            128,
+          name: `isolate memory (V8 heap, array buffers, C++ heap) under 128 MiB at ${biggest.issues} issues (reconcile ${fmt(biggest.reconcileHeapMiB)}, producer ${fmt(biggest.producerHeapMiB)})`,
+          ok: Math.max(biggest.reconcileHeapMiB, biggest.producerHeapMiB) < 128,
         },
         {
-          name: `close → agent:ready under 2 s at ${biggest.issues} issues (median ${fmt(median(biggest.closeToReadyMs))} ms)`,
-          ok: median(biggest.closeToReadyMs) < 2_000,
+          name: `close → agent:ready under 2 s at ${biggest.issues} issues (median ${fmt(biggest.closeToReadyMs)} ms)`,
+          ok: biggest.closeToReadyMs < 2_000,
         },
         {
-          name: `ack p99 during producer runs within 2x of idle at ${biggest.issues} issues`,
-          ok: biggest.ackProducer.p99 <= 2 * Math.max(biggest.ackIdle.p99, 1),
+          name: `ack p99 during producer runs within 2x of idle at ${biggest.issues} issues (${fmt(biggest.ackProducerP99)} vs ${fmt(biggest.ackIdleP99)} ms)`,
+          ok: biggest.ackProducerP99 <= 2 * Math.max(biggest.ackIdleP99, 1),
         },
         {
           name: "a reconcile killed in the middle completes after the restart",
