@@ -177,7 +177,11 @@ export class Fleet {
       if (built === null) continue;
       // The stuck-label check is short and writes: it runs at once, in its transaction.
       this.store.transaction(() => this.noticeStuckLabelsRemoved(nowMs));
-      if (this.store.rulesVersion !== version) continue;
+      if (this.store.rulesVersion !== version) {
+        // Void too, and never seen by a reader: its arrays go back for the next attempt.
+        releaseAnalysis(compactOf(built.analysis));
+        continue;
+      }
       this.keepView(built, nowMs);
     }
   }

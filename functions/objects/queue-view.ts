@@ -1,14 +1,19 @@
 import type { Config } from "../../shared/config/schema.ts";
 import type { GraphAnalysis } from "../../shared/graph/analyze.ts";
 import type { CompactGraph } from "../../shared/graph/compact.ts";
-import { analyzeCompactSteps, asGraphAnalysis } from "../../shared/graph/compact-analysis.ts";
+import {
+  analyzeCompactSteps,
+  asGraphAnalysis,
+  type CompactAnalysis,
+  releaseAnalysis,
+} from "../../shared/graph/compact-analysis.ts";
 import type { Kick } from "../../shared/graph/kicks.ts";
 import { formatInstant, instantMs } from "../../shared/graph/time.ts";
 import { liveHolder, resolveClaims } from "../../shared/idd/claims.ts";
 import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
 import { trustedMarkerAuthors } from "../../shared/idd/trust.ts";
 import { kickReason } from "../../shared/producer/plan.ts";
-import { type ImpactScores, impactLookup } from "../../shared/queue/impact.ts";
+import { impactLookup } from "../../shared/queue/impact.ts";
 import { type QueueItem, queueItems } from "../../shared/queue/queue.ts";
 import type { ClaimsStore } from "./claims-store.ts";
 import type { MarkerCommentRow, RepoStore } from "./repo-store.ts";
@@ -31,7 +36,6 @@ export interface QueueView {
   /** The queue's candidates, ascending by number (claims, stuck and done filtered per request). */
   items: QueueItem[];
   itemOf: Map<number, QueueItem>;
-  impact: ImpactScores;
   idd: Map<number, IddHolder>;
   /** Marker authors whose write access is unknown: counted as trusted until GitHub says. */
   unknownAuthors: string[];
@@ -72,83 +76,101 @@ export function* buildQueueViewSteps(
   for (const c of claims.open()) ownLocks.add(c.number);
   for (const f of claims.fleetRows()) if (f.processing) ownLocks.add(f.number);
   // Over the compact graph (typed arrays, no bodies: `requires:` was extracted at ingest).
-  const analysis = asGraphAnalysis(yield* analyzeCompactSteps(graph, { now, config, ownLocks }));
-  yield;
-  const impact = impactLookup(analysis);
-  yield;
-
-  const kicks = new Map<number, Kick[]>();
-  for (const kick of analysis.kicks) {
-    const list = kicks.get(kick.target);
-    if (list) list.push(kick);
-    else kicks.set(kick.target, [kick]);
+  const compact = yield* analyzeCompactSteps(graph, { now, config, ownLocks });
+  let built = false;
+  try {
+    const view = yield* viewOf(compact);
+    built = true;
+    return view;
+  } finally {
+    // Voided after its analysis finished (a caller called `return()`): its arrays go back too.
+    if (!built) releaseAnalysis(compact);
   }
-  const reasons = new Map<number, string>();
-  for (const [target, list] of kicks) reasons.set(target, kickReason(list));
-  const items = queueItems(analysis, {
-    reasons,
-    requires: (n) => graph.requiresOf(graph.presentSlot(n)),
-    impact,
-  });
 
-  const byIssue = new Map<number, MarkerCommentRow[]>();
-  for (const row of store.openMarkerComments()) {
-    const list = byIssue.get(row.number);
-    if (list) list.push(row);
-    else byIssue.set(row.number, [row]);
-  }
-  const idd = new Map<number, IddHolder>();
-  const unknown = new Set<string>();
-  for (const [number, all] of byIssue) {
-    // A bot's comment counts only when it is one of switchyard's own mirrored markers: another
-    // App, or anything else posted with switchyard's identity, is never an IDD claim.
-    const rows = all.filter((r) => r.author_type !== "Bot" || claims.hasClaimId(claimIdIn(r.body)));
-    if (rows.length === 0) continue;
-    const trust = trustedMarkerAuthors(
-      rows.map((r) => ({
-        login: r.author,
-        type: r.author_type,
-        association: r.author_association,
-        ownMarker: r.author_type === "Bot",
-      })),
-      { configured: config.idd.trustedMarkerActors ?? null, known: (login) => claims.trust(login) },
-    );
-    for (const login of trust.unknown) unknown.add(login);
-    try {
-      const resolution = resolveClaims(
-        rows.map((r) => ({
-          id: r.id,
-          createdAt: r.created_at,
-          author: { login: r.author, type: r.author_type },
-          body: r.body,
-        })),
-        { now, staleHours: config.idd.staleHours, trusted: trust.trusted },
-      );
-      const holder = liveHolder(resolution);
-      // switchyard's own mirrored markers: its claims table already says who holds the issue.
-      if (holder && !(holder.claimId !== null && claims.hasClaimId(holder.claimId))) {
-        idd.set(number, {
-          agentId: holder.agentId,
-          staleAt: holder.staleAt,
-          staleAtMs: instantMs(holder.staleAt),
-        });
-      }
-    } catch {
-      // A comment history the IDD rules cannot read holds nothing.
+  function* viewOf(compact: CompactAnalysis): Generator<void, QueueView, void> {
+    const analysis = asGraphAnalysis(compact);
+    yield;
+    // Read while the items are made, not kept: nothing reads a score later.
+    const impact = impactLookup(analysis);
+    yield;
+
+    const kicks = new Map<number, Kick[]>();
+    for (const kick of analysis.kicks) {
+      const list = kicks.get(kick.target);
+      if (list) list.push(kick);
+      else kicks.set(kick.target, [kick]);
     }
+    const reasons = new Map<number, string>();
+    for (const [target, list] of kicks) reasons.set(target, kickReason(list));
+    const items = queueItems(analysis, {
+      reasons,
+      requires: (n) => graph.requiresOf(graph.presentSlot(n)),
+      impact,
+    });
+
+    const byIssue = new Map<number, MarkerCommentRow[]>();
+    for (const row of store.openMarkerComments()) {
+      const list = byIssue.get(row.number);
+      if (list) list.push(row);
+      else byIssue.set(row.number, [row]);
+    }
+    const idd = new Map<number, IddHolder>();
+    const unknown = new Set<string>();
+    for (const [number, all] of byIssue) {
+      // A bot's comment counts only when it is one of switchyard's own mirrored markers: another
+      // App, or anything else posted with switchyard's identity, is never an IDD claim.
+      const rows = all.filter(
+        (r) => r.author_type !== "Bot" || claims.hasClaimId(claimIdIn(r.body)),
+      );
+      if (rows.length === 0) continue;
+      const trust = trustedMarkerAuthors(
+        rows.map((r) => ({
+          login: r.author,
+          type: r.author_type,
+          association: r.author_association,
+          ownMarker: r.author_type === "Bot",
+        })),
+        {
+          configured: config.idd.trustedMarkerActors ?? null,
+          known: (login) => claims.trust(login),
+        },
+      );
+      for (const login of trust.unknown) unknown.add(login);
+      try {
+        const resolution = resolveClaims(
+          rows.map((r) => ({
+            id: r.id,
+            createdAt: r.created_at,
+            author: { login: r.author, type: r.author_type },
+            body: r.body,
+          })),
+          { now, staleHours: config.idd.staleHours, trusted: trust.trusted },
+        );
+        const holder = liveHolder(resolution);
+        // switchyard's own mirrored markers: its claims table already says who holds the issue.
+        if (holder && !(holder.claimId !== null && claims.hasClaimId(holder.claimId))) {
+          idd.set(number, {
+            agentId: holder.agentId,
+            staleAt: holder.staleAt,
+            staleAtMs: instantMs(holder.staleAt),
+          });
+        }
+      } catch {
+        // A comment history the IDD rules cannot read holds nothing.
+      }
+    }
+    return {
+      version,
+      graph,
+      builtMs: nowMs,
+      config,
+      analysis,
+      items,
+      itemOf: new Map(items.map((i) => [i.number, i])),
+      idd,
+      unknownAuthors: [...unknown].sort(),
+    };
   }
-  return {
-    version,
-    graph,
-    builtMs: nowMs,
-    config,
-    analysis,
-    items,
-    itemOf: new Map(items.map((i) => [i.number, i])),
-    impact,
-    idd,
-    unknownAuthors: [...unknown].sort(),
-  };
 }
 
 /** The claim-id a comment's marker names (empty when it names none). */
