@@ -152,7 +152,10 @@ export class GraphScans {
       config: store.config(),
     });
     let adapted: GraphAnalysis | undefined;
-    let rendered: ScanResult | undefined;
+    // While a full reconcile streams pages, readers are served a scan made before the latest
+    // pages (`recent`) only if it was rendered then: one made for the producer is rendered now.
+    let rendered: ScanResult | undefined =
+      store.reconcileProgress() !== null ? renderCompactScan(compact) : undefined;
     const scan: GraphScan = {
       version,
       graph,

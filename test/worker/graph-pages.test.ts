@@ -2,11 +2,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildQueueView } from "../../functions/objects/queue-view.ts";
+import { buildQueueView, buildQueueViewSteps } from "../../functions/objects/queue-view.ts";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import { compactOf, scanCompact } from "../../shared/graph/compact-analysis.ts";
 import { decodeCursor, type GraphList, type PageCursor } from "../../shared/graph/pages.ts";
 import { scan } from "../../shared/graph/scan.ts";
+import { scratch } from "../../shared/graph/scratch.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
 import { retentionCutoffs } from "../../shared/schedule/retention.ts";
 import { MAX_PICTURE_NODES, pictureOf } from "../../shared/status/picture.ts";
@@ -244,6 +245,14 @@ describe("graph API pages", () => {
       const served = o.scans.recent(NOW_MS + 2000, 5_000);
       expect(served).toBe(read);
       expect(served?.result.ready).toEqual([1, 2]);
+      // While a full reconcile runs, a scan made for the producer (which never reads the lists)
+      // is rendered at once, so the pages landing next do not make readers scan again.
+      o.store.reconcileRuns.start({ runId: "r", generation: 0, startedMs: NOW_MS, labels: "[]" });
+      const planned = o.scans.current(NOW_MS + 3000);
+      expect(planned.rendered()).toBe(true);
+      o.store.apply([{ type: "issue", issue: issue(4) }]);
+      expect(o.scans.recent(NOW_MS + 4000, 5_000)).toBe(planned);
+      expect(planned.result.ready).toEqual([1, 2, 3]);
     });
   });
 
@@ -589,6 +598,25 @@ describe("queue view made in steps", () => {
       expect(prepared).toBe(kept);
       expect(prepared.items.map((i) => i.number)).toEqual([1, 2, 3, 4]);
       expect(prepared.items).toEqual(buildQueueView(o.store, o.fleet.claims, NOW_MS).items);
+    });
+  });
+
+  it("gives its analysis's arrays back when voided after the analysis finished", async () => {
+    const stub = await freshRepo();
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      // Enough issues for arrays the pool keeps (4 KiB and up).
+      o.store.apply(
+        Array.from({ length: 1_500 }, (_, i) => ({ type: "issue" as const, issue: issue(i + 1) })),
+      );
+      const steps = () => buildQueueViewSteps(o.store, o.fleet.claims, NOW_MS);
+      let count = 0;
+      for (const whole = steps(); !whole.next().done; ) count += 1;
+      // Stopped at its last pause: the analysis is done, the view is not.
+      const voided = steps();
+      for (let k = 0; k < count; k++) voided.next();
+      const kept = scratch.keptBytes;
+      voided.return(undefined as never);
+      expect(scratch.keptBytes).toBeGreaterThan(kept);
     });
   });
 });
