@@ -1,5 +1,6 @@
 // A large repository through the public surfaces (issue 10): the Worker under `wrangler dev`
-// with default settings, the GitHub simulator holding a synthetic repository of 20k and 100k
+// with default settings (the local stack's: the isolate's V8 heap capped at 128 MB as on the
+// platform; MINIFLARE_WORKERD_V8_FLAGS="" measures workerd uncapped), the GitHub simulator holding a synthetic repository of 20k and 100k
 // issues with bodies. Reports the first full reconcile (visible in the graph API), workerd's
 // resident memory over idle while it reconciles and while the producer runs, close →
 // `agent:ready`, webhook acknowledgements while the producer plans, and the same reconcile at a
@@ -8,7 +9,13 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import process from "node:process";
 import { Worker } from "node:worker_threads";
 import { seedSnapshot } from "../infra/github-sim/seed.ts";
-import { descendants, type LocalStack, startLocalStack, waitFor } from "../infra/local-stack.ts";
+import {
+  descendants,
+  type LocalStack,
+  startLocalStack,
+  waitFor,
+  workerdV8Flags,
+} from "../infra/local-stack.ts";
 import { signBody } from "../shared/webhooks/signature.ts";
 import type { Benchmark } from "./benchmark.ts";
 import { syntheticSnapshot } from "./synthetic.ts";
@@ -499,7 +506,7 @@ export const workerScale: Benchmark = {
     const fmt = (x: number, d = 0) => x.toFixed(d);
     return {
       report: [
-        `wrangler dev with default settings; simulator in this process; bodies of ~600 bytes; ${RUNS} run(s) a size, targets on the median (BENCH_SCALE_RUNS)`,
+        `wrangler dev with default settings, V8 flags: ${workerdV8Flags(process.env) || "none"} (MINIFLARE_WORKERD_V8_FLAGS); simulator in this process; bodies of ~600 bytes; ${RUNS} run(s) a size, targets on the median (BENCH_SCALE_RUNS)`,
         "| issues | GitHub latency | restart mid-reconcile | first full reconcile s | per 1,000 issues s | RSS over idle, reconcile MiB | RSS over idle, producer MiB | isolate memory peak, reconcile MiB | isolate memory peak, producer MiB | close → agent:ready median ms (max) | ack p50/p99 idle ms | ack p50/p99 during producer ms | graph complete |",
         "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:-:|",
         ...runs.map(

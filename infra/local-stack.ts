@@ -100,6 +100,22 @@ interface StackOptions {
   workerPort?: number;
 }
 
+/**
+ * The V8 flags `wrangler dev` gives the Worker's workerd by default: its heap capped at 128 MB,
+ * as Cloudflare caps each isolate. Alone, workerd sets no memory limit on an isolate, so V8 sizes
+ * its heap for the machine (on 24 GiB its generations grew to about 100 MiB committed around
+ * 20 MiB live; bench/README). Capped, the memory the stack shows is what the platform would
+ * see, and a Worker that outgrows the limit fails here as it would there.
+ */
+export const PLATFORM_V8_FLAGS = "--max-heap-size=128";
+
+/**
+ * What the Worker's workerd runs with (miniflare reads MINIFLARE_WORKERD_V8_FLAGS): the caller's
+ * own flags when it sets that variable (empty: V8's defaults, no cap), else the platform's cap.
+ */
+export const workerdV8Flags = (env: NodeJS.ProcessEnv): string =>
+  env.MINIFLARE_WORKERD_V8_FLAGS ?? PLATFORM_V8_FLAGS;
+
 /** Starts tried when another process took one of the stack's ports before it bound them. */
 const PORT_TRIES = 3;
 
@@ -216,6 +232,7 @@ async function startOnce(name: string, opts: StackOptions): Promise<LocalStack> 
                 // workerd) records every request: memory and CPU that are not switchyard's.
                 X_LOCAL_OBSERVABILITY: "false",
                 ...process.env,
+                MINIFLARE_WORKERD_V8_FLAGS: workerdV8Flags(process.env),
                 WRANGLER_SEND_METRICS: "false",
                 NO_COLOR: "1",
               },

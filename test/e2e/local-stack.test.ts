@@ -1,9 +1,15 @@
 // The local stack the e2e tests, the benches and `npm start` run on (infra/local-stack.ts): a
 // port taken by another process between `freePort` and the Worker binding it (test files start
-// stacks side by side) makes it start again on fresh ports, instead of waiting out its timeout.
+// stacks side by side) makes it start again on fresh ports, instead of waiting out its timeout;
+// and the Worker's V8 heap is capped as the platform caps an isolate's.
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, type LocalStack, startLocalStack } from "../../infra/local-stack.ts";
+import {
+  freePort,
+  type LocalStack,
+  startLocalStack,
+  workerdV8Flags,
+} from "../../infra/local-stack.ts";
 
 describe("local stack", () => {
   let stack: LocalStack | null = null;
@@ -28,4 +34,14 @@ describe("local stack", () => {
     // It gave up on the taken port when the Worker exited, not after the 120 s start timeout.
     expect(Date.now() - started).toBeLessThan(60_000);
   }, 120_000);
+});
+
+describe("the Worker's V8 flags under wrangler dev", () => {
+  it("cap the heap at the platform's 128 MB unless the caller chose flags of its own", () => {
+    expect(workerdV8Flags({})).toBe("--max-heap-size=128");
+    expect(workerdV8Flags({ MINIFLARE_WORKERD_V8_FLAGS: "" })).toBe("");
+    expect(workerdV8Flags({ MINIFLARE_WORKERD_V8_FLAGS: "--max-semi-space-size=2" })).toBe(
+      "--max-semi-space-size=2",
+    );
+  });
 });
