@@ -121,6 +121,9 @@ export class GitHubSimulator {
   private appKey: Promise<CryptoKey | null>;
   private fixedNow: number | null = null;
   private offsetMs = 0;
+  /** API requests being answered (route handlers in flight, fault delays included). */
+  private answering = 0;
+  private quiet: Array<() => void> = [];
 
   constructor(opts: SimulatorOptions = {}) {
     this.appId = opts.appId ?? 1;
@@ -352,7 +355,7 @@ export class GitHubSimulator {
     const honoPath = template.replace(/\{(\w+)\}/g, (_, name: string) =>
       name === "path" ? ":path{.+}" : `:${name}`,
     );
-    this.app.on(method, honoPath, async (c) => {
+    const answer = async (c: Context): Promise<Response> => {
       const url = new URL(c.req.url);
       const text =
         method === "GET" || method === "DELETE"
@@ -486,7 +489,25 @@ export class GitHubSimulator {
       response.headers.set("x-github-request-id", crypto.randomUUID().slice(0, 18).toUpperCase());
       this.counter.record(endpoint, response.status, billed);
       return response;
+    };
+    this.app.on(method, honoPath, async (c) => {
+      this.answering += 1;
+      try {
+        return await answer(c);
+      } finally {
+        this.answering -= 1;
+        if (this.answering === 0) for (const resolve of this.quiet.splice(0)) resolve();
+      }
     });
+  }
+
+  /**
+   * Resolves once no API request is being answered: a delayed answer its client gave up on has
+   * finished (and been counted) on the server.
+   */
+  settled(): Promise<void> {
+    if (this.answering === 0) return Promise.resolve();
+    return new Promise((resolve) => this.quiet.push(resolve));
   }
 }
 

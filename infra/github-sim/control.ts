@@ -465,6 +465,8 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
     return c.json({ ok: true });
   });
 
+  // What is left of the plan: a rule of `times: 1` reads 0 once its request has arrived.
+  app.get("/_sim/faults", (c) => c.json(sim.faults.pending()));
   app.put("/_sim/faults", async (c) => {
     const plan = await input(c, FaultPlanSchema);
     sim.faults.set(plan);

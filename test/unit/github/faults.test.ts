@@ -51,6 +51,11 @@ describe("fault handling", () => {
     expect(got.number).toBe(1);
     expect(h.client.stats.retries).toBe(1);
     expect(h.sleeps).toHaveLength(1);
+    // The first attempt's answer is still delayed on the server; it is counted when it finishes.
+    const path = "GET /repos/{owner}/{repo}/issues/{issue_number}";
+    expect(count(h.sim, path)).toBe(1);
+    await h.sim.settled();
+    expect(count(h.sim, path)).toBe(2);
   });
 
   it("retries a read after a dropped connection", async () => {
@@ -180,8 +185,9 @@ describe("fault handling", () => {
       (e: unknown) => e,
     )) as GitHubApiError;
     expect(error).toMatchObject({ kind: "timeout", attempts: 1, outcome: "unknown" });
-    await new Promise((r) => setTimeout(r, 350));
+    await h.sim.settled();
     expect(h.at(2).comments).toHaveLength(1);
+    expect(count(h.sim, "POST /repos/{owner}/{repo}/issues/{issue_number}/comments")).toBe(1);
   });
 
   it("retries an idempotent label write after a 502 without duplicating the label", async () => {
@@ -211,7 +217,7 @@ describe("fault handling", () => {
     });
     await addSubIssue(h.client, REPO, 1, 2);
     expect(h.at(1).subIssueIds).toEqual([h.at(2).id]);
-    await new Promise((r) => setTimeout(r, 250)); // let the slow answer finish on the server
+    await h.sim.settled(); // the slow answer finishes on the server
     expect(count(h.sim, "POST /repos/{owner}/{repo}/issues/{issue_number}/sub_issues")).toBe(1);
   });
 
