@@ -13,6 +13,8 @@ import {
   deliverAll,
   install,
   installationStub,
+  labelsOf,
+  postLabelDeleted,
   postWebhook,
   seedIssue,
   settle,
@@ -186,5 +188,37 @@ describe("deleted and transferred issues", () => {
       state.storage.sql.exec("SELECT number FROM tombstones").toArray(),
     );
     expect(tombstones).toEqual([]);
+  });
+});
+
+describe("label events are hints", () => {
+  it("a replayed label.deleted of the hold label keeps a held issue out of the queue and unlabelled", async () => {
+    const repo = "label-replay/app";
+    const { stub, repoId, installationId } = await install(
+      { repo, issues: [seedIssue(1, { labels: ["agent:hold"] }), seedIssue(2)] },
+      { ".github/switchyard.yml": "queue:\n  mode: all\n" },
+    );
+    const queued = async () =>
+      (
+        (await stub.workQueue({ limit: 20 })).body as { items: Array<{ number: number }> }
+      ).items.map((i) => i.number);
+    expect(await queued()).toEqual([2]);
+    expect(await labelsOf(repo, 1)).not.toContain("agent:ready");
+
+    // A captured label.deleted, replayed: the label is still there on GitHub.
+    const response = await postLabelDeleted(
+      { repo, repoId, installationId },
+      "agent:hold",
+      "mallory",
+    );
+    expect(response.status).toBe(200);
+    // Meanwhile (before any reconcile) the stored hold label stands.
+    expect(await queued()).toEqual([2]);
+    for (let i = 0; i < 3; i++) {
+      await settle(stub);
+      await deliverAll();
+    }
+    expect(await labelsOf(repo, 1)).toEqual(["agent:hold"]);
+    expect(await queued()).toEqual([2]);
   });
 });

@@ -3,8 +3,10 @@
 // comments of issues whose IDD claims matter, so a missed `issue_comment` webhook cannot hide a
 // claim marker.
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import type { GraphEvent } from "../../shared/ingest/events.ts";
 import { deliverAll, install, labelsOf, type repoStub, seedIssue, settle, sim } from "./helpers.ts";
 
 type Stub = ReturnType<typeof repoStub>;
@@ -164,5 +166,34 @@ describe("marker comments re-read by the full reconcile", () => {
     expect(audit?.detail.requests).toBeLessThanOrEqual(3);
 
     expect((await stub.claim(4, { agentId: "agent-d" })).status).toBe(201);
+  });
+});
+
+describe("kicks from a cross-repository blocker", () => {
+  it("a cross-repository blocker closing again (its reopen unseen) kicks again", async () => {
+    const stub = env.REPO.get(env.REPO.idFromName("880006"));
+    const external = (closedAt: string): GraphEvent => ({
+      type: "external",
+      ref: "far/lib#1",
+      state: "closed",
+      closedAt,
+      at: closedAt,
+    });
+    const first = await runInDurableObject(stub, (o: RepoObject) => {
+      o.store.setIdentity({
+        repoId: 880006,
+        fullName: "nobody/far",
+        installationId: 1,
+        status: "active",
+      });
+      o.store.applyEvents([external("2026-11-29T10:00:00Z")]);
+      return o.store.pendingCloses(0);
+    });
+    const second = await runInDurableObject(stub, (o: RepoObject) => ({
+      applied: o.store.applyEvents([external("2026-11-29T11:00:00Z")]),
+      pending: o.store.pendingCloses(first.maxSeq),
+    }));
+    expect(second.applied.graphChanged).toBe(true);
+    expect(second.pending.causes).toEqual(["far/lib#1"]);
   });
 });

@@ -5,6 +5,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { inject } from "vitest";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
+import type { IssueRecord } from "../../shared/ingest/events.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
 import { WEBHOOK_SECRET } from "./global-setup.ts";
 
@@ -12,6 +13,21 @@ const simUrl = inject("simUrl");
 
 type SeedIssue = SnapshotInput["issues"][number];
 const isoAgo = (ms: number) => new Date(Date.now() - ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/** A stored issue as an `issue` event carries it: open, unlabelled, unless `patch` says otherwise. */
+export const issueRecord = (number: number, patch: Partial<IssueRecord> = {}): IssueRecord => ({
+  number,
+  id: number,
+  title: `Issue ${number}`,
+  state: "open",
+  stateReason: null,
+  createdAt: "2026-11-01T00:00:00Z",
+  updatedAt: "2026-11-01T00:00:00Z",
+  closedAt: null,
+  labels: [],
+  body: null,
+  ...patch,
+});
 
 /** An issue to seed, open and last updated a day ago unless `extra` says otherwise. */
 export function seedIssue(number: number, extra: Partial<SeedIssue> = {}): SeedIssue {
@@ -55,6 +71,17 @@ export async function sim<T = unknown>(
   const text = await response.text();
   if (!response.ok) throw new Error(`simulator ${path}: ${response.status} ${text}`);
   return (text ? JSON.parse(text) : null) as T;
+}
+
+/**
+ * Asks the simulator until its request fault rules have `left` uses left in all (a rule's use is
+ * taken when its request arrives, before any delay): whether that happened within `rounds` asks.
+ */
+export async function faultsLeft(left: number, rounds = 2_000): Promise<boolean> {
+  for (let i = 0; i < rounds; i++) {
+    if ((await sim<{ requests: number }>("/faults")).requests === left) return true;
+  }
+  return false;
 }
 
 /** `snapshot` seeded on the simulator (and `files` on its default branch), the App installed on it (webhooks queued). */

@@ -171,3 +171,24 @@ describe("a repository moving between installations", () => {
     expect(repo).toBe("pub-owner/public");
   });
 });
+
+describe("a suspension from the former installation", () => {
+  it("a suspension from an installation the repository left is not about it", async () => {
+    const stub = env.REPO.get(env.REPO.idFromName("880007"));
+    await stub.setLifecycle({
+      repoId: 880007,
+      fullName: "moved/app",
+      installationId: 2,
+      status: "active",
+    });
+    expect(
+      await stub.setLifecycle({
+        repoId: 880007,
+        fullName: "moved/app",
+        installationId: 1,
+        status: "removed",
+      }),
+    ).toBe("ignored");
+    expect((await stub.status()).status).toBe("active");
+  });
+});

@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { directory } from "../../functions/objects/directory-object.ts";
 import worker from "../../functions/worker.ts";
-import { installationStub, repoStub, seed, seedIssue, settle, sim } from "./helpers.ts";
+import { deliverAll, installationStub, repoStub, seed, seedIssue, settle, sim } from "./helpers.ts";
 
 const NOW = Date.parse("2026-11-29T12:00:00Z");
 
@@ -222,5 +222,45 @@ describe("the scheduled handler", () => {
     await settle(repoStub(repos[0]!.id));
     const after = (await repoStub(repos[0]!.id).graph()).watermarks.incremental;
     expect(after?.at).not.toEqual(before?.at);
+  });
+});
+
+describe("lifecycle", () => {
+  it("a deleted installation stays deleted when an older event arrives late", async () => {
+    const inst = installationStub(990001);
+    const repos = [{ id: 990101, fullName: "gone/app" }];
+    await inst.lifecycle(990001, "c", { kind: "created", account: "gone", repos }, Date.now());
+    await inst.lifecycle(990001, "d", { kind: "deleted" }, Date.now());
+    // Applied once GitHub confirms it (the simulator has no installation 990001: 404).
+    await runDurableObjectAlarm(inst);
+    await inst.lifecycle(990001, "u", { kind: "unsuspended" }, Date.now());
+    await inst.lifecycle(
+      990001,
+      "a",
+      { kind: "repos-added", repos: [{ id: 990102, fullName: "gone/lib" }] },
+      Date.now(),
+    );
+    const status = await inst.status();
+    expect(status.status).toBe("deleted");
+    expect(status.repos.every((r) => r.status === "removed")).toBe(true);
+    expect(status.repos.map((r) => r.id)).toEqual([990101]);
+  });
+
+  it("a repository first seen through a webhook is registered with its installation and the directory", async () => {
+    const seeded = await seed({ repo: "reg-sync/app", issues: [seedIssue(1)] });
+    // The installation event is lost: switchyard hears of the repository from an issue event.
+    await sim("/outbox/drain", { method: "POST" });
+    expect(await directory(env).get(seeded.repoId)).toBeNull();
+    await sim("/repos/reg-sync/app/issues/1/labels", { body: { labels: ["bug"] } });
+    await deliverAll();
+    await settle(repoStub(seeded.repoId));
+    const inst = await installationStub(seeded.installationId).status();
+    expect(inst.repos).toEqual([{ id: seeded.repoId, fullName: "reg-sync/app", status: "active" }]);
+    expect(await directory(env).lookup("reg-sync/app")).toEqual({
+      repoId: seeded.repoId,
+      fullName: "reg-sync/app",
+      installationId: seeded.installationId,
+      status: "active",
+    });
   });
 });

@@ -349,3 +349,35 @@ describe("the cron pages through the directory", () => {
     expect(whole.armed).toBe(paged.armed);
   }, 60_000);
 });
+
+describe("the directory's answer for a reused name", () => {
+  it("a name's active repository wins over a newer removed one of the same name", async () => {
+    // acme/app was deleted and a new repository took its name; then the old one's removal
+    // arrived late (or was replayed) and stamped the old row newest.
+    const dir = directory(env);
+    await dir.upsert(
+      [{ repoId: 91_001, fullName: "reg-dir/app", installationId: 910, status: "active" }],
+      1_000,
+    );
+    await dir.upsert(
+      [{ repoId: 91_000, fullName: "Reg-Dir/App", installationId: 910, status: "removed" }],
+      2_000,
+    );
+    expect(await dir.lookup("reg-dir/app")).toEqual({
+      repoId: 91_001,
+      fullName: "reg-dir/app",
+      installationId: 910,
+      status: "active",
+    });
+    // Among rows that are all removed (or all live), the newest still wins.
+    await dir.upsert(
+      [{ repoId: 91_002, fullName: "reg-dir/gone", installationId: 910, status: "removed" }],
+      1_000,
+    );
+    await dir.upsert(
+      [{ repoId: 91_003, fullName: "reg-dir/gone", installationId: 910, status: "removed" }],
+      2_000,
+    );
+    expect((await dir.lookup("reg-dir/gone"))?.repoId).toBe(91_003);
+  });
+});

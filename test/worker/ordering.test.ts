@@ -1,15 +1,19 @@
 // Webhooks alone, in any order and with duplicates, converge to GitHub's state when every event
 // carries its own time (no reconcile needed: the merge rule orders them).
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import type { Snapshot } from "../../shared/graph/snapshot.ts";
+import type { GraphEvent } from "../../shared/ingest/events.ts";
 import {
   type Delivery,
   deliverAll,
   install,
+  issueRecord,
   postWebhook,
+  type repoStub,
   seedIssue,
   settle,
   sim,
@@ -74,5 +78,43 @@ describe("order-insensitive ingestion", () => {
       ),
       { numRuns: 12 },
     );
+  });
+});
+
+describe("late deliveries", () => {
+  const apply = (stub: ReturnType<typeof repoStub>, events: GraphEvent[]) =>
+    runInDurableObject(stub, (o: RepoObject) => o.store.apply(events));
+
+  it("a deleted marker comment is not brought back by a late edit", async () => {
+    const stub = env.REPO.get(env.REPO.idFromName("880004"));
+    const comment = (at: string): GraphEvent => ({
+      type: "comment",
+      id: 77,
+      number: 1,
+      author: { login: "bot", type: "Bot" },
+      body: "<!-- claimed-by: agent-1 claim-1 2026-11-29T10:00:00Z branch: issue/1-x supersedes: none -->",
+      createdAt: "2026-11-29T10:00:00Z",
+      updatedAt: at,
+    });
+    await apply(stub, [
+      comment("2026-11-29T10:00:00Z"),
+      { type: "comment-removed", id: 77, at: "2026-11-29T10:10:00Z" },
+      comment("2026-11-29T10:05:00Z"),
+    ]);
+    expect(await runInDurableObject(stub, (o: RepoObject) => o.store.markerComments(1))).toEqual(
+      [],
+    );
+  });
+
+  it("a removed issue is not re-linked by a late dependency event", async () => {
+    const stub = env.REPO.get(env.REPO.idFromName("880005"));
+    await apply(stub, [
+      { type: "issue", issue: issueRecord(1) },
+      { type: "issue", issue: issueRecord(2) },
+      { type: "issue-removed", number: 1, at: "2026-11-29T10:00:00Z" },
+      { type: "blocked-by", issue: 2, blocker: 1, present: true, at: "2026-11-29T09:00:00Z" },
+    ]);
+    const snapshot = await runInDurableObject(stub, (o: RepoObject) => o.store.snapshot());
+    expect(snapshot.issues.map((i) => [i.number, i.blockedBy])).toEqual([[2, []]]);
   });
 });

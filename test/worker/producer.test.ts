@@ -1,15 +1,20 @@
 // The producer against the simulator: writes that keep failing are parked (not retried
 // forever, not holding up the rest of the outbox) and planned again after a full reconcile;
 // the graph API's kicks are the ones the producer will act on next.
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import { MAX_WRITE_ATTEMPTS } from "../../shared/producer/write-failure.ts";
 import {
   deliverAll,
   failLabelWrites,
+  faultsLeft,
   install,
+  issueRecord,
   labelsOf,
+  repoStub,
+  seed,
   seedIssue,
   settle,
   sim,
@@ -261,5 +266,126 @@ describe("graph API kicks", () => {
     const after = await stub.graph();
     expect(after.watermarks.producer.seq).toBeGreaterThan(0);
     expect(after.kicks).toEqual([]);
+  });
+});
+
+describe("kicks", () => {
+  it("are not spent before the first full reconcile has read the graph", async () => {
+    // GitHub knows #2 blocked by #1; switchyard is installed but never saw the installation
+    // event, so it first hears of the repository from #1's close: a partial graph.
+    const seeded = await seed({
+      repo: "reg-first/app",
+      issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
+    });
+    await sim("/outbox/drain", { method: "POST" });
+    await sim("/faults", {
+      method: "PUT",
+      body: { requests: [{ method: "POST", path: "/graphql", status: 502, times: 1000 }] },
+    });
+    await sim("/repos/reg-first/app/issues/1/close", { body: {} });
+    await deliverAll();
+    const stub = repoStub(seeded.repoId);
+    // The first reconcile that the close scheduled runs (and fails) now, not on the clock.
+    await runDurableObjectAlarm(stub);
+    const before = await runInDurableObject(stub, (o: RepoObject) => ({
+      planned: o.producer.plan(Date.now()),
+      pending: o.producer.pending().length,
+      watermark: o.store.watermarks().producer.seq,
+      known: o.store.snapshot().issues.map((i) => i.number),
+    }));
+    expect(before).toEqual({ planned: 0, pending: 0, watermark: 0, known: [1] });
+    await sim("/faults", { method: "DELETE" });
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      o.schedules.at("reconcile-full", Date.now());
+      await o.schedules.rearm();
+    });
+    for (let i = 0; i < 5; i++) {
+      await settle(stub);
+      await deliverAll();
+    }
+    expect(await labelsOf("reg-first/app", 2)).toContain("agent:ready");
+  });
+
+  it("a second close of the same issue kicks again even when the reopen is lost", async () => {
+    const stub = env.REPO.get(env.REPO.idFromName("880003"));
+    await runInDurableObject(stub, (o: RepoObject) => {
+      o.store.setIdentity({
+        repoId: 880003,
+        fullName: "nobody/reclose",
+        installationId: 1,
+        status: "active",
+      });
+      o.store.apply([
+        {
+          type: "issue",
+          issue: issueRecord(1, {
+            state: "closed",
+            stateReason: "completed",
+            closedAt: "2026-11-29T10:00:00Z",
+            updatedAt: "2026-11-29T10:00:00Z",
+          }),
+        },
+      ]);
+    });
+    const first = await runInDurableObject(stub, (o: RepoObject) => o.store.pendingCloses(0));
+    expect(first.causes).toEqual([1]);
+    const second = await runInDurableObject(stub, (o: RepoObject) => {
+      // The reopen at 10:30 never arrives; the second close at 11:00 does.
+      o.store.apply([
+        {
+          type: "issue",
+          issue: issueRecord(1, {
+            state: "closed",
+            stateReason: "completed",
+            closedAt: "2026-11-29T11:00:00Z",
+            updatedAt: "2026-11-29T11:00:00Z",
+          }),
+        },
+      ]);
+      return o.store.pendingCloses(first.maxSeq);
+    });
+    expect(second.causes).toEqual([1]);
+  });
+});
+
+describe("suspension", () => {
+  it("suspending with writes queued, then unsuspending, neither wedges the producer nor loses the kick", async () => {
+    const { stub, repo, installationId } = await install({
+      repo: "reg-suspend/app",
+      issues: [seedIssue(1), seedIssue(2, { blockedBy: [1] })],
+    });
+    // The first label write stalls (the suspension lands while it is in flight), then it and
+    // every retry fail: the run ends with a failure after its queue was dropped.
+    const label = `/repos/${repo}/issues/2/labels`;
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          { method: "POST", path: label, status: 502, delayMs: 400, times: 1 },
+          { method: "POST", path: label, status: 502, times: 1000 },
+        ],
+      },
+    });
+    await sim(`/repos/${repo}/issues/1/close`, { body: {} });
+    await deliverAll();
+    void runDurableObjectAlarm(stub);
+    // The stalled write is in flight once the first rule is used up.
+    expect(await faultsLeft(1000)).toBe(true);
+    const identity = (await stub.identity())!;
+    await stub.setLifecycle({ ...identity, status: "suspended" });
+    expect((await stub.status()).pendingWrites).toBe(0);
+    // The stalled write fails after the suspension; wait for its run to end.
+    for (let i = 0; i < 300 && (await stub.status()).running; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect((await stub.status()).running).toBe(false);
+    expect((await stub.graph()).watermarks.producer.seq).toBe(0);
+    await sim("/faults", { method: "DELETE" });
+    await stub.setLifecycle({ ...identity, status: "active" });
+    for (let i = 0; i < 4; i++) {
+      await settle(stub);
+      await deliverAll();
+    }
+    expect(await labelsOf(repo, 2)).toContain("agent:ready");
+    expect(installationId).toBeGreaterThan(0);
   });
 });

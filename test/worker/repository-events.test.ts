@@ -10,6 +10,7 @@ import { signBody } from "../../shared/webhooks/signature.ts";
 import { WEBHOOK_SECRET } from "./global-setup.ts";
 import {
   deliverAll,
+  faultsLeft,
   install,
   installationStub,
   labelsOf,
@@ -204,5 +205,30 @@ describe("a repository event is a reason to ask GitHub, not a fact", () => {
     await deliverAll();
     await settle(stub);
     expect((await stub.graph()).repository).toMatchObject({ archived: false, writes: "on" });
+  });
+});
+
+describe("removal during a reconcile", () => {
+  it("a reconcile in flight when the repository is removed does not bring its data back", async () => {
+    const { stub, installationId } = await install({
+      repo: "reg-removed/app",
+      issues: [seedIssue(1), seedIssue(2)],
+    });
+    await sim("/faults", {
+      method: "PUT",
+      body: { requests: [{ method: "POST", path: "/graphql", delayMs: 700, times: 1 }] },
+    });
+    await runInDurableObject(stub, (o: RepoObject) => o.schedules.at("reconcile-full", Date.now()));
+    const inFlight = runDurableObjectAlarm(stub);
+    // The delayed page request has reached GitHub once its one-time rule is used up.
+    expect(await faultsLeft(0)).toBe(true);
+    const identity = (await stub.identity())!;
+    await stub.setLifecycle({ ...identity, status: "removed" });
+    await inFlight;
+    // Whatever else the object would run (the runtime fires due alarms by itself too).
+    await settle(stub);
+    expect((await stub.graph()).stats.issues).toBe(0);
+    expect((await stub.status()).status).toBe("removed");
+    expect(installationId).toBeGreaterThan(0);
   });
 });
