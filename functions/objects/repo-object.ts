@@ -31,7 +31,6 @@ import {
   installationCovers,
   installationOnGitHub,
 } from "../installation-check.ts";
-import { ClaimsStore } from "./claims-store.ts";
 import { refreshConfig } from "./config-sync.ts";
 import {
   type CrossRepoDelivery,
@@ -62,7 +61,7 @@ import {
 } from "./reconcile.ts";
 import type { ReconcileProgress } from "./reconcile-progress-store.ts";
 import { type RepoIdentity, RepoStore } from "./repo-store.ts";
-import { type DueSchedule, type ScheduleName, Schedules } from "./schedules.ts";
+import type { DueSchedule, ScheduleName, Schedules } from "./schedules.ts";
 import { type StatusView, statusView } from "./status-view.ts";
 
 /** How old a graph API scan may be while a full reconcile is in progress (see `readerScan`). */
@@ -116,8 +115,8 @@ export class RepoObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new RepoStore(ctx.storage);
-    this.schedules = new Schedules(this.store.sql, ctx.storage);
-    this.fleet = new Fleet(this.store, new ClaimsStore(this.store.sql), this.schedules, {
+    this.schedules = this.store.schedules;
+    this.fleet = new Fleet(this.store, this.store.claims, this.schedules, {
       writeDelayMs: () => this.envMs("FLEET_WRITE_DELAY_MS", 2_000),
       htmlBase: () => htmlBaseFor(this.env.GITHUB_API_URL ?? "https://api.github.com"),
     });

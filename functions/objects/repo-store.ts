@@ -5,6 +5,7 @@ import type { Snapshot } from "../../shared/graph/snapshot.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
 import { mergeEvent, rowsTouched } from "../../shared/ingest/merge-event.ts";
 import type { RetentionCutoffs } from "../../shared/schedule/retention.ts";
+import { ClaimsStore } from "./claims-store.ts";
 import { GraphReads, type MarkerCommentRow } from "./graph-reads.ts";
 import { GraphStore } from "./graph-store.ts";
 import { type AuditDetail, type AuditEntry, Journal } from "./journal-store.ts";
@@ -12,6 +13,7 @@ import { type MetaKey, MetaStore, type RepoIdentity, type Watermarks } from "./m
 import { Outbox } from "./outbox-store.ts";
 import { type ReconcileProgress, ReconcileProgressStore } from "./reconcile-progress-store.ts";
 import { REPO_MIGRATIONS } from "./repo-schema.ts";
+import { Schedules } from "./schedules.ts";
 import { migrate, type Sql, sqlTag } from "./sql.ts";
 
 export type { AuditDetail, MarkerCommentRow, RepoIdentity, Watermarks };
@@ -30,7 +32,7 @@ const EMPTY_WATERMARKS: Watermarks = {
  * change the graph is decided by shared/ingest/merge-event.ts; this facade only wires.
  */
 export class RepoStore {
-  /** For the stores of other table families (schedules, claims) to share the connection. */
+  /** The connection every table family's store shares (tests read tables through it too). */
   readonly sql: Sql;
   readonly meta: MetaStore;
   readonly journal: Journal;
@@ -38,6 +40,10 @@ export class RepoStore {
   readonly reads: GraphReads;
   /** The full reconcile in progress (functions/objects/reconcile.ts streams it page by page). */
   readonly reconcileRuns: ReconcileProgressStore;
+  /** The object's schedules, multiplexed on its one alarm. */
+  readonly schedules: Schedules;
+  /** The fleet tables: claims, the fencing counter, per-issue fleet state, idempotency keys. */
+  readonly claims: ClaimsStore;
   private readonly graph: GraphStore;
   private readonly storage: DurableObjectStorage;
   private parsedConfig: Config | null = null;
@@ -70,6 +76,8 @@ export class RepoStore {
     this.graph = new GraphStore(this.sql);
     this.reads = new GraphReads(this.sql, storage.sql);
     this.reconcileRuns = new ReconcileProgressStore(this.sql);
+    this.schedules = new Schedules(this.sql, storage);
+    this.claims = new ClaimsStore(this.sql);
   }
 
   /** A change derived views must see: `rules` false when the analyses still hold (a retitling). */
