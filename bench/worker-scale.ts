@@ -1,10 +1,11 @@
 // A large repository through the public surfaces (issue 10): the Worker under `wrangler dev`
 // with default settings (the local stack's: the isolate's V8 heap capped at 128 MB as on the
 // platform; MINIFLARE_WORKERD_V8_FLAGS="" measures workerd uncapped), the GitHub simulator
-// holding a synthetic repository of 20k and 100k issues with bodies. Reports the first full reconcile (visible in the graph API), workerd's
-// resident memory over idle while it reconciles and while the producer runs, close →
-// `agent:ready`, webhook acknowledgements while the producer plans, and the same reconcile at a
-// GitHub latency of 300 ms a request with the Worker killed and restarted in the middle.
+// holding a synthetic repository of 20k and 100k issues with bodies. Reports the first full
+// reconcile (visible in the graph API), workerd's resident memory over idle while it reconciles
+// and while the producer runs, close → `agent:ready`, webhook acknowledgements while the
+// producer plans, and the same reconcile at a GitHub latency of 300 ms a request with the
+// Worker killed and restarted in the middle.
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import process from "node:process";
 import { Worker } from "node:worker_threads";
