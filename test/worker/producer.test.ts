@@ -1,6 +1,8 @@
 // The producer against the simulator: writes that keep failing are parked (not retried
 // forever, not holding up the rest of the outbox) and planned again after a full reconcile;
-// the graph API's kicks are the ones the producer will act on next.
+// the graph API's kicks are the ones the producer will act on next; kicks wait for the first
+// full reconcile and come again on a second close; a suspension neither wedges the producer nor
+// loses a kick.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
