@@ -15,7 +15,7 @@ import {
   renderCompactScan,
 } from "../shared/graph/compact-analysis.ts";
 import { scan } from "../shared/graph/scan.ts";
-import { parseSnapshot } from "../shared/graph/snapshot.ts";
+import { parseSnapshot, type Snapshot } from "../shared/graph/snapshot.ts";
 import { plan, planFromAnalysis } from "../shared/producer/plan.ts";
 import { impactLookup } from "../shared/queue/impact.ts";
 import { queueItems } from "../shared/queue/queue.ts";
@@ -41,6 +41,8 @@ interface SizeResult {
   /** What one close makes the RepoObject allocate (its scan, plan and queue view), MiB. */
   closeHeapMiB: number;
   closeArrayBufferMiB: number;
+  /** One issue's removal from the compact graph (its parent and blocker rows, then its row), ms. */
+  removeMs: number;
   maxRssMiB: number;
 }
 
@@ -91,6 +93,25 @@ function closeAllocations(snapshot: ReturnType<typeof parseSnapshot>, closes: nu
     buffers.push((after.arrayBuffers - before.arrayBuffers) / 2 ** 20);
   }
   return { closeHeapMiB: median(heap), closeArrayBufferMiB: median(buffers) };
+}
+
+/**
+ * What removing one issue costs the compact graph, as an `issue-removed` event (or a full
+ * reconcile's removal of an issue it did not see) applies it: mean over 200 issues spread over
+ * the graph. Each removal looks at every slot for rows naming the issue.
+ */
+function removalMs(snapshot: Snapshot): number {
+  const compact = compactFromSnapshot(snapshot, DEFAULT_CONFIG.labels);
+  const count = Math.min(200, snapshot.issues.length);
+  const step = Math.floor(snapshot.issues.length / count);
+  const t = performance.now();
+  for (let i = 0; i < count; i++) {
+    const number = snapshot.issues[i * step]!.number;
+    compact.deleteParentsInvolving(number);
+    compact.deleteBlockersInvolving(number);
+    compact.deleteIssue(number);
+  }
+  return (performance.now() - t) / count;
 }
 
 function measure(n: number, runs: number): SizeResult {
@@ -152,6 +173,7 @@ function measure(n: number, runs: number): SizeResult {
     compactScanMs: median(compactScanTimes),
     compactPlanMs: median(compactPlanTimes),
     ...closeAllocations(snapshot, 7),
+    removeMs: removalMs(snapshot),
     maxRssMiB: process.resourceUsage().maxRSS / 1024,
   };
 }
@@ -179,11 +201,11 @@ export const scanBenchmark: Benchmark = {
     return {
       report: [
         "median of 200 (1k), 60 (10k) or 15 (100k) runs after a warm-up, garbage collected before each timed step; one core; each size in its own process",
-        "| issues | edges | scan ms | plan ms | parse (zod) ms | compact build ms | compact scan ms | compact plan ms | one close allocates: heap / array buffers MiB | peak RSS MiB |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| issues | edges | scan ms | plan ms | parse (zod) ms | compact build ms | compact scan ms | compact plan ms | one close allocates: heap / array buffers MiB | one removal ms | peak RSS MiB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ...results.map(
           (r) =>
-            `| ${r.issues.toLocaleString("en")} | ${r.edges.toLocaleString("en")} | ${r.scanMs.toFixed(1)} | ${r.planMs.toFixed(1)} | ${r.parseMs.toFixed(1)} | ${r.compactBuildMs.toFixed(1)} | ${r.compactScanMs.toFixed(1)} | ${r.compactPlanMs.toFixed(1)} | ${r.closeHeapMiB.toFixed(1)} / ${r.closeArrayBufferMiB.toFixed(1)} | ${r.maxRssMiB.toFixed(0)} |`,
+            `| ${r.issues.toLocaleString("en")} | ${r.edges.toLocaleString("en")} | ${r.scanMs.toFixed(1)} | ${r.planMs.toFixed(1)} | ${r.parseMs.toFixed(1)} | ${r.compactBuildMs.toFixed(1)} | ${r.compactScanMs.toFixed(1)} | ${r.compactPlanMs.toFixed(1)} | ${r.closeHeapMiB.toFixed(1)} / ${r.closeArrayBufferMiB.toFixed(1)} | ${r.removeMs.toFixed(2)} | ${r.maxRssMiB.toFixed(0)} |`,
         ),
         `100k/10k scan time ratio: ${ratio.toFixed(2)} (compact: ${compactRatio.toFixed(2)})`,
       ],
