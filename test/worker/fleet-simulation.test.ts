@@ -9,8 +9,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo-object.ts";
 import { ConfigSchema } from "../../shared/config/schema.ts";
-import type { IssueRecord } from "../../shared/ingest/events.ts";
-import { seed, seedIssue, sim } from "./helpers.ts";
+import { issueRecord, seed, seedIssue, sim } from "./helpers.ts";
 
 const AGENTS = 20;
 const ISSUES = 50;
@@ -69,18 +68,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   },
 );
 
-const record = (number: number): IssueRecord => ({
-  number,
-  id: 10_000 + number,
-  title: `Issue ${number}`,
-  state: "open",
-  stateReason: null,
-  createdAt: "2026-11-01T00:00:00Z",
-  updatedAt: "2026-11-01T00:00:00Z",
-  closedAt: null,
-  labels: ["agent:ready"],
-  body: null,
-});
+const record = (number: number) =>
+  issueRecord(number, { id: 10_000 + number, labels: ["agent:ready"] });
 
 let target: { repoId: number; installationId: number };
 
