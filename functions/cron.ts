@@ -3,7 +3,7 @@ import {
   MAX_CHECKS_PER_TICK,
 } from "../shared/schedule/installation-check.ts";
 import type { Env } from "./env.ts";
-import { directory } from "./objects/directory-object.ts";
+import { directory } from "./objects/directory/directory-object.ts";
 
 /** Repositories read from the directory per call: the cron never holds the whole list. */
 export const CRON_PAGE_SIZE = 500;

@@ -1,7 +1,7 @@
-import type { DirectoryObject } from "./objects/directory-object.ts";
-import type { InstallationObject } from "./objects/installation-object.ts";
-import type { NameObject } from "./objects/name-object.ts";
-import type { RepoObject } from "./objects/repo-object.ts";
+import type { DirectoryObject } from "./objects/directory/directory-object.ts";
+import type { InstallationObject } from "./objects/installation/installation-object.ts";
+import type { NameObject } from "./objects/names/name-object.ts";
+import type { RepoObject } from "./objects/repo/repo-object.ts";
 
 /** Bindings, vars and secrets of the Worker (wrangler.toml, .dev.vars, `wrangler secret`). */
 export interface Env {

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { Env } from "../env.ts";
-import { directory } from "../objects/directory-object.ts";
+import { directory } from "../objects/directory/directory-object.ts";
 import { VERSION } from "../version.ts";
 
 const SETTINGS = ["GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY"] as const;

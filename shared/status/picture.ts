@@ -119,7 +119,7 @@ export function pictureOf(
 /**
  * The picture of the chosen issues (`chosen`: exactly the issues drawn, each with its kind in
  * `kinds`) out of a graph of `total` issues: relations to issues not drawn go to the tooltip.
- * The status page reads only the chosen issues (functions/objects/status-view.ts).
+ * The status page reads only the chosen issues (functions/objects/repo/status-view.ts).
  */
 export function drawPicture(
   repo: string,

@@ -6,8 +6,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from "vitest";
 import { app } from "../../functions/app.ts";
-import { directory } from "../../functions/objects/directory-object.ts";
-import { idShardKey, nameShardKey, shard } from "../../functions/objects/name-object.ts";
+import { directory } from "../../functions/objects/directory/directory-object.ts";
+import { idShardKey, nameShardKey, shard } from "../../functions/objects/names/name-object.ts";
 import { sha256Hex } from "../../shared/auth/hash.ts";
 import { mintKey } from "../../shared/auth/keys.ts";
 import {

@@ -3,8 +3,8 @@
 // limits, IDD mirroring both ways, and eviction.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fencedWrite } from "../../functions/objects/fenced-write.ts";
-import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import { fencedWrite } from "../../functions/objects/repo/fenced-write.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
 import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
 import {

@@ -1,7 +1,7 @@
 // `.github/switchyard.yml`: read on install, re-read when a push touches it (spec 6.5).
 import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import {
   deliverAll,
   labelsOf,

@@ -3,7 +3,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import type { Snapshot } from "../../shared/graph/snapshot.ts";
 import { type Delivery, install, postWebhook, seedIssue, settle, sim } from "./helpers.ts";
 import { facts, N, op, perform } from "./random-ops.ts";

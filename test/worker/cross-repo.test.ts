@@ -5,7 +5,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
 import { deliverAll, install, labelsOf, type repoStub, seedIssue, settle, sim } from "./helpers.ts";
 

@@ -7,7 +7,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { ConfigSchema } from "../../shared/config/schema.ts";
 import { issueRecord, seed, seedIssue, sim } from "./helpers.ts";
 

@@ -2,7 +2,7 @@
 // without touching storage; a valid delivery is applied once.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { directory } from "../../functions/objects/directory-object.ts";
+import { directory } from "../../functions/objects/directory/directory-object.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
 import {
   webhookHeaders as headers,

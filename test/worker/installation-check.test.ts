@@ -8,7 +8,7 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { directory } from "../../functions/objects/directory-object.ts";
+import { directory } from "../../functions/objects/directory/directory-object.ts";
 import worker from "../../functions/worker.ts";
 import {
   CHECK_TICK_MS,

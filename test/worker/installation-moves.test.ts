@@ -5,7 +5,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { directory } from "../../functions/objects/directory-object.ts";
+import { directory } from "../../functions/objects/directory/directory-object.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
 import { WEBHOOK_SECRET } from "./global-setup.ts";
 import {

@@ -7,7 +7,7 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { directory } from "../../functions/objects/directory-object.ts";
+import { directory } from "../../functions/objects/directory/directory-object.ts";
 import worker from "../../functions/worker.ts";
 import { deliverAll, installationStub, repoStub, seed, seedIssue, settle, sim } from "./helpers.ts";
 

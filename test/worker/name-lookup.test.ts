@@ -17,13 +17,13 @@ import {
   type DirectoryEntry,
   DirectoryObject,
   directory,
-} from "../../functions/objects/directory-object.ts";
+} from "../../functions/objects/directory/directory-object.ts";
 import {
   idShardKey,
   nameShardKey,
   type ShardOp,
   shard,
-} from "../../functions/objects/name-object.ts";
+} from "../../functions/objects/names/name-object.ts";
 import {
   CHECK_TICK_MS,
   installationCheckSlot,

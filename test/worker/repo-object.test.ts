@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { parseWebhook } from "../../shared/github/webhooks.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
 import { routeWebhook } from "../../shared/ingest/from-webhook.ts";

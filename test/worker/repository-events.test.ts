@@ -4,8 +4,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { directory } from "../../functions/objects/directory-object.ts";
-import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import { directory } from "../../functions/objects/directory/directory-object.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
 import { WEBHOOK_SECRET } from "./global-setup.ts";
 import {

@@ -6,7 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { DAY_MS, formatInstant, HOUR_MS } from "../../shared/graph/time.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
 import {

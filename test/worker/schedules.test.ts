@@ -1,10 +1,10 @@
-// A RepoObject's schedules (functions/objects/schedules.ts) on real Durable Object storage: a
+// A RepoObject's schedules (functions/objects/repo/schedules-store.ts) on real Durable Object storage: a
 // failing one backs off and counts its attempts, and none is lost by a handler rescheduling itself
 // or by a run cut short.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RepoObject } from "../../functions/objects/repo-object.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { sim } from "./helpers.ts";
 
 beforeAll(async () => {

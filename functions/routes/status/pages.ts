@@ -16,7 +16,7 @@ import {
 import { clearSessionCookieHeader } from "../../../shared/status/session.ts";
 import { type GraphRead, repoPageModel, type StatusRead } from "../../../shared/status/view.ts";
 import type { Env } from "../../env.ts";
-import { lookupName } from "../../objects/name-lookup.ts";
+import { lookupName } from "../../objects/directory/name-lookup.ts";
 import { prove, userClient } from "../v1/auth.ts";
 import { repoObject } from "../v1/context.ts";
 import { loginUrl, readSession, withSettings } from "./login.ts";

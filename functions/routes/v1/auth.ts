@@ -26,7 +26,7 @@ import { QueueQuerySchema } from "../../../shared/fleet/schemas.ts";
 import { GitHubClient } from "../../../shared/github/client.ts";
 import { GitHubApiError } from "../../../shared/github/errors.ts";
 import { type Env, numberSetting } from "../../env.ts";
-import { lookupName, lookupRepo } from "../../objects/name-lookup.ts";
+import { lookupName, lookupRepo } from "../../objects/directory/name-lookup.ts";
 import { apiError, type Caller, repoObject, schemaFailureMessage, type V1 } from "./context.ts";
 import { GraphQuerySchema } from "./graph.ts";
 

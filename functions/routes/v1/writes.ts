@@ -12,7 +12,7 @@ import {
   SubIssueRequestSchema,
   SubIssueResponseSchema,
 } from "../../../shared/fleet/schemas.ts";
-import type { FencedOp } from "../../objects/fenced-write.ts";
+import type { FencedOp } from "../../objects/repo/fenced-write.ts";
 import { jsonBody, jsonContent, repoObject, send, v1Router } from "./context.ts";
 
 const errors = {

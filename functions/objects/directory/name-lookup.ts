@@ -3,9 +3,9 @@
 // DirectoryObject. A shard that never received a write is asked of the directory until it says
 // the shards hold every entry stored before they existed; that fact only ever becomes true, so
 // each isolate remembers it (nothing that can go stale is cached here).
-import type { Env } from "../env.ts";
+import type { Env } from "../../env.ts";
 import { type DirectoryEntry, directory } from "./directory-object.ts";
-import { idShardKey, nameShardKey, shard } from "./name-object.ts";
+import { idShardKey, nameShardKey, shard } from "../names/name-object.ts";
 
 let shardsComplete = false;
 

@@ -3,8 +3,8 @@ import {
   BUDGET_HISTORY_MS,
   type BudgetDecision,
   decideBudget,
-} from "../../shared/budget/write-budget.ts";
-import { removalVerdict } from "../../shared/ingest/confirm.ts";
+} from "../../../shared/budget/write-budget.ts";
+import { removalVerdict } from "../../../shared/ingest/confirm.ts";
 import {
   type InstallationStatus,
   type LifecycleChange,
@@ -12,13 +12,13 @@ import {
   type RepoRef,
   type RepoStatus,
   repoStatusFor,
-} from "../../shared/ingest/lifecycle.ts";
-import { retryDelayMs } from "../../shared/schedule/policy.ts";
-import { type Env, MissingSettingError, numberSetting } from "../env.ts";
-import { coveringInstallation, installationOnGitHub } from "../installation-check.ts";
-import { directory } from "./directory-object.ts";
-import { Journal } from "./journal-store.ts";
-import { migrate, type Sql, sqlTag } from "./sql.ts";
+} from "../../../shared/ingest/lifecycle.ts";
+import { retryDelayMs } from "../../../shared/schedule/policy.ts";
+import { type Env, MissingSettingError, numberSetting } from "../../env.ts";
+import { coveringInstallation, installationOnGitHub } from "../../installation-check.ts";
+import { directory } from "../directory/directory-object.ts";
+import { Journal } from "../journal-store.ts";
+import { migrate, type Sql, sqlTag } from "../sql.ts";
 
 const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
   (sql) => {

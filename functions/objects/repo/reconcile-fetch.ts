@@ -1,18 +1,18 @@
-import type { GitHubClient } from "../../shared/github/client.ts";
-import { refreshExternal } from "../../shared/github/external.ts";
+import type { GitHubClient } from "../../../shared/github/client.ts";
+import { refreshExternal } from "../../../shared/github/external.ts";
 import {
   emptyReport,
   fetchSnapshotPage,
   isCursorRefused,
   type SnapshotPage,
-} from "../../shared/github/fetch-snapshot.ts";
-import { fetchChanges } from "../../shared/github/incremental.ts";
-import { formatInstant, instantMs } from "../../shared/graph/time.ts";
+} from "../../../shared/github/fetch-snapshot.ts";
+import { fetchChanges } from "../../../shared/github/incremental.ts";
+import { formatInstant, instantMs } from "../../../shared/graph/time.ts";
 import {
   fetchedEvents,
   sinceAfterFull,
   unseenIssueRemovals,
-} from "../../shared/ingest/from-snapshot.ts";
+} from "../../../shared/ingest/from-snapshot.ts";
 import {
   labelsKey,
   type ReconcileProgress,

@@ -1,36 +1,36 @@
 import { DurableObject } from "cloudflare:workers";
-import type { KeyVerdict } from "../../shared/auth/keys.ts";
-import type { KeySummary } from "../../shared/auth/schemas.ts";
-import { htmlBaseFor } from "../../shared/claims/rules.ts";
-import type { GitHubClient } from "../../shared/github/client.ts";
-import { GitHubApiError, RepositoryMismatchError } from "../../shared/github/errors.ts";
-import { MAX_PAGE_SIZE, splitRepo } from "../../shared/github/fetch-snapshot.ts";
-import { collaboratorPermission } from "../../shared/github/permissions.ts";
-import { DAY_MS, formatInstant, HOUR_MS, MINUTE_MS } from "../../shared/graph/time.ts";
-import { permissionGrantsWrite } from "../../shared/idd/trust.ts";
-import { removalVerdict } from "../../shared/ingest/confirm.ts";
-import type { GraphEvent } from "../../shared/ingest/events.ts";
-import type { RepositoryAction } from "../../shared/ingest/from-webhook.ts";
+import type { KeyVerdict } from "../../../shared/auth/keys.ts";
+import type { KeySummary } from "../../../shared/auth/schemas.ts";
+import { htmlBaseFor } from "../../../shared/claims/rules.ts";
+import type { GitHubClient } from "../../../shared/github/client.ts";
+import { GitHubApiError, RepositoryMismatchError } from "../../../shared/github/errors.ts";
+import { MAX_PAGE_SIZE, splitRepo } from "../../../shared/github/fetch-snapshot.ts";
+import { collaboratorPermission } from "../../../shared/github/permissions.ts";
+import { DAY_MS, formatInstant, HOUR_MS, MINUTE_MS } from "../../../shared/graph/time.ts";
+import { permissionGrantsWrite } from "../../../shared/idd/trust.ts";
+import { removalVerdict } from "../../../shared/ingest/confirm.ts";
+import type { GraphEvent } from "../../../shared/ingest/events.ts";
+import type { RepositoryAction } from "../../../shared/ingest/from-webhook.ts";
 import {
   type InstallationCheckAction,
   installationCheckAction,
-} from "../../shared/schedule/installation-check.ts";
+} from "../../../shared/schedule/installation-check.ts";
 import {
   producerDueMs,
   producerWindowMs,
   reconcileKind,
   retryDelayMs,
   scanRequestWaitMs,
-} from "../../shared/schedule/policy.ts";
-import { retentionCutoffs } from "../../shared/schedule/retention.ts";
-import { type Env, MissingSettingError, numberSetting } from "../env.ts";
-import { installationClient } from "../github-client.ts";
+} from "../../../shared/schedule/policy.ts";
+import { retentionCutoffs } from "../../../shared/schedule/retention.ts";
+import { type Env, MissingSettingError, numberSetting } from "../../env.ts";
+import { installationClient } from "../../github-client.ts";
 import {
   askInstallation,
   coveringInstallation,
   installationCovers,
   installationOnGitHub,
-} from "../installation-check.ts";
+} from "../../installation-check.ts";
 import { refreshConfig } from "./config-sync.ts";
 import {
   type CrossRepoDelivery,
@@ -38,7 +38,7 @@ import {
   receiveNotices,
   recordStateChanges,
 } from "./cross-repo.ts";
-import { directory, type RepoStatus } from "./directory-object.ts";
+import { directory, type RepoStatus } from "../directory/directory-object.ts";
 import { type FencedOp, fencedWrite } from "./fenced-write.ts";
 import {
   type ClaimRequest,
@@ -58,10 +58,10 @@ import {
   type FullReconcileSettings,
   reconcileFull,
   reconcileIncremental,
-} from "./reconcile.ts";
+} from "./reconcile-fetch.ts";
 import type { ReconcileProgress } from "./reconcile-progress-store.ts";
 import { type RepoIdentity, RepoStore } from "./repo-store.ts";
-import type { DueSchedule, ScheduleName, Schedules } from "./schedules.ts";
+import type { DueSchedule, ScheduleName, Schedules } from "./schedules-store.ts";
 import { type StatusView, statusView } from "./status-view.ts";
 
 /** How old a graph API scan may be while a full reconcile is in progress (see `readerScan`). */

@@ -1,8 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
-import type { RepoStatus } from "../../shared/ingest/lifecycle.ts";
-import type { Env } from "../env.ts";
-import { idShardKey, nameShardKey, type ShardOp, shard } from "./name-object.ts";
-import { migrate, type Sql, sqlTag } from "./sql.ts";
+import type { RepoStatus } from "../../../shared/ingest/lifecycle.ts";
+import type { Env } from "../../env.ts";
+import { idShardKey, nameShardKey, type ShardOp, shard } from "../names/name-object.ts";
+import { migrate, type Sql, sqlTag } from "../sql.ts";
 
 export type { RepoStatus };
 

@@ -1,7 +1,7 @@
-import type { BudgetDecision } from "../../shared/budget/write-budget.ts";
-import { fencedWriteProblem } from "../../shared/claims/writes.ts";
-import type { GitHubClient } from "../../shared/github/client.ts";
-import { GitHubApiError, RepositoryMismatchError } from "../../shared/github/errors.ts";
+import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
+import { fencedWriteProblem } from "../../../shared/claims/writes.ts";
+import type { GitHubClient } from "../../../shared/github/client.ts";
+import { GitHubApiError, RepositoryMismatchError } from "../../../shared/github/errors.ts";
 import {
   addLabels,
   addSubIssue,
@@ -9,7 +9,7 @@ import {
   createComment,
   createIssue,
   removeLabel,
-} from "../../shared/github/writes.ts";
+} from "../../../shared/github/writes.ts";
 import type { FenceRequest, Fleet, FleetResult } from "./fleet.ts";
 import type { RepoStore } from "./repo-store.ts";
 

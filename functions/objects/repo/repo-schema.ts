@@ -1,4 +1,4 @@
-import { encodeRequires, requiresOf } from "../../shared/queue/requires.ts";
+import { encodeRequires, requiresOf } from "../../../shared/queue/requires.ts";
 
 /**
  * RepoObject schema, one entry per version, run in order by `migrate` in the constructor.

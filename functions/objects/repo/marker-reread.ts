@@ -2,10 +2,10 @@
 // read again, so a missed `issue_comment` webhook cannot hide a claim marker. Which issues: those
 // that, in stored data, have a marker comment, carry the processing label, or hold a live claim.
 // Its requests are counted apart from the graph fetch's `ceil(N/100)+2` bound.
-import type { GitHubClient } from "../../shared/github/client.ts";
-import { fetchIssueComments } from "../../shared/github/comments.ts";
-import type { GraphEvent } from "../../shared/ingest/events.ts";
-import { commentEvents } from "../../shared/ingest/from-comments.ts";
+import type { GitHubClient } from "../../../shared/github/client.ts";
+import { fetchIssueComments } from "../../../shared/github/comments.ts";
+import type { GraphEvent } from "../../../shared/ingest/events.ts";
+import { commentEvents } from "../../../shared/ingest/from-comments.ts";
 import type { ClaimsStore } from "./claims-store.ts";
 import type { RepoStore } from "./repo-store.ts";
 

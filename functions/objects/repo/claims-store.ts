@@ -1,7 +1,7 @@
-import type { Attempt, ClaimOutcome, ClaimView } from "../../shared/claims/rules.ts";
-import { formatInstant } from "../../shared/graph/time.ts";
-import { AUTHOR_TRUST_TTL_MS, type RetentionCutoffs } from "../../shared/schedule/retention.ts";
-import type { Sql } from "./sql.ts";
+import type { Attempt, ClaimOutcome, ClaimView } from "../../../shared/claims/rules.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
+import { AUTHOR_TRUST_TTL_MS, type RetentionCutoffs } from "../../../shared/schedule/retention.ts";
+import type { Sql } from "../sql.ts";
 
 /** A claim row as stored (`marker`: where its IDD mirror stands). */
 export interface ClaimRow extends ClaimView {

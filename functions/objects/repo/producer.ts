@@ -1,9 +1,9 @@
-import type { BudgetDecision } from "../../shared/budget/write-budget.ts";
-import type { GitHubClient } from "../../shared/github/client.ts";
-import { addLabels, removeLabel } from "../../shared/github/writes.ts";
-import { formatInstant, instantMs } from "../../shared/graph/time.ts";
-import { planFromAnalysis } from "../../shared/producer/plan.ts";
-import { writeFailureVerdict } from "../../shared/producer/write-failure.ts";
+import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
+import type { GitHubClient } from "../../../shared/github/client.ts";
+import { addLabels, removeLabel } from "../../../shared/github/writes.ts";
+import { formatInstant, instantMs } from "../../../shared/graph/time.ts";
+import { planFromAnalysis } from "../../../shared/producer/plan.ts";
+import { writeFailureVerdict } from "../../../shared/producer/write-failure.ts";
 import { GraphScans } from "./graph-scans.ts";
 import type { ProducerRun } from "./meta-store.ts";
 import { type LabelOp, type ParkedWrite, writeKey } from "./outbox-store.ts";

@@ -7,9 +7,9 @@ import {
   keyVerdict,
   type StoredKey,
   shouldRecordUse,
-} from "../../shared/auth/keys.ts";
-import type { KeySummary } from "../../shared/auth/schemas.ts";
-import { type Sql, sqlTag } from "./sql.ts";
+} from "../../../shared/auth/keys.ts";
+import type { KeySummary } from "../../../shared/auth/schemas.ts";
+import { type Sql, sqlTag } from "../sql.ts";
 
 type KeyRow = {
   id: string;

@@ -1,14 +1,14 @@
-import type { BudgetDecision } from "../../shared/budget/write-budget.ts";
-import { stuckComment } from "../../shared/claims/rules.ts";
-import type { LabelNames } from "../../shared/config/schema.ts";
-import type { GitHubClient } from "../../shared/github/client.ts";
-import { isRetryable } from "../../shared/github/errors.ts";
-import { addLabels, createComment, removeLabel } from "../../shared/github/writes.ts";
-import { formatInstant } from "../../shared/graph/time.ts";
-import { renderClaimedBy, renderUnclaimedBy } from "../../shared/idd/comment-markers.ts";
-import { truncateToSecond } from "../../shared/idd/timestamp.ts";
+import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
+import { stuckComment } from "../../../shared/claims/rules.ts";
+import type { LabelNames } from "../../../shared/config/schema.ts";
+import type { GitHubClient } from "../../../shared/github/client.ts";
+import { isRetryable } from "../../../shared/github/errors.ts";
+import { addLabels, createComment, removeLabel } from "../../../shared/github/writes.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
+import { renderClaimedBy, renderUnclaimedBy } from "../../../shared/idd/comment-markers.ts";
+import { truncateToSecond } from "../../../shared/idd/timestamp.ts";
 import { Fleet, type FleetWrite } from "./fleet.ts";
-import type { Schedules } from "./schedules.ts";
+import type { Schedules } from "./schedules-store.ts";
 
 export interface FleetWriteContext {
   client: () => GitHubClient;

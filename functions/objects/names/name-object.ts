@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
-import type { RepoStatus } from "../../shared/ingest/lifecycle.ts";
-import type { Env } from "../env.ts";
-import { migrate, type Sql, sqlTag } from "./sql.ts";
+import type { RepoStatus } from "../../../shared/ingest/lifecycle.ts";
+import type { Env } from "../../env.ts";
+import { migrate, type Sql, sqlTag } from "../sql.ts";
 
 /** A directory entry (repository id, name, installation, status) as a shard answers it. */
 export interface ShardEntry {

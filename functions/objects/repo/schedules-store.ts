@@ -1,4 +1,4 @@
-import type { Sql } from "./sql.ts";
+import type { Sql } from "../sql.ts";
 
 export type ScheduleName =
   | "producer"

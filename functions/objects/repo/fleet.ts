@@ -1,4 +1,4 @@
-import { nextOwedWrite, type OwedWrite } from "../../shared/claims/owed.ts";
+import { nextOwedWrite, type OwedWrite } from "../../../shared/claims/owed.ts";
 import {
   type Attempt,
   claimBranch,
@@ -9,10 +9,10 @@ import {
   grantDecision,
   isStuckAfter,
   stuckLabelRemovedByHand,
-} from "../../shared/claims/rules.ts";
-import type { Config } from "../../shared/config/schema.ts";
-import { compactOf, releaseAnalysis } from "../../shared/graph/compact-analysis.ts";
-import { formatInstant } from "../../shared/graph/time.ts";
+} from "../../../shared/claims/rules.ts";
+import type { Config } from "../../../shared/config/schema.ts";
+import { compactOf, releaseAnalysis } from "../../../shared/graph/compact-analysis.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
 import {
   capabilitySet,
   hasCapabilities,
@@ -20,7 +20,7 @@ import {
   orderQueue,
   type QueueItem,
   type QueueOrder,
-} from "../../shared/queue/queue.ts";
+} from "../../../shared/queue/queue.ts";
 import type { ClaimRow, ClaimsStore } from "./claims-store.ts";
 import {
   buildQueueView,
@@ -29,7 +29,7 @@ import {
   VIEW_MAX_AGE_MS,
 } from "./queue-view.ts";
 import type { RepoStore } from "./repo-store.ts";
-import type { Schedules } from "./schedules.ts";
+import type { Schedules } from "./schedules-store.ts";
 
 /** What a fleet operation answers: the HTTP status and body the route sends as they are. */
 export interface FleetResult {

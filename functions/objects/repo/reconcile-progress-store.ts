@@ -1,7 +1,7 @@
-import type { LabelNames } from "../../shared/config/schema.ts";
-import { formatInstant } from "../../shared/graph/time.ts";
-import { tupleChunks } from "./json-batches.ts";
-import type { Sql } from "./sql.ts";
+import type { LabelNames } from "../../../shared/config/schema.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
+import { tupleChunks } from "../json-batches.ts";
+import type { Sql } from "../sql.ts";
 
 /** Corrections kept for the `reconcile` audit entry; the rest are only counted. */
 const CORRECTIONS_KEPT = 100;

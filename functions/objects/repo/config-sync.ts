@@ -1,9 +1,9 @@
-import { parseConfigYaml } from "../../shared/config/parse.ts";
-import type { GitHubClient } from "../../shared/github/client.ts";
-import { fetchFileIfChanged } from "../../shared/github/contents.ts";
-import { GitHubContentError } from "../../shared/github/errors.ts";
-import { CONFIG_PATH } from "../../shared/github/webhooks.ts";
-import { formatInstant } from "../../shared/graph/time.ts";
+import { parseConfigYaml } from "../../../shared/config/parse.ts";
+import type { GitHubClient } from "../../../shared/github/client.ts";
+import { fetchFileIfChanged } from "../../../shared/github/contents.ts";
+import { GitHubContentError } from "../../../shared/github/errors.ts";
+import { CONFIG_PATH } from "../../../shared/github/webhooks.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
 import type { RepoStore } from "./repo-store.ts";
 
 export type ConfigOutcome = "unchanged" | "updated" | "invalid" | "removed";

@@ -1,20 +1,20 @@
-import type { Config } from "../../shared/config/schema.ts";
-import type { GraphAnalysis } from "../../shared/graph/analyze.ts";
-import type { CompactGraph } from "../../shared/graph/compact.ts";
+import type { Config } from "../../../shared/config/schema.ts";
+import type { GraphAnalysis } from "../../../shared/graph/analyze.ts";
+import type { CompactGraph } from "../../../shared/graph/compact.ts";
 import {
   analyzeCompactSteps,
   asGraphAnalysis,
   type CompactAnalysis,
   releaseAnalysis,
-} from "../../shared/graph/compact-analysis.ts";
-import type { Kick } from "../../shared/graph/kicks.ts";
-import { formatInstant, instantMs } from "../../shared/graph/time.ts";
-import { liveHolder, resolveClaims } from "../../shared/idd/claims.ts";
-import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
-import { trustedMarkerAuthors } from "../../shared/idd/trust.ts";
-import { kickReason } from "../../shared/producer/plan.ts";
-import { impactLookup } from "../../shared/queue/impact.ts";
-import { type QueueItem, queueItems } from "../../shared/queue/queue.ts";
+} from "../../../shared/graph/compact-analysis.ts";
+import type { Kick } from "../../../shared/graph/kicks.ts";
+import { formatInstant, instantMs } from "../../../shared/graph/time.ts";
+import { liveHolder, resolveClaims } from "../../../shared/idd/claims.ts";
+import { parseCommentMarker } from "../../../shared/idd/comment-markers.ts";
+import { trustedMarkerAuthors } from "../../../shared/idd/trust.ts";
+import { kickReason } from "../../../shared/producer/plan.ts";
+import { impactLookup } from "../../../shared/queue/impact.ts";
+import { type QueueItem, queueItems } from "../../../shared/queue/queue.ts";
 import type { ClaimsStore } from "./claims-store.ts";
 import type { MarkerCommentRow, RepoStore } from "./repo-store.ts";
 

@@ -1,12 +1,12 @@
-import type { GraphAnalysis } from "../../shared/graph/analyze.ts";
-import type { CompactGraph } from "../../shared/graph/compact.ts";
+import type { GraphAnalysis } from "../../../shared/graph/analyze.ts";
+import type { CompactGraph } from "../../../shared/graph/compact.ts";
 import {
   analyzeCompactSteps,
   asGraphAnalysis,
   type CompactAnalysis,
   releaseAnalysis,
   renderCompactScan,
-} from "../../shared/graph/compact-analysis.ts";
+} from "../../../shared/graph/compact-analysis.ts";
 import {
   blockedPage,
   byNumberPage,
@@ -16,10 +16,10 @@ import {
   type Page,
   type PageCursor,
   readyPage,
-} from "../../shared/graph/pages.ts";
-import type { IssueRef } from "../../shared/graph/refs.ts";
-import type { ScanResult } from "../../shared/graph/scan.ts";
-import { formatInstant, HOUR_MS } from "../../shared/graph/time.ts";
+} from "../../../shared/graph/pages.ts";
+import type { IssueRef } from "../../../shared/graph/refs.ts";
+import type { ScanResult } from "../../../shared/graph/scan.ts";
+import { formatInstant, HOUR_MS } from "../../../shared/graph/time.ts";
 import type { RepoStore } from "./repo-store.ts";
 
 /** One analysis of the stored graph, kept until the graph (or the producer watermark) moves. */

@@ -1,5 +1,5 @@
-import type { CompactGraph } from "../../shared/graph/compact.ts";
-import { decodeRef } from "../../shared/ingest/merge.ts";
+import type { CompactGraph } from "../../../shared/graph/compact.ts";
+import { decodeRef } from "../../../shared/ingest/merge.ts";
 import type {
   BlockerRow,
   CommentRow,
@@ -12,12 +12,12 @@ import type {
   RowKeys,
   RowWrite,
   StoredRows,
-} from "../../shared/ingest/merge-event.ts";
-import { encodeRequires, requiresOf } from "../../shared/queue/requires.ts";
-import type { RetentionCutoffs } from "../../shared/schedule/retention.ts";
+} from "../../../shared/ingest/merge-event.ts";
+import { encodeRequires, requiresOf } from "../../../shared/queue/requires.ts";
+import type { RetentionCutoffs } from "../../../shared/schedule/retention.ts";
 import type { MarkerCommentRow } from "./graph-reads.ts";
-import { keyChunks, rowsByKey, tupleChunks } from "./json-batches.ts";
-import type { Sql } from "./sql.ts";
+import { keyChunks, rowsByKey, tupleChunks } from "../json-batches.ts";
+import type { Sql } from "../sql.ts";
 
 /** The answer for keys with no rows: one shared empty list, never written to. */
 const NO_ROWS: readonly never[] = Object.freeze([]);

@@ -1,5 +1,5 @@
-import type { LabelChange } from "../../shared/producer/plan.ts";
-import type { Sql } from "./sql.ts";
+import type { LabelChange } from "../../../shared/producer/plan.ts";
+import type { Sql } from "../sql.ts";
 
 export interface LabelOp extends LabelChange {
   action: "add" | "remove";

@@ -1,11 +1,11 @@
-import type { LabelNames } from "../../shared/config/schema.ts";
-import { CompactGraph } from "../../shared/graph/compact.ts";
-import type { IssueRef } from "../../shared/graph/refs.ts";
-import type { Snapshot, SnapshotIssue } from "../../shared/graph/snapshot.ts";
-import { instantMs } from "../../shared/graph/time.ts";
-import { decodeRef } from "../../shared/ingest/merge.ts";
-import { decodeRequires } from "../../shared/queue/requires.ts";
-import type { Sql } from "./sql.ts";
+import type { LabelNames } from "../../../shared/config/schema.ts";
+import { CompactGraph } from "../../../shared/graph/compact.ts";
+import type { IssueRef } from "../../../shared/graph/refs.ts";
+import type { Snapshot, SnapshotIssue } from "../../../shared/graph/snapshot.ts";
+import { instantMs } from "../../../shared/graph/time.ts";
+import { decodeRef } from "../../../shared/ingest/merge.ts";
+import { decodeRequires } from "../../../shared/queue/requires.ts";
+import type { Sql } from "../sql.ts";
 
 export type MarkerCommentRow = {
   id: number;

@@ -12,11 +12,11 @@ import {
   externalEventsFor,
   queueNotices,
   withoutDelivered,
-} from "../../shared/ingest/cross-repo.ts";
-import type { Env } from "../env.ts";
-import { directory } from "./directory-object.ts";
+} from "../../../shared/ingest/cross-repo.ts";
+import type { Env } from "../../env.ts";
+import { directory } from "../directory/directory-object.ts";
 import type { RepoIdentity, RepoStore } from "./repo-store.ts";
-import type { Schedules } from "./schedules.ts";
+import type { Schedules } from "./schedules-store.ts";
 
 export type { CrossRepoDelivery, CrossRepoNotice };
 

@@ -1,5 +1,5 @@
-import type { CrossRepoNotice } from "../../shared/ingest/cross-repo.ts";
-import type { Sql } from "./sql.ts";
+import type { CrossRepoNotice } from "../../../shared/ingest/cross-repo.ts";
+import type { Sql } from "../sql.ts";
 
 export interface Watermarks {
   /** Time of the last webhook delivery applied. */
