@@ -4,8 +4,8 @@
 // the shards hold every entry stored before they existed; that fact only ever becomes true, so
 // each isolate remembers it (nothing that can go stale is cached here).
 import type { Env } from "../../env.ts";
-import { type DirectoryEntry, directory } from "./directory-object.ts";
 import { idShardKey, nameShardKey, shard } from "../names/name-object.ts";
+import { type DirectoryEntry, directory } from "./directory-object.ts";
 
 let shardsComplete = false;
 

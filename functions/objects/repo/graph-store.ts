@@ -15,9 +15,9 @@ import type {
 } from "../../../shared/ingest/merge-event.ts";
 import { encodeRequires, requiresOf } from "../../../shared/queue/requires.ts";
 import type { RetentionCutoffs } from "../../../shared/schedule/retention.ts";
-import type { MarkerCommentRow } from "./graph-reads.ts";
 import { keyChunks, rowsByKey, tupleChunks } from "../json-batches.ts";
 import type { Sql } from "../sql.ts";
+import type { MarkerCommentRow } from "./graph-reads.ts";
 
 /** The answer for keys with no rows: one shared empty list, never written to. */
 const NO_ROWS: readonly never[] = Object.freeze([]);

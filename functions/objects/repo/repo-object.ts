@@ -31,6 +31,7 @@ import {
   installationCovers,
   installationOnGitHub,
 } from "../../installation-check.ts";
+import { directory, type RepoStatus } from "../directory/directory-object.ts";
 import { refreshConfig } from "./config-sync.ts";
 import {
   type CrossRepoDelivery,
@@ -38,7 +39,6 @@ import {
   receiveNotices,
   recordStateChanges,
 } from "./cross-repo.ts";
-import { directory, type RepoStatus } from "../directory/directory-object.ts";
 import { type FencedOp, fencedWrite } from "./fenced-write.ts";
 import {
   type ClaimRequest,

@@ -5,16 +5,16 @@ import type { Snapshot } from "../../../shared/graph/snapshot.ts";
 import type { GraphEvent } from "../../../shared/ingest/events.ts";
 import { mergeEvent, rowsTouched } from "../../../shared/ingest/merge-event.ts";
 import type { RetentionCutoffs } from "../../../shared/schedule/retention.ts";
+import { type AuditDetail, type AuditEntry, Journal } from "../journal-store.ts";
+import { migrate, type Sql, sqlTag } from "../sql.ts";
 import { ClaimsStore } from "./claims-store.ts";
 import { GraphReads, type MarkerCommentRow } from "./graph-reads.ts";
 import { GraphStore } from "./graph-store.ts";
-import { type AuditDetail, type AuditEntry, Journal } from "../journal-store.ts";
 import { type MetaKey, MetaStore, type RepoIdentity, type Watermarks } from "./meta-store.ts";
 import { Outbox } from "./outbox-store.ts";
 import { type ReconcileProgress, ReconcileProgressStore } from "./reconcile-progress-store.ts";
 import { REPO_MIGRATIONS } from "./repo-schema.ts";
 import { Schedules } from "./schedules-store.ts";
-import { migrate, type Sql, sqlTag } from "../sql.ts";
 
 export type { AuditDetail, MarkerCommentRow, RepoIdentity, Watermarks };
 

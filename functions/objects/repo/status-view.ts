@@ -7,9 +7,9 @@ import { DAY_MS, formatInstant } from "../../../shared/graph/time.ts";
 import { drawPicture } from "../../../shared/status/picture.ts";
 import { choosePicture } from "../../../shared/status/picture-compact.ts";
 import type { StatusRead } from "../../../shared/status/view.ts";
+import type { AuditEntry } from "../journal-store.ts";
 import type { Fleet } from "./fleet.ts";
 import type { GraphScans } from "./graph-scans.ts";
-import type { AuditEntry } from "../journal-store.ts";
 import type { RepoStore } from "./repo-store.ts";
 
 /** What the page reads (shared/status/view.ts `StatusRead`), with the audit entries as stored. */
