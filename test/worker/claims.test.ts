@@ -317,7 +317,7 @@ describe("IDD interop", () => {
     expect(await labelsOf(repo, 1)).toContain("agent:processing");
     // The label went on 25 minutes ago (the lock TTL is 30): it is due for renewal.
     await runInDurableObject(stub, (o: RepoObject) => {
-      o.fleet.claims.setProcessingMs(1, Date.now() - 25 * 60_000);
+      o.store.claims.setProcessingMs(1, Date.now() - 25 * 60_000);
       o.schedules.at("fleet", Date.now());
     });
     await settleAll(stub);
@@ -328,7 +328,7 @@ describe("IDD interop", () => {
     expect(await labelsOf(repo, 1)).toContain("agent:processing");
     const processingMs = await runInDurableObject(
       stub,
-      (o: RepoObject) => o.fleet.claims.fleet(1).processingMs,
+      (o: RepoObject) => o.store.claims.fleet(1).processingMs,
     );
     expect(processingMs).toBeGreaterThan(Date.now() - 60_000);
     expect((await stub.heartbeat(1, g)).status).toBe(200);
@@ -493,7 +493,8 @@ describe("fenced writes and renames", () => {
     const { stub, installationId } = await install({ repo: name, issues: [ready(1)] });
     const fence = (({ claimId, fence }) => ({ claimId, fence }))((await grant(stub, 1, "a")).body);
     const result = await runInDurableObject(stub, async (o: RepoObject) => {
-      const object = o as unknown as { installation(): unknown };
+      // The object's context (functions/objects/repo/context.ts) holds its way to the installation.
+      const object = (o as unknown as { c: { installation(): unknown } }).c;
       const real = object.installation() as {
         reserveWrites(n: number): Promise<unknown>;
         tokenCacheGet(key: string): Promise<string | undefined>;
@@ -526,13 +527,15 @@ describe("fenced writes and renames", () => {
     await runInDurableObject(stub, (o: RepoObject) => learnRename(o, `${name}-old`));
     // A caller that read the name before the rename (the defect this guards against).
     const result = await runInDurableObject(stub, (o: RepoObject) =>
-      fencedWrite(o.fleet, o.store, {
+      fencedWrite(o.claims, o.views, o.store, {
         number: 1,
         request: fence,
         op: { kind: "comment", body: "sent by the old name" },
         fullName: () => name,
         client: () =>
-          (o as unknown as { client(operation: string): GitHubClient }).client("stale name"),
+          (o as unknown as { c: { client(operation: string): GitHubClient } }).c.client(
+            "stale name",
+          ),
         installation: { reserveWrites: (n: number) => ({ granted: n, retryAtMs: null }) },
         now: () => Date.now(),
       }),

@@ -221,7 +221,7 @@ describe("fleet simulation", () => {
                 now += o.ms;
                 break;
               case "alarm":
-                await runInDurableObject(stub, (obj: RepoObject) => obj.fleet.runExpiry(now));
+                await runInDurableObject(stub, (obj: RepoObject) => obj.claims.runExpiry(now));
                 break;
               case "evict":
                 await evictDurableObject(stub);
@@ -261,8 +261,8 @@ describe("fleet simulation", () => {
             // The claim ends the claims due by `now` first, and the last of them can dead-letter
             // the issue: read its row as the claim will see it.
             const fleet = await runInDurableObject(stub, (o: RepoObject) => {
-              o.fleet.runExpiry(now);
-              return o.fleet.claims.fleet(number);
+              o.claims.runExpiry(now);
+              return o.store.claims.fleet(number);
             });
             const r = await stub.claim(number, { agentId: "auditor" }, now);
             if (fleet.stuck) expect(r.body).toMatchObject({ reason: "stuck" });

@@ -262,13 +262,13 @@ describe("graph API pages", () => {
       const ready = { labels: ["agent:ready"] };
       o.store.apply([1, 2, 3].map((n) => ({ type: "issue" as const, issue: issue(n, ready) })));
       const scan = o.scans.current(NOW_MS);
-      const view = o.fleet.queueView(NOW_MS);
+      const view = o.views.current(NOW_MS);
       const retitle = (n: number, title: string, at: string) =>
         o.store.apply([{ type: "issue", issue: issue(n, { ...ready, title, updatedAt: at }) }]);
       expect(retitle(2, "Renamed", "2026-11-28T01:00:00Z")).not.toEqual([]);
       expect(o.scans.current(NOW_MS)).toBe(scan);
-      expect(o.fleet.queueView(NOW_MS)).toBe(view);
-      const queued = o.fleet.queue({ limit: 10 }, NOW_MS).body as {
+      expect(o.views.current(NOW_MS)).toBe(view);
+      const queued = o.views.answer({ limit: 10 }, NOW_MS).body as {
         items: Array<{ number: number; title: string }>;
       };
       expect(queued.items.map((i) => [i.number, i.title])).toEqual([
@@ -282,7 +282,7 @@ describe("graph API pages", () => {
       o.store.prune(retentionCutoffs(NOW_MS));
       o.scans.current(NOW_MS);
       retitle(3, "Renamed after the prune", "2026-11-28T01:30:00Z");
-      const afterPrune = o.fleet.queue({ limit: 10 }, NOW_MS).body as typeof queued;
+      const afterPrune = o.views.answer({ limit: 10 }, NOW_MS).body as typeof queued;
       expect(afterPrune.items.find((i) => i.number === 3)?.title).toBe("Renamed after the prune");
 
       // A retitling landing in a pause does not void a scan in the making: one attempt's pauses.
@@ -322,7 +322,7 @@ describe("graph API pages", () => {
       const closed = o.scans.current(NOW_MS);
       expect(closed).not.toBe(relabelled);
       expect(closed.result.ready).toEqual([1, 3, 4, 5]);
-      const before = o.fleet.queueView(NOW_MS);
+      const before = o.views.current(NOW_MS);
       o.store.apply([
         {
           type: "issue",
@@ -334,7 +334,7 @@ describe("graph API pages", () => {
         },
       ]);
       expect(o.scans.current(NOW_MS)).not.toBe(closed);
-      const after = o.fleet.queueView(NOW_MS);
+      const after = o.views.current(NOW_MS);
       expect(after).not.toBe(before);
       expect(compactOf(before.analysis)?.flags.length).toBe(0);
       expect(compactOf(after.analysis)?.flags.length).toBeGreaterThan(0);
@@ -584,7 +584,7 @@ describe("queue view made in steps", () => {
         })),
       );
       let pauses = 0;
-      await o.fleet.prepareQueueView(NOW_MS, async () => {
+      await o.views.prepare(NOW_MS, async () => {
         pauses += 1;
         if (pauses === 2) {
           o.store.apply([{ type: "issue", issue: issue(4, { labels: ["agent:ready"] }) }]);
@@ -592,12 +592,12 @@ describe("queue view made in steps", () => {
       });
       expect(pauses).toBeGreaterThan(4);
       // Kept for the graph as it is now: the synchronous read takes it as it is.
-      const kept = (o.fleet as unknown as { view: { version: number } | null }).view;
+      const kept = (o.views as unknown as { view: { version: number } | null }).view;
       expect(kept?.version).toBe(o.store.rulesVersion);
-      const prepared = o.fleet.queueView(NOW_MS);
+      const prepared = o.views.current(NOW_MS);
       expect(prepared).toBe(kept);
       expect(prepared.items.map((i) => i.number)).toEqual([1, 2, 3, 4]);
-      expect(prepared.items).toEqual(buildQueueView(o.store, o.fleet.claims, NOW_MS).items);
+      expect(prepared.items).toEqual(buildQueueView(o.store, o.store.claims, NOW_MS).items);
     });
   });
 
@@ -608,7 +608,7 @@ describe("queue view made in steps", () => {
       o.store.apply(
         Array.from({ length: 1_500 }, (_, i) => ({ type: "issue" as const, issue: issue(i + 1) })),
       );
-      const steps = () => buildQueueViewSteps(o.store, o.fleet.claims, NOW_MS);
+      const steps = () => buildQueueViewSteps(o.store, o.store.claims, NOW_MS);
       let count = 0;
       for (const whole = steps(); !whole.next().done; ) count += 1;
       // Stopped at its last pause: the analysis is done, the view is not.

@@ -59,7 +59,7 @@ describe("retention", () => {
         installationId: 777,
         status: "active",
       });
-      const claims = o.fleet.claims;
+      const claims = o.store.claims;
       // Two failed attempts on #3 (not stuck: the default dead letter is at 3): they must stay.
       for (const [i, outcome] of (["failed", "abandoned"] as const).entries()) {
         const fence = claims.nextFence();
@@ -156,7 +156,7 @@ describe("retention", () => {
         oldestDelivery: one(`SELECT MIN(received_ms) AS n FROM deliveries`),
         absentEdges: one(`SELECT COUNT(*) AS n FROM blockers WHERE present = 0`),
         doneClaims: one(`SELECT COUNT(*) AS n FROM claims WHERE outcome = 'done'`),
-        attempts: o.fleet.claims.attempts(3, 0).length,
+        attempts: o.store.claims.attempts(3, 0).length,
         external: sql
           .exec<{ ref: string }>(`SELECT ref FROM external`)
           .toArray()
@@ -282,9 +282,9 @@ describe("uninstall", () => {
       o.store.outbox.enqueue(1, [
         { number: 1, label: "agent:ready", action: "remove", reason: "test" },
       ]);
-      o.fleet.claims.recordIdempotent("k", "sy-x", 1, true, now);
-      o.fleet.claims.setTrust("alice", true, now);
-      o.fleet.claims.setFlag(2, "doneSuppressed", true);
+      o.store.claims.recordIdempotent("k", "sy-x", 1, true, now);
+      o.store.claims.setTrust("alice", true, now);
+      o.store.claims.setFlag(2, "doneSuppressed", true);
       o.createKey({
         id: "key-1",
         name: "ci",
@@ -336,7 +336,7 @@ describe("uninstall", () => {
 
     // The fencing counter stays: after a reinstall, fences go on from where they were.
     const current = await runInDurableObject(stub, (o: RepoObject) =>
-      o.fleet.claims.currentFence(),
+      o.store.claims.currentFence(),
     );
     expect(current).toBeGreaterThanOrEqual(fence);
   });

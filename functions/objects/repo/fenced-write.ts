@@ -10,7 +10,9 @@ import {
   createIssue,
   removeLabel,
 } from "../../../shared/github/writes.ts";
-import type { FenceRequest, Fleet, FleetResult } from "./fleet.ts";
+import type { Claims } from "./claims.ts";
+import type { FenceRequest, FleetResult } from "./fleet-api.ts";
+import type { QueueViews } from "./queue.ts";
 import type { RepoStore } from "./repo-store.ts";
 
 /** The GitHub writes a claim holder may ask switchyard to make (spec 6.4, fenced writes). */
@@ -64,17 +66,17 @@ type Idempotency =
  * Takes a sub-issue request's idempotency key (per parent issue) synchronously, before any
  * await, so a retry racing the first request finds it and never opens a second issue.
  */
-function takeKey(fleet: Fleet, store: RepoStore, call: Call): Idempotency {
+function takeKey(store: RepoStore, call: Call): Idempotency {
   const { op, number } = call;
   if (op.kind !== "sub-issue" || op.idempotencyKey === undefined) return { kind: "none" };
   const key = `${number}:${op.idempotencyKey}`;
   const nowMs = call.now();
   return store.transaction((): Idempotency => {
-    const row = fleet.claims.idempotent(key);
+    const row = store.claims.idempotent(key);
     if (row?.linked && row.number !== null) return { kind: "done", number: row.number };
     if (row?.number != null) return { kind: "opened", key, number: row.number };
     if (row !== undefined && nowMs - row.createdMs <= IN_FLIGHT_MS) return { kind: "in-flight" };
-    fleet.claims.recordIdempotent(key, call.request.claimId, null, false, nowMs);
+    store.claims.recordIdempotent(key, call.request.claimId, null, false, nowMs);
     return { kind: "fresh", key };
   });
 }
@@ -84,23 +86,24 @@ function takeKey(fleet: Fleet, store: RepoStore, call: Call): Idempotency {
  * before calling GitHub, then writes with the App's token. A stale fence writes nothing.
  */
 export async function fencedWrite(
-  fleet: Fleet,
+  claims: Claims,
+  views: QueueViews,
   store: RepoStore,
   call: Call,
 ): Promise<FleetResult> {
   const { number, request, op } = call;
-  if (!fleet.currentClaim(number, request, call.now())) return staleFence;
+  if (!claims.current(number, request, call.now())) return staleFence;
   const problem = fencedWriteProblem(op, {
     labels: store.config().labels,
     issueLabels: store.issueLabels(number) ?? [],
   });
   if (problem) return { status: problem.status, body: problem.body };
 
-  const idem = takeKey(fleet, store, call);
+  const idem = takeKey(store, call);
   if (idem.kind === "done") {
     return {
       status: 201,
-      body: { number: idem.number, url: fleet.issueUrl(idem.number), created: false },
+      body: { number: idem.number, url: views.issueUrl(idem.number), created: false },
     };
   }
   if (idem.kind === "in-flight") {
@@ -115,7 +118,7 @@ export async function fencedWrite(
   }
   // Gives an unused key back when the request stops before opening its issue.
   const release = <T>(result: T): T => {
-    if (idem.kind === "fresh") store.transaction(() => fleet.claims.forgetIdempotent(idem.key));
+    if (idem.kind === "fresh") store.transaction(() => store.claims.forgetIdempotent(idem.key));
     return result;
   };
 
@@ -138,7 +141,7 @@ export async function fencedWrite(
     }
   }
   // The budget wait let other requests in: the claim must still be the live one.
-  if (!fleet.currentClaim(number, request, call.now())) return release(staleFence);
+  if (!claims.current(number, request, call.now())) return release(staleFence);
 
   // Name and client read together, after the last wait: the client sends requests naming its
   // repository's current name by id (and refuses writes naming any other), so a rename during
@@ -181,20 +184,20 @@ export async function fencedWrite(
           childId = created.id;
           if (idem.kind === "fresh") {
             store.transaction(() =>
-              fleet.claims.recordIdempotent(idem.key, request.claimId, child, false, Date.now()),
+              store.claims.recordIdempotent(idem.key, request.claimId, child, false, Date.now()),
             );
           }
         }
         await addSubIssue(client, repo, number, child, childId === undefined ? {} : { childId });
         if (idem.kind !== "none") {
           store.transaction(() =>
-            fleet.claims.recordIdempotent(idem.key, request.claimId, child, true, Date.now()),
+            store.claims.recordIdempotent(idem.key, request.claimId, child, true, Date.now()),
           );
         }
         audit(store, call, { child });
         return {
           status: 201,
-          body: { number: child, url: fleet.issueUrl(child), created: idem.kind !== "opened" },
+          body: { number: child, url: views.issueUrl(child), created: idem.kind !== "opened" },
         };
       }
     }

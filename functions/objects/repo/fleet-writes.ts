@@ -1,4 +1,5 @@
 import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
+import { nextOwedWrite } from "../../../shared/claims/owed.ts";
 import { stuckComment } from "../../../shared/claims/rules.ts";
 import type { LabelNames } from "../../../shared/config/schema.ts";
 import type { GitHubClient } from "../../../shared/github/client.ts";
@@ -7,7 +8,9 @@ import { addLabels, createComment, removeLabel } from "../../../shared/github/wr
 import { formatInstant } from "../../../shared/graph/time.ts";
 import { renderClaimedBy, renderUnclaimedBy } from "../../../shared/idd/comment-markers.ts";
 import { truncateToSecond } from "../../../shared/idd/timestamp.ts";
-import { Fleet, type FleetWrite } from "./fleet.ts";
+import type { Claims } from "./claims.ts";
+import type { FleetWrite } from "./fleet-api.ts";
+import type { RepoStore } from "./repo-store.ts";
 import type { Schedules } from "./schedules-store.ts";
 
 export interface FleetWriteContext {
@@ -19,6 +22,113 @@ export interface FleetWriteContext {
   labels: () => LabelNames;
   stillActive: (generation: number) => boolean;
   generation: number;
+}
+
+/**
+ * The writes switchyard owes GitHub for the fleet (IDD mirror markers, the processing label,
+ * ready-label removals, the dead letter's label and comment), as rows the alarm's `fleet`
+ * schedule performs (`flushFleetWrites`). Deciding what is owed is `nextOwedWrite` in
+ * shared/claims/owed.ts.
+ */
+export class OwedWrites {
+  private readonly store: RepoStore;
+  private readonly claims: Claims;
+
+  constructor(store: RepoStore, claims: Claims) {
+    this.store = store;
+    this.claims = claims;
+  }
+
+  /**
+   * The next write switchyard owes GitHub for the fleet, or null (with the time a processing
+   * label is due for renewal, if one is). Writes that became pointless meanwhile are dropped
+   * here, which is what makes them coalesce: a claim granted and released between two flushes
+   * posts nothing.
+   */
+  next(nowMs: number): { write: FleetWrite | null; renewAtMs: number | null } {
+    const rows = this.store.claims;
+    return this.store.transaction(() => {
+      this.claims.expireDue(nowMs);
+      const live = new Set(rows.live(nowMs).map((c) => c.number));
+      const issues = new Map(rows.fleetRows().map((f) => [f.number, f]));
+      for (const n of live) if (!issues.has(n)) issues.set(n, rows.fleet(n));
+      const decision = nextOwedWrite({
+        nowMs,
+        config: this.store.config(),
+        claims: rows.markersDue(),
+        live,
+        issues: [...issues.values()],
+        labelsOf: (n) => this.store.issueLabels(n),
+      });
+      for (const claimId of decision.skipMarkers) rows.setMarker(claimId, "skip");
+      for (const { number, flag } of decision.settled) rows.setFlag(number, flag, false);
+      const write = decision.write;
+      if (write?.kind === "stuck-comment") {
+        const fleet = rows.fleet(write.number);
+        return {
+          write: { ...write, attempts: rows.attempts(write.number, fleet.resetFence) },
+          renewAtMs: decision.renewAtMs,
+        };
+      }
+      return { write: write as FleetWrite | null, renewAtMs: decision.renewAtMs };
+    });
+  }
+
+  /** Records a write GitHub accepted (or refused for good), so it is never owed again. */
+  done(write: FleetWrite, nowMs: number, dropped: string | null = null): void {
+    const rows = this.store.claims;
+    const labels = this.store.config().labels;
+    this.store.transaction(() => {
+      switch (write.kind) {
+        case "claimed-marker":
+          rows.setMarker(write.claim.claimId, "posted");
+          break;
+        case "unclaimed-marker":
+          rows.setMarker(write.claim.claimId, "released");
+          break;
+        case "processing-add":
+        case "processing-renew":
+          rows.setFlag(write.number, "processing", true);
+          rows.setProcessingMs(write.number, nowMs);
+          if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.processing, "add");
+          break;
+        case "processing-remove":
+          rows.setFlag(write.number, "processing", false);
+          rows.setProcessingMs(write.number, null);
+          if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.processing, "remove");
+          break;
+        case "remove-ready":
+          rows.setFlag(write.number, "removeReady", false);
+          if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.ready, "remove");
+          break;
+        case "add-ready":
+          rows.setFlag(write.number, "addReady", false);
+          if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.ready, "add");
+          break;
+        case "stuck-label":
+          rows.setFlag(write.number, "stuckLabeled", true);
+          rows.setStuckMs(write.number, nowMs);
+          if (!dropped) this.store.applyOwnLabelWrite(write.number, labels.stuck, "add");
+          break;
+        case "stuck-comment":
+          rows.setFlag(write.number, "stuckCommented", true);
+          break;
+      }
+      const number = "claim" in write ? write.claim.number : write.number;
+      this.store.audit(
+        dropped ? "fleet-write-dropped" : "fleet-write",
+        { kind: write.kind, number, ...(dropped ? { error: dropped } : {}) },
+        nowMs,
+      );
+    });
+  }
+
+  /** Same write still owed? (It may have become pointless while the budget was reserved.) */
+  static same(a: FleetWrite | null, b: FleetWrite): boolean {
+    if (a === null || a.kind !== b.kind) return false;
+    if ("claim" in a && "claim" in b) return a.claim.claimId === b.claim.claimId;
+    return "number" in a && "number" in b && a.number === b.number;
+  }
 }
 
 /** How many writes one alarm run performs at most before yielding to the next. */
@@ -89,10 +199,10 @@ async function perform(
  * the installation's write budget (shared with the producer, on a queue of its own so neither
  * waits behind the other). What became pointless while waiting is never written.
  */
-export async function flushFleetWrites(fleet: Fleet, ctx: FleetWriteContext): Promise<void> {
+export async function flushFleetWrites(owed: OwedWrites, ctx: FleetWriteContext): Promise<void> {
   for (let i = 0; i < WRITES_PER_RUN; i++) {
     if (!ctx.stillActive(ctx.generation)) return;
-    const { write, renewAtMs } = fleet.nextWrite(Date.now());
+    const { write, renewAtMs } = owed.next(Date.now());
     if (write === null) {
       if (renewAtMs !== null) ctx.schedules.at("fleet", renewAtMs);
       return;
@@ -106,20 +216,20 @@ export async function flushFleetWrites(fleet: Fleet, ctx: FleetWriteContext): Pr
     if (!ctx.stillActive(ctx.generation)) return;
     // What is owed now: a release while waiting for the budget may have made `write` pointless;
     // the room reserved goes to whatever is owed instead, if it fits.
-    const current = fleet.nextWrite(Date.now()).write;
+    const current = owed.next(Date.now()).write;
     if (current === null) return;
-    const next = Fleet.sameWrite(current, write) || costOf(current) <= cost ? current : null;
+    const next = OwedWrites.same(current, write) || costOf(current) <= cost ? current : null;
     if (next === null) continue;
     // Name and client read together, after the budget wait: both address this repository now.
     const repo = ctx.fullName();
     const client = ctx.client();
     try {
       await perform(next, client, repo, ctx.labels());
-      fleet.writeDone(next, Date.now());
+      owed.done(next, Date.now());
     } catch (error) {
       if (isRetryable(error)) throw error;
       // GitHub will never accept it (the issue is gone, say): drop it rather than wedge the queue.
-      fleet.writeDone(next, Date.now(), error instanceof Error ? error.message : String(error));
+      owed.done(next, Date.now(), error instanceof Error ? error.message : String(error));
     }
   }
   ctx.schedules.at("fleet", Date.now());

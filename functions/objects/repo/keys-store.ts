@@ -9,7 +9,7 @@ import {
   shouldRecordUse,
 } from "../../../shared/auth/keys.ts";
 import type { KeySummary } from "../../../shared/auth/schemas.ts";
-import { type Sql, sqlTag } from "../sql.ts";
+import type { Sql } from "../sql.ts";
 
 type KeyRow = {
   id: string;
@@ -45,8 +45,8 @@ export class KeysStore {
   private readonly sql: Sql;
 
   /** Expects the schema migrated (RepoStore's constructor runs the migrations). */
-  constructor(storage: DurableObjectStorage) {
-    this.sql = sqlTag(storage.sql);
+  constructor(sql: Sql) {
+    this.sql = sql;
   }
 
   create(key: NewKey): KeySummary {

@@ -4,9 +4,12 @@ import { addLabels, removeLabel } from "../../../shared/github/writes.ts";
 import { formatInstant, instantMs } from "../../../shared/graph/time.ts";
 import { planFromAnalysis } from "../../../shared/producer/plan.ts";
 import { writeFailureVerdict } from "../../../shared/producer/write-failure.ts";
+import { producerDueMs, producerWindowMs } from "../../../shared/schedule/policy.ts";
+import type { RepoContext } from "./context.ts";
 import { GraphScans } from "./graph-scans.ts";
 import type { ProducerRun } from "./meta-store.ts";
 import { type LabelOp, type ParkedWrite, writeKey } from "./outbox-store.ts";
+import { pause } from "./pause.ts";
 import type { RepoStore } from "./repo-store.ts";
 
 export type { LabelOp };
@@ -271,5 +274,56 @@ export class Producer {
     if (finished === null) return abandon();
     result.left = finished;
     return result;
+  }
+}
+
+// --- the producer in its RepoObject: when it runs, and the `producer` and `outbox` schedules ---
+
+/** When the producer should run for a change learned at `atMs` (shared/schedule/policy.ts). */
+export function producerDue(c: RepoContext, atMs: number): number {
+  // Closes learned past the producer watermark are kicks waiting to be materialized.
+  const kicksOwed = (c.store.meta.get("closedSeq") ?? 0) > c.store.watermarks().producer.seq;
+  return producerDueMs(
+    atMs,
+    c.lastProducerRunMs,
+    producerWindowMs(c.envMs("PRODUCER_DEBOUNCE_MS", 2_000), kicksOwed),
+  );
+}
+
+/**
+ * The `producer` schedule: plan from the scan of the stored graph, refresh the fleet's queue
+ * view, and send the plan's label writes. Each analysis is made in steps, webhooks between.
+ */
+export async function runProducer(c: RepoContext, nowMs: number): Promise<void> {
+  c.lastProducerRunMs = nowMs;
+  if (c.archived()) return; // read-only on GitHub: nothing to plan for
+  // After a start, the graph is read from the tables a chunk at a time, webhooks between.
+  await c.store.prepareGraph(pause);
+  // The scan is made in steps too; the plan below reads it (unless a change voided it).
+  await c.scans.prepare(nowMs, pause);
+  c.producer.plan(nowMs);
+  // The queue view is a second analysis: made in steps too, webhooks between.
+  await c.views.prepare(nowMs, pause);
+  // Notices a stuck label taken off by hand and asks for whatever fleet writes it implies.
+  c.views.current(nowMs);
+  if (c.producer.pending().length > 0) await flushOutbox(c);
+}
+
+/** The `outbox` schedule: sends queued label writes, each within the installation's write budget. */
+export async function flushOutbox(c: RepoContext): Promise<void> {
+  if (c.archived() || c.producer.pending().length === 0) return;
+  const client = c.client(`apply the agent:ready plan of ${c.store.identity()?.fullName}`);
+  const installation = c.installation();
+  const result = await c.producer.flush(client, () => installation.reserveWrites(1), Date.now);
+  // Suspended, removed or replaced meanwhile: the run's kicks are planned again later.
+  if (result.stopped) return;
+  // Retried with the schedule's backoff; after MAX_WRITE_ATTEMPTS the write is parked.
+  if (result.failed) throw result.failed;
+  if (result.left > 0) {
+    // Over budget (or stopped): the writes wait for room, they are not dropped.
+    c.schedules.at("outbox", result.retryAtMs ?? Date.now() + 60_000);
+  } else {
+    // The run is complete; plan again for whatever changed while it was writing.
+    c.schedules.at("producer", Date.now());
   }
 }

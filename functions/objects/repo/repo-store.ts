@@ -10,6 +10,7 @@ import { migrate, type Sql, sqlTag } from "../sql.ts";
 import { ClaimsStore } from "./claims-store.ts";
 import { GraphReads, type MarkerCommentRow } from "./graph-reads.ts";
 import { GraphStore } from "./graph-store.ts";
+import { KeysStore } from "./keys-store.ts";
 import { type MetaKey, MetaStore, type RepoIdentity, type Watermarks } from "./meta-store.ts";
 import { Outbox } from "./outbox-store.ts";
 import { type ReconcileProgress, ReconcileProgressStore } from "./reconcile-progress-store.ts";
@@ -28,7 +29,7 @@ const EMPTY_WATERMARKS: Watermarks = {
 /**
  * The RepoObject's storage: one transaction boundary over the table-family stores, each the
  * only code that runs SQL on its tables (meta-store, graph-store, graph-reads, journal-store,
- * outbox-store; claims-store, keys-store and schedules for the fleet and the alarm). How events
+ * outbox-store; claims-store, keys-store and schedules-store for the fleet and the alarm). How events
  * change the graph is decided by shared/ingest/merge-event.ts; this facade only wires.
  */
 export class RepoStore {
@@ -38,12 +39,14 @@ export class RepoStore {
   readonly journal: Journal;
   readonly outbox: Outbox;
   readonly reads: GraphReads;
-  /** The full reconcile in progress (functions/objects/reconcile.ts streams it page by page). */
+  /** The full reconcile in progress (reconcile-fetch.ts streams it page by page). */
   readonly reconcileRuns: ReconcileProgressStore;
   /** The object's schedules, multiplexed on its one alarm. */
   readonly schedules: Schedules;
   /** The fleet tables: claims, the fencing counter, per-issue fleet state, idempotency keys. */
   readonly claims: ClaimsStore;
+  /** Fleet keys, stored as hashes. */
+  readonly keys: KeysStore;
   private readonly graph: GraphStore;
   private readonly storage: DurableObjectStorage;
   private parsedConfig: Config | null = null;
@@ -78,6 +81,7 @@ export class RepoStore {
     this.reconcileRuns = new ReconcileProgressStore(this.sql);
     this.schedules = new Schedules(this.sql, storage);
     this.claims = new ClaimsStore(this.sql);
+    this.keys = new KeysStore(this.sql);
   }
 
   /** A change derived views must see: `rules` false when the analyses still hold (a retitling). */
@@ -452,7 +456,7 @@ export class RepoStore {
   /**
    * Deletes every stored row of these tables (the graph, the outbox, deliveries and audit, meta
    * but the identity and generation): the App was uninstalled or the repository removed from
-   * it. The caller (RepoObject.wipe) wipes the fleet's and the schedules' tables.
+   * it. The caller (lifecycle.ts `wipe`) wipes the fleet's and the schedules' tables.
    */
   wipe(): void {
     this.graph.wipe();

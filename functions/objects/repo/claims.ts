@@ -1,0 +1,299 @@
+import {
+  claimBranch,
+  claimIdFrom,
+  claimTtlMs,
+  countsAsAttempt,
+  fenceIsCurrent,
+  grantDecision,
+  isStuckAfter,
+} from "../../../shared/claims/rules.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
+import type { ClaimRow, ClaimsStore } from "./claims-store.ts";
+import {
+  type ClaimRequest,
+  conflict,
+  type FenceRequest,
+  type FleetResult,
+  notFound,
+  type ReleaseOutcome,
+  staleFence,
+} from "./fleet-api.ts";
+import type { QueueViews } from "./queue.ts";
+import type { RepoStore } from "./repo-store.ts";
+import type { Schedules } from "./schedules-store.ts";
+
+/**
+ * Where claims are granted, heartbeated, released and expired (spec 6.4), each under one
+ * synchronous transaction, so claim-next hands one issue to one agent; the grant rules
+ * themselves are `grantDecision` in shared/claims/rules.ts. Ending claims also keeps the dead
+ * letter and the `done` suppression the producer and the queue read.
+ */
+export class Claims {
+  private readonly store: RepoStore;
+  private readonly rows: ClaimsStore;
+  private readonly schedules: Schedules;
+  private readonly views: QueueViews;
+  private readonly writeDelayMs: () => number;
+  private readonly random: (bytes: number) => Uint8Array;
+
+  constructor(
+    store: RepoStore,
+    schedules: Schedules,
+    views: QueueViews,
+    options: { writeDelayMs: () => number; random?: (bytes: number) => Uint8Array },
+  ) {
+    this.store = store;
+    this.rows = store.claims;
+    this.schedules = schedules;
+    this.views = views;
+    this.writeDelayMs = options.writeDelayMs;
+    this.random = options.random ?? ((n) => crypto.getRandomValues(new Uint8Array(n)));
+    // Closed or reopened: a `done` release no longer keeps the issue out of the queue.
+    store.onStateChange = (number) => {
+      if (this.rows.fleet(number).doneSuppressed) this.liftSuppression([number]);
+    };
+  }
+
+  /** Asks for the fleet writes a change implies (mirror markers, labels), coalesced. */
+  owe(nowMs: number): void {
+    this.schedules.at("fleet", nowMs + this.writeDelayMs());
+  }
+
+  /**
+   * Grants a claim on issue `number`, or on the queue's first available item when `number` is
+   * null (204 when there is none). One synchronous transaction: no other request runs between
+   * choosing the issue, taking the next fence and recording the claim.
+   */
+  grant(number: number | null, request: ClaimRequest, nowMs: number): FleetResult {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const view = this.views.current(nowMs);
+      const config = view.config;
+      const limits = { maxPerAgent: config.claims.maxPerAgent, maxActive: config.claims.maxActive };
+      let target = number;
+      if (target === null) {
+        const agentLive = this.rows.liveCount(nowMs, request.agentId);
+        const repoLive = this.rows.liveCount(nowMs);
+        if (limits.maxPerAgent !== null && agentLive >= limits.maxPerAgent)
+          return conflict("agent-limit", `the agent already holds ${agentLive} live claims`);
+        if (limits.maxActive !== null && repoLive >= limits.maxActive)
+          return conflict("repo-limit", `the repository already has ${repoLive} live claims`);
+        const next = this.views.next(view, request, nowMs);
+        if (next === undefined) return { status: 204 };
+        target = next.number;
+      }
+      const issue = view.analysis.graph.issue(target);
+      const live = this.rows.liveOn(target, nowMs);
+      const idd = view.idd.get(target);
+      const fleet = this.rows.fleet(target);
+      const decision = grantDecision({
+        state: issue?.state,
+        facts: view.analysis.factsOf(target),
+        stuck: fleet.stuck,
+        live: live ? { agentId: live.agentId, expiresAt: formatInstant(live.expiresMs) } : null,
+        idd: idd && idd.staleAtMs > nowMs ? { agentId: idd.agentId, staleAt: idd.staleAt } : null,
+        agentLive: this.rows.liveCount(nowMs, request.agentId),
+        repoLive: this.rows.liveCount(nowMs),
+        limits,
+      });
+      if (!decision.ok) {
+        if (decision.reason === "not-found") return notFound(target);
+        return conflict(decision.reason, decision.message, decision.holder);
+      }
+      const fence = this.rows.nextFence();
+      const claimId = claimIdFrom(this.random(10));
+      const ttlMs = claimTtlMs(request.ttlSeconds, config);
+      const branch = claimBranch(config, target, issue!.title);
+      const expiresMs = nowMs + ttlMs;
+      this.rows.insert({
+        claimId,
+        number: target,
+        agentId: request.agentId,
+        machine: request.machine ?? null,
+        fence,
+        branch,
+        ttlMs,
+        grantedMs: nowMs,
+        expiresMs,
+      });
+      this.store.audit(
+        "claim",
+        {
+          number: target,
+          claimId,
+          fence,
+          agentId: request.agentId,
+          machine: request.machine ?? null,
+        },
+        nowMs,
+      );
+      this.armExpiry();
+      if (config.idd.mirrorClaims) this.owe(nowMs);
+      const item = view.itemOf.get(target);
+      return {
+        status: 201,
+        body: {
+          claimId,
+          fence,
+          expiresAt: formatInstant(expiresMs),
+          branch,
+          issue: {
+            number: target,
+            title: issue!.title,
+            url: this.views.issueUrl(target),
+            ...(item
+              ? {
+                  reason: item.reason,
+                  labels: item.labels,
+                  requires: item.requires,
+                  impact: item.impact,
+                }
+              : {}),
+          },
+        },
+      };
+    });
+  }
+
+  /** The claim `{claimId, fence}` names, if it is issue `number`'s live claim. */
+  current(number: number, request: FenceRequest, nowMs: number): ClaimRow | null {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const claim = this.rows.get(request.claimId);
+      return fenceIsCurrent(claim, request, number, nowMs) ? (claim as ClaimRow) : null;
+    });
+  }
+
+  heartbeat(number: number, request: FenceRequest, nowMs: number): FleetResult {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const claim = this.rows.get(request.claimId);
+      if (!fenceIsCurrent(claim, request, number, nowMs)) return staleFence();
+      const row = claim as ClaimRow;
+      const expiresMs = nowMs + row.ttlMs;
+      this.rows.extend(row.claimId, expiresMs);
+      this.armExpiry();
+      return {
+        status: 200,
+        body: { claimId: row.claimId, fence: row.fence, expiresAt: formatInstant(expiresMs) },
+      };
+    });
+  }
+
+  release(
+    number: number,
+    request: FenceRequest & { outcome: ReleaseOutcome; note?: string },
+    nowMs: number,
+  ): FleetResult {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const claim = this.rows.get(request.claimId);
+      if (!fenceIsCurrent(claim, request, number, nowMs)) return staleFence();
+      this.rows.end(request.claimId, nowMs, request.outcome, request.note ?? null);
+      if (request.outcome === "done") {
+        this.rows.setFlag(number, "doneSuppressed", true);
+        this.rows.setFlag(number, "removeReady", true);
+      }
+      this.afterAttempt(number, request.outcome, nowMs);
+      this.store.audit(
+        "release",
+        {
+          number,
+          claimId: request.claimId,
+          fence: request.fence,
+          outcome: request.outcome,
+          note: request.note ?? null,
+        },
+        nowMs,
+      );
+      this.owe(nowMs);
+      return {
+        status: 200,
+        body: {
+          claimId: request.claimId,
+          fence: request.fence,
+          outcome: request.outcome,
+          releasedAt: formatInstant(nowMs),
+        },
+      };
+    });
+  }
+
+  list(nowMs: number): FleetResult {
+    return {
+      status: 200,
+      body: {
+        claims: this.rows.live(nowMs).map((c) => ({
+          claimId: c.claimId,
+          number: c.number,
+          agentId: c.agentId,
+          machine: c.machine,
+          fence: c.fence,
+          branch: c.branch,
+          grantedAt: formatInstant(c.grantedMs),
+          expiresAt: formatInstant(c.expiresMs),
+        })),
+      },
+    };
+  }
+
+  /** Ends claims past their expiry (a dead claim is dead whether or not the alarm ran). */
+  expireDue(nowMs: number): number {
+    const expired = this.rows.expiredOpen(nowMs);
+    for (const c of expired) {
+      this.rows.end(c.claimId, c.expiresMs, "expired", null);
+      this.store.audit(
+        "claim-expired",
+        { number: c.number, claimId: c.claimId, fence: c.fence, agentId: c.agentId },
+        nowMs,
+      );
+      this.afterAttempt(c.number, "expired", nowMs);
+    }
+    if (expired.length > 0) this.owe(nowMs);
+    return expired.length;
+  }
+
+  /** The alarm's `claims` schedule: end expired claims, then wait for the next expiry. */
+  runExpiry(nowMs: number): void {
+    this.store.transaction(() => this.expireDue(nowMs));
+    this.armExpiry();
+  }
+
+  private afterAttempt(number: number, outcome: "expired" | ReleaseOutcome, nowMs: number): void {
+    if (!countsAsAttempt(outcome)) return;
+    const fleet = this.rows.fleet(number);
+    if (fleet.stuck) return;
+    const attempts = this.rows.attempts(number, fleet.resetFence);
+    if (!isStuckAfter(attempts.length, this.store.config())) return;
+    this.rows.setFlag(number, "stuck", true);
+    this.rows.setFlag(number, "removeReady", true);
+    this.store.audit("stuck", { number, attempts: attempts.length }, nowMs);
+  }
+
+  /** Arms the alarm for the earliest live claim's expiry. */
+  private armExpiry(): void {
+    const next = this.rows.nextExpiryMs();
+    if (next !== null) this.schedules.at("claims", next);
+  }
+
+  /** Issues the producer must not label ready: `done` until kicked, and dead letters. */
+  exclusions(): { suppressed: Set<number>; excluded: Set<number> } {
+    const suppressed = new Set<number>();
+    const excluded = new Set<number>();
+    for (const f of this.rows.fleetRows()) {
+      if (f.doneSuppressed) suppressed.add(f.number);
+      if (f.stuck) excluded.add(f.number);
+    }
+    return { suppressed, excluded };
+  }
+
+  /** A kick targets these issues again: a `done` release no longer keeps them out. */
+  liftSuppression(numbers: Iterable<number>): void {
+    for (const n of numbers) {
+      this.rows.setFlag(n, "doneSuppressed", false);
+      // The `done` release's owed removal of the ready label is moot now: it must not strip the
+      // label the producer puts back for this kick.
+      if (!this.rows.fleet(n).stuck) this.rows.setFlag(n, "removeReady", false);
+    }
+  }
+}

@@ -1,0 +1,84 @@
+import type { RepoContext } from "./context.ts";
+import { type GraphPageRequest, scanOverview, scanPage } from "./graph-scans.ts";
+import { pause } from "./pause.ts";
+
+// `GET /v1/repos/{o}/{r}/graph` on a RepoObject: the scan of the stored graph (spec 3.3), its
+// long lists paged, with what the object knows about itself beside it.
+
+/** How old a graph API scan may be while a full reconcile is in progress (see `readerScan`). */
+const RECONCILING_SCAN_MAX_AGE_MS = 5_000;
+
+/** The graph API lists this many parked writes at most (the most recent), and counts them all. */
+const PARKED_WRITES_SHOWN = 100;
+
+/**
+ * The scan the graph API reads. While a full reconcile streams pages in, every page voids the
+ * kept scan; a scan up to `RECONCILING_SCAN_MAX_AGE_MS` old is shown instead of a new one per
+ * request, so polling readers cannot starve the reconcile (the producer always plans fresh).
+ */
+async function readerScan(c: RepoContext, nowMs: number) {
+  if (c.store.reconcileProgress() !== null) {
+    const recent = c.scans.recent(nowMs, RECONCILING_SCAN_MAX_AGE_MS);
+    if (recent !== null) return recent;
+  }
+  await c.store.prepareGraph(pause);
+  await c.scans.prepare(nowMs, pause);
+  return c.scans.current(nowMs);
+}
+
+/**
+ * Scan output of the stored graph (spec 3.3) plus the watermarks (the read API): `blocked`,
+ * `ready` and `kicks` cut to their first `limit` items (`pages` has each list's total and next
+ * cursor; `graphPage` serves the rest). Kicks are those of the closes learned since the
+ * producer watermark (spec 3.2), the causes the producer plans with: what it will do next, not
+ * what a time window would show. Served from the scan kept since the last graph change.
+ */
+export async function graph(c: RepoContext, nowMs: number, machine?: string, limit?: number) {
+  const scan = await readerScan(c, nowMs);
+  const config = c.store.config();
+  const watermarks = c.store.watermarks();
+  const result = scanOverview(scan, nowMs, config.kicks.windowHours, machine || undefined, limit);
+  return {
+    ...result,
+    watermarks,
+    /** The full reconcile in progress (null when none is): pages done, issues seen, run id. */
+    reconcile: c.store.reconcileProgress(),
+    /**
+     * Label writes set aside after they kept failing (the 100 most recent; the count says how
+     * many there are); planned again after a full reconcile.
+     */
+    parkedWrites: c.producer.parked(PARKED_WRITES_SHOWN),
+    parkedWritesCount: c.producer.parkedCount(),
+    deliveries: {
+      applied: c.store.counter("deliveriesApplied"),
+      duplicate: c.store.counter("deliveriesDuplicate"),
+    },
+    config: { status: c.store.configStatus(), effective: config },
+    /** The repository as GitHub last answered for its id; `writes` says why none are made. */
+    repository: {
+      ...(c.store.meta.get("repository") ?? {
+        archived: false,
+        private: null,
+        checkedAt: null,
+      }),
+      writes: c.archived() ? ("paused: the repository is archived" as const) : ("on" as const),
+    },
+  };
+}
+
+/** One page of one long list of the graph scan (`GET .../graph?list=`). */
+export async function graphPage(
+  c: RepoContext,
+  request: Required<Pick<GraphPageRequest, "list">> & GraphPageRequest,
+  nowMs: number,
+  machine?: string,
+) {
+  return scanPage(
+    await readerScan(c, nowMs),
+    nowMs,
+    machine || undefined,
+    request.list,
+    request.cursor,
+    request.limit,
+  );
+}

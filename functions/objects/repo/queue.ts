@@ -1,0 +1,193 @@
+import { stuckLabelRemovedByHand } from "../../../shared/claims/rules.ts";
+import { compactOf, releaseAnalysis } from "../../../shared/graph/compact-analysis.ts";
+import {
+  capabilitySet,
+  hasCapabilities,
+  isAvailable,
+  orderQueue,
+  type QueueItem,
+} from "../../../shared/queue/queue.ts";
+import type { ClaimsStore } from "./claims-store.ts";
+import type { FleetResult, QueueRequest } from "./fleet-api.ts";
+import {
+  buildQueueView,
+  buildQueueViewSteps,
+  type QueueView,
+  VIEW_MAX_AGE_MS,
+} from "./queue-view.ts";
+import type { RepoStore } from "./repo-store.ts";
+import type { Schedules } from "./schedules-store.ts";
+
+/**
+ * The fleet's queue inside a RepoObject: the queue view (rebuilt once per graph change, made
+ * in steps ahead of synchronous readers), what one caller may claim from it, and the queue
+ * answer (`GET .../queue`). Grants read the same view (claims.ts).
+ */
+export class QueueViews {
+  private view: QueueView | null = null;
+  private readonly store: RepoStore;
+  private readonly rows: ClaimsStore;
+  private readonly schedules: Schedules;
+  private readonly htmlBase: () => string;
+  /** Asks for the fleet writes a change implies (a stuck label taken off by hand). */
+  private readonly owe: (nowMs: number) => void;
+
+  constructor(
+    store: RepoStore,
+    schedules: Schedules,
+    options: { htmlBase: () => string; owe: (nowMs: number) => void },
+  ) {
+    this.store = store;
+    this.rows = store.claims;
+    this.schedules = schedules;
+    this.htmlBase = options.htmlBase;
+    this.owe = options.owe;
+  }
+
+  /** Whether the kept queue view still holds at `nowMs`. */
+  private holds(nowMs: number): boolean {
+    const v = this.view;
+    return (
+      v !== null &&
+      v.version === this.store.rulesVersion &&
+      // A graph dropped and made anew without a rule change (the prune) has other titles.
+      v.graph === this.store.keptCompactGraph() &&
+      nowMs - v.builtMs <= VIEW_MAX_AGE_MS &&
+      nowMs >= v.builtMs
+    );
+  }
+
+  /** The queue view, rebuilt when the graph changed or it has aged. */
+  current(nowMs: number): QueueView {
+    if (this.holds(nowMs)) return this.view!;
+    const built = this.store.transaction(() => {
+      this.noticeStuckLabelsRemoved(nowMs);
+      return buildQueueView(this.store, this.rows, nowMs);
+    });
+    return this.keep(built, nowMs);
+  }
+
+  /**
+   * Builds the queue view ahead of a synchronous reader, pausing between its steps so webhook
+   * acknowledgements go first. A change landing during a pause voids the work: it starts again,
+   * and after three tries the reader builds it at once (`current`).
+   */
+  async prepare(nowMs: number, pause: () => Promise<void>): Promise<void> {
+    for (let attempt = 0; attempt < 3 && !this.holds(nowMs); attempt++) {
+      const version = this.store.rulesVersion;
+      const steps = buildQueueViewSteps(this.store, this.rows, nowMs);
+      let built: QueueView | null = null;
+      for (;;) {
+        const step = steps.next();
+        if (step.done) {
+          built = step.value;
+          break;
+        }
+        await pause();
+        if (this.store.rulesVersion !== version) {
+          // Void: its scratch arrays go back for the next attempt (shared/graph/scratch.ts).
+          steps.return(undefined as never);
+          break;
+        }
+      }
+      if (built === null) continue;
+      // The stuck-label check is short and writes: it runs at once, in its transaction.
+      this.store.transaction(() => this.noticeStuckLabelsRemoved(nowMs));
+      if (this.store.rulesVersion !== version) {
+        // Void too, and never seen by a reader: its arrays go back for the next attempt.
+        releaseAnalysis(compactOf(built.analysis));
+        continue;
+      }
+      this.keep(built, nowMs);
+    }
+  }
+
+  private keep(built: QueueView, nowMs: number): QueueView {
+    if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+    const before = this.view;
+    this.view = built;
+    // Read only synchronously once obtained (never across an await): nobody holds it still.
+    if (before !== null && before !== built) releaseAnalysis(compactOf(before.analysis));
+    return built;
+  }
+
+  /** A human took the stuck label off an issue switchyard dead-lettered: attempts start over. */
+  private noticeStuckLabelsRemoved(nowMs: number): void {
+    const stuckLabel = this.store.config().labels.stuck;
+    for (const f of this.rows.fleetRows()) {
+      if (!f.stuck || !f.stuckLabeled || f.stuckMs === null) continue;
+      const labels = this.store.issueLabels(f.number);
+      if (
+        labels !== null &&
+        stuckLabelRemovedByHand({
+          labels,
+          stuckLabel,
+          labeledMs: f.stuckMs,
+          updatedMs: this.store.issueUpdatedMs(f.number) ?? 0,
+          unlabeledMs: this.store.lastUnlabeledMs(f.number, stuckLabel),
+        })
+      ) {
+        this.rows.resetAttempts(f.number);
+        this.store.audit("stuck-reset", { number: f.number }, nowMs);
+        this.owe(nowMs);
+      }
+    }
+  }
+
+  /** Excluded per request: live claims, live IDD claims, dead letters, `done` until kicked. */
+  availability(nowMs: number, view: QueueView): (item: QueueItem) => boolean {
+    const live = new Set(this.rows.live(nowMs).map((c) => c.number));
+    const parked = new Set<number>();
+    for (const f of this.rows.fleetRows()) if (f.stuck || f.doneSuppressed) parked.add(f.number);
+    return (item: QueueItem) => isAvailable(item.number, { live, parked, idd: view.idd, nowMs });
+  }
+
+  /** The first item of `view` this caller may claim now, in the repository's order. */
+  next(
+    view: QueueView,
+    request: Pick<QueueRequest, "machine" | "capabilities">,
+    nowMs: number,
+  ): QueueItem | undefined {
+    const available = this.availability(nowMs, view);
+    const capabilities = capabilitySet(request.capabilities);
+    return orderQueue(view.items, view.config.queue.order, request.machine).find(
+      (item) => available(item) && hasCapabilities(item, capabilities),
+    );
+  }
+
+  /** `GET .../queue`: what this caller may claim, in order, cut to `limit`. */
+  answer(request: QueueRequest, nowMs: number): FleetResult {
+    const view = this.current(nowMs);
+    const order = request.order ?? view.config.queue.order;
+    const available = this.availability(nowMs, view);
+    const capabilities = capabilitySet(request.capabilities);
+    const attempts = this.rows.attemptCounts();
+    const items = orderQueue(view.items, order, request.machine).filter(
+      (item) => available(item) && hasCapabilities(item, capabilities),
+    );
+    return {
+      status: 200,
+      body: {
+        repo: this.store.identity()?.fullName ?? null,
+        order,
+        total: items.length,
+        items: items.slice(0, request.limit).map((item) => ({
+          number: item.number,
+          // Read now: a retitling keeps the view (RepoStore.rulesVersion).
+          title: view.analysis.graph.issue(item.number)?.title ?? item.title,
+          url: this.issueUrl(item.number),
+          reason: item.reason,
+          labels: item.labels,
+          requires: item.requires,
+          impact: item.impact,
+          attempts: attempts.get(item.number) ?? 0,
+        })),
+      },
+    };
+  }
+
+  /** The issue's page on GitHub (or GitHub Enterprise, or the simulator). */
+  issueUrl(number: number): string {
+    return `${this.htmlBase()}/${this.store.identity()?.fullName ?? "unknown/unknown"}/issues/${number}`;
+  }
+}
