@@ -1,127 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { RepoStatus } from "../../../shared/ingest/lifecycle.ts";
 import type { Env } from "../../env.ts";
-import { idShardKey, nameShardKey, type ShardOp, shard } from "../names/name-object.ts";
-import { migrate, type Sql, sqlTag } from "../sql.ts";
+import { shard } from "../names/name-object.ts";
+import { type DirectoryEntry, DirectoryStore } from "./directory-store.ts";
 
-export type { RepoStatus };
-
-export interface DirectoryEntry {
-  repoId: number;
-  fullName: string;
-  installationId: number;
-  status: RepoStatus;
-}
-
-/** Enqueues the shard write of `row` (null: the repository left shard `key`) under `seq`. */
-function enqueue(
-  sql: SqlStorage,
-  key: string,
-  repoId: number,
-  seq: number,
-  row: { fullName: string; installationId: number; status: string; updatedMs: number } | null,
-  updatedMs: number,
-  backfill: boolean,
-) {
-  // A newer write for the same (shard, repository) replaces a pending one; a pending backfill
-  // stays marked until something for that pair is delivered (see `shardsComplete`).
-  sql.exec(
-    `INSERT INTO shard_outbox (shard, repo_id, seq, present, full_name, installation_id, status, updated_ms, backfill)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (shard, repo_id) DO UPDATE SET seq = excluded.seq, present = excluded.present,
-       full_name = excluded.full_name, installation_id = excluded.installation_id,
-       status = excluded.status, updated_ms = excluded.updated_ms,
-       backfill = max(shard_outbox.backfill, excluded.backfill)`,
-    key,
-    repoId,
-    seq,
-    row ? 1 : 0,
-    row?.fullName ?? "",
-    row?.installationId ?? 0,
-    row?.status ?? "removed",
-    updatedMs,
-    backfill ? 1 : 0,
-  );
-}
-
-function nextSeq(sql: SqlStorage): number {
-  return sql
-    .exec<{ value: number }>(
-      `INSERT INTO meta (key, value) VALUES ('seq', 1)
-       ON CONFLICT (key) DO UPDATE SET value = value + 1 RETURNING value`,
-    )
-    .one().value;
-}
-
-const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
-  (sql) => {
-    sql.exec(`CREATE TABLE repos (
-      id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, name_key TEXT NOT NULL,
-      installation_id INTEGER NOT NULL, status TEXT NOT NULL, updated_ms INTEGER NOT NULL
-    )`);
-    sql.exec(`CREATE INDEX repos_by_name ON repos (name_key)`);
-    sql.exec(`CREATE INDEX repos_by_installation ON repos (installation_id)`);
-  },
-  // Issue 10 item 5: shards (NameObject) answer the routes' lookups; every directory write goes
-  // to them through this outbox. Rows stored before it are queued for them once (backfill).
-  (sql) => {
-    sql.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)`);
-    sql.exec(`CREATE TABLE shard_outbox (
-      shard TEXT NOT NULL, repo_id INTEGER NOT NULL, seq INTEGER NOT NULL, present INTEGER NOT NULL,
-      full_name TEXT NOT NULL, installation_id INTEGER NOT NULL, status TEXT NOT NULL,
-      updated_ms INTEGER NOT NULL, backfill INTEGER NOT NULL, PRIMARY KEY (shard, repo_id)
-    )`);
-    const rows = sql
-      .exec<Row & { name_key: string; updated_ms: number }>(
-        "SELECT id, full_name, name_key, installation_id, status, updated_ms FROM repos",
-      )
-      .toArray();
-    for (const r of rows) {
-      const seq = nextSeq(sql);
-      const row = {
-        fullName: r.full_name,
-        installationId: r.installation_id,
-        status: r.status,
-        updatedMs: r.updated_ms,
-      };
-      enqueue(sql, r.name_key, r.id, seq, row, r.updated_ms, true);
-      enqueue(sql, idShardKey(r.id), r.id, seq, row, r.updated_ms, true);
-    }
-  },
-];
-
-type Row = { id: number; full_name: string; installation_id: number; status: string };
-const entry = (r: Row): DirectoryEntry => ({
-  repoId: r.id,
-  fullName: r.full_name,
-  installationId: r.installation_id,
-  status: r.status as RepoStatus,
-});
-
-type OutboxRow = {
-  shard: string;
-  repo_id: number;
-  seq: number;
-  present: number;
-  full_name: string;
-  installation_id: number;
-  status: string;
-  updated_ms: number;
-};
-
-const op = (r: OutboxRow): ShardOp => ({
-  repoId: r.repo_id,
-  seq: r.seq,
-  updatedMs: r.updated_ms,
-  entry: r.present
-    ? {
-        repoId: r.repo_id,
-        fullName: r.full_name,
-        installationId: r.installation_id,
-        status: r.status as RepoStatus,
-      }
-    : null,
-});
+export type { DirectoryEntry, RepoStatus };
 
 /** Shards written per alarm run while catching up (a backfill, or writes that failed). */
 const FLUSH_BATCH = 100;
@@ -155,19 +38,18 @@ async function settleAll<T>(
 /**
  * The one global index (a single instance named "directory"): repository name → numeric id and
  * installation. It is the authority, read by the cron (in pages) and the objects; the `/v1`
- * routes read its shards instead (functions/objects/name-object.ts), which every upsert writes
+ * routes read its shards instead (functions/objects/names/), which every upsert writes
  * through before it returns: one per lower-cased name (the new one, and the old one after a
  * rename) and one per repository id.
  */
 export class DirectoryObject extends DurableObject<Env> {
-  private readonly sql: Sql;
+  private readonly store: DirectoryStore;
   private failures = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    migrate(ctx.storage, MIGRATIONS);
-    this.sql = sqlTag(ctx.storage.sql);
-    if (this.pending() > 0) {
+    this.store = new DirectoryStore(ctx.storage);
+    if (this.store.pending() > 0) {
       // A backfill, or writes a failed run left: delivered by the alarm.
       void ctx.blockConcurrencyWhile(async () => {
         if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
@@ -176,7 +58,7 @@ export class DirectoryObject extends DurableObject<Env> {
   }
 
   ping(): boolean {
-    return this.sql<{ one: number }>`SELECT 1 AS one`[0]?.one === 1;
+    return this.store.ping();
   }
 
   /**
@@ -186,30 +68,7 @@ export class DirectoryObject extends DurableObject<Env> {
    * event as applied while a shard still answers the old state.
    */
   async upsert(entries: DirectoryEntry[], atMs: number): Promise<void> {
-    const touched = new Set<string>();
-    this.ctx.storage.transactionSync(() => {
-      const raw = this.ctx.storage.sql;
-      for (const e of entries) {
-        const key = nameShardKey(e.fullName);
-        const before = this.sql<{
-          name_key: string;
-        }>`SELECT name_key FROM repos WHERE id = ${e.repoId}`[0];
-        this.sql`INSERT INTO repos (id, full_name, name_key, installation_id, status, updated_ms)
-          VALUES (${e.repoId}, ${e.fullName}, ${key}, ${e.installationId}, ${e.status}, ${atMs})
-          ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name, name_key = excluded.name_key,
-            installation_id = excluded.installation_id, status = excluded.status, updated_ms = excluded.updated_ms`;
-        const seq = nextSeq(raw);
-        const row = { ...e, updatedMs: atMs };
-        enqueue(raw, key, e.repoId, seq, row, atMs, false);
-        enqueue(raw, idShardKey(e.repoId), e.repoId, seq, row, atMs, false);
-        touched.add(key).add(idShardKey(e.repoId));
-        if (before && before.name_key !== key) {
-          enqueue(raw, before.name_key, e.repoId, seq, null, atMs, false);
-          touched.add(before.name_key);
-        }
-      }
-    });
-    await this.flush([...touched]);
+    await this.flush(this.store.upsert(entries, atMs));
   }
 
   /**
@@ -218,17 +77,10 @@ export class DirectoryObject extends DurableObject<Env> {
    */
   private async flush(keys: string[]): Promise<void> {
     const results = await settleAll(keys, FLUSH_PARALLEL, async (key) => {
-      const rows = this.sql<OutboxRow>`SELECT shard, repo_id, seq, present, full_name,
-          installation_id, status, updated_ms FROM shard_outbox WHERE shard = ${key}`;
-      if (rows.length === 0) return;
-      await shard(this.env, key).apply(rows.map(op));
-      this.ctx.storage.transactionSync(() => {
-        // A newer write queued meanwhile stays queued.
-        for (const r of rows) {
-          this
-            .sql`DELETE FROM shard_outbox WHERE shard = ${key} AND repo_id = ${r.repo_id} AND seq = ${r.seq}`;
-        }
-      });
+      const queued = this.store.queued(key);
+      if (queued.ops.length === 0) return;
+      await shard(this.env, key).apply(queued.ops);
+      this.store.delivered(key, queued.seqs);
     });
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) {
@@ -240,14 +92,9 @@ export class DirectoryObject extends DurableObject<Env> {
     this.failures = 0;
   }
 
-  private pending(): number {
-    return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM shard_outbox`[0]?.n ?? 0;
-  }
-
   /** Delivers queued shard writes a batch of shards at a time, re-arming until none is left. */
   override async alarm(): Promise<void> {
-    const keys = this.sql<{ shard: string }>`SELECT DISTINCT shard FROM shard_outbox
-      ORDER BY shard LIMIT ${FLUSH_BATCH}`.map((r) => r.shard);
+    const keys = this.store.pendingShards(FLUSH_BATCH);
     if (keys.length === 0) return;
     try {
       await this.flush(keys);
@@ -255,7 +102,7 @@ export class DirectoryObject extends DurableObject<Env> {
       console.error("directory: shard writes failed; retrying", error);
       return;
     }
-    if (this.pending() > 0) await this.ctx.storage.setAlarm(Date.now());
+    if (this.store.pending() > 0) await this.ctx.storage.setAlarm(Date.now());
   }
 
   /**
@@ -264,9 +111,7 @@ export class DirectoryObject extends DurableObject<Env> {
    * never received a write means "no such repository" without asking here.
    */
   shardsComplete(): boolean {
-    return (
-      this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM shard_outbox WHERE backfill = 1`[0]?.n === 0
-    );
+    return this.store.backfillDelivered();
   }
 
   /**
@@ -281,23 +126,13 @@ export class DirectoryObject extends DurableObject<Env> {
     return { entry: found, shardsComplete: this.shardsComplete() };
   }
 
-  /**
-   * GitHub names are case-insensitive; a renamed repository is found by its latest name. A
-   * repository still installed (active or suspended) owns its name over any removed one, even
-   * a removal stamped later (a late or replayed removal of the name's former repository);
-   * otherwise the newest row wins (ties: the highest id). `NameObject.lookup` is the same rule.
-   */
+  /** By name, case-insensitively; an installed repository owns its name (directory-store.ts). */
   lookup(fullName: string): DirectoryEntry | null {
-    const rows = this.sql<Row>`SELECT id, full_name, installation_id, status FROM repos
-      WHERE name_key = ${fullName.toLowerCase()}
-      ORDER BY CASE status WHEN 'removed' THEN 1 ELSE 0 END, updated_ms DESC, id DESC LIMIT 1`;
-    return rows[0] ? entry(rows[0]) : null;
+    return this.store.lookup(fullName);
   }
 
   get(repoId: number): DirectoryEntry | null {
-    const rows = this
-      .sql<Row>`SELECT id, full_name, installation_id, status FROM repos WHERE id = ${repoId}`;
-    return rows[0] ? entry(rows[0]) : null;
+    return this.store.get(repoId);
   }
 
   /**
@@ -307,13 +142,7 @@ export class DirectoryObject extends DurableObject<Env> {
   list(
     filter: { status?: RepoStatus; installationId?: number; afterId?: number; limit?: number } = {},
   ): DirectoryEntry[] {
-    const status = filter.status ?? null;
-    const installation = filter.installationId ?? null;
-    return this.sql<Row>`SELECT id, full_name, installation_id, status FROM repos
-      WHERE id > ${filter.afterId ?? Number.MIN_SAFE_INTEGER}
-        AND (${status} IS NULL OR status = ${status})
-        AND (${installation} IS NULL OR installation_id = ${installation})
-      ORDER BY id LIMIT ${filter.limit ?? -1}`.map(entry);
+    return this.store.list(filter);
   }
 }
 

@@ -1,5 +1,5 @@
 // The `/v1` routes' name and id lookups (issue 10 item 5): answered by the shards the directory
-// writes through (functions/objects/name-object.ts), so no request waits on the one global
+// writes through (functions/objects/names/), so no request waits on the one global
 // DirectoryObject. A shard that never received a write is asked of the directory until it says
 // the shards hold every entry stored before they existed; that fact only ever becomes true, so
 // each isolate remembers it (nothing that can go stale is cached here).

@@ -17,44 +17,7 @@ import { retryDelayMs } from "../../../shared/schedule/policy.ts";
 import { type Env, MissingSettingError, numberSetting } from "../../env.ts";
 import { coveringInstallation, installationOnGitHub } from "../../installation-check.ts";
 import { directory } from "../directory/directory-object.ts";
-import { Journal } from "../journal-store.ts";
-import { migrate, type Sql, sqlTag } from "../sql.ts";
-
-const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
-  (sql) => {
-    sql.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
-    sql.exec(
-      `CREATE TABLE repos (id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, status TEXT NOT NULL)`,
-    );
-    sql.exec(`CREATE TABLE deliveries (id TEXT PRIMARY KEY, received_ms INTEGER NOT NULL)`);
-    /** Repository transitions not yet carried out (done by the alarm, retried until they are). */
-    sql.exec(
-      `CREATE TABLE pending (repo_id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0)`,
-    );
-    /** Times of recent content writes, for the sliding-window write budget. */
-    sql.exec(`CREATE TABLE writes (seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL)`);
-    sql.exec(`CREATE INDEX writes_by_time ON writes (at_ms)`);
-  },
-  (sql) => {
-    /**
-     * Repositories a webhook said were removed from the installation: applied only once GitHub
-     * confirms it (the App's token no longer reaches them), never on the webhook's word alone.
-     */
-    sql.exec(
-      `CREATE TABLE confirm_removed (repo_id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, received_ms INTEGER NOT NULL)`,
-    );
-  },
-  (sql) => {
-    /** Failed attempts of a row and when it is tried again (doubling backoff, see `retryAt`). */
-    sql.exec(`ALTER TABLE pending ADD COLUMN retry_at_ms INTEGER NOT NULL DEFAULT 0`);
-    sql.exec(`ALTER TABLE confirm_removed ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0`);
-    sql.exec(`ALTER TABLE confirm_removed ADD COLUMN retry_at_ms INTEGER NOT NULL DEFAULT 0`);
-    // An announced deletion recorded before suspensions were confirmed too.
-    sql.exec(
-      `UPDATE meta SET key = 'confirmChange', value = 'deleted' WHERE key = 'confirmDeleted'`,
-    );
-  },
-];
+import { InstallationStore } from "./installation-store.ts";
 
 /** An installation change a webhook announced that waits for GitHub's word (`confirmInstallation`). */
 type AnnouncedChange = "deleted" | "suspended" | "unsuspended";
@@ -64,26 +27,13 @@ type AnnouncedChange = "deleted" | "suspended" | "unsuspended";
  * that keeps content writes under GitHub's limits, and (in memory only) its installation token.
  */
 export class InstallationObject extends DurableObject<Env> {
-  private readonly sql: Sql;
-  /** Delivery ids (this object keeps no audit log). */
-  private readonly journal: Journal;
+  private readonly store: InstallationStore;
   /** Installation tokens, in memory only: a raw token is never written to storage. */
   private readonly tokens = new Map<string, string>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    migrate(ctx.storage, MIGRATIONS);
-    this.sql = sqlTag(ctx.storage.sql);
-    this.journal = new Journal(this.sql);
-  }
-
-  private meta(key: string): string | undefined {
-    return this.sql<{ value: string }>`SELECT value FROM meta WHERE key = ${key}`[0]?.value;
-  }
-
-  private setMeta(key: string, value: string): void {
-    this
-      .sql`INSERT INTO meta (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+    this.store = new InstallationStore(ctx.storage);
   }
 
   status(): {
@@ -92,20 +42,12 @@ export class InstallationObject extends DurableObject<Env> {
     account: string | null;
     repos: Array<RepoRef & { status: RepoStatus }>;
   } {
-    const id = this.meta("installationId");
+    const id = this.store.meta("installationId");
     return {
       installationId: id === undefined ? null : Number(id),
-      status: (this.meta("status") as InstallationStatus | undefined) ?? null,
-      account: this.meta("account") ?? null,
-      repos: this.sql<{
-        id: number;
-        full_name: string;
-        status: string;
-      }>`SELECT id, full_name, status FROM repos ORDER BY id`.map((r) => ({
-        id: r.id,
-        fullName: r.full_name,
-        status: r.status as RepoStatus,
-      })),
+      status: this.store.status(),
+      account: this.store.meta("account") ?? null,
+      repos: this.store.repos(),
     };
   }
 
@@ -122,10 +64,11 @@ export class InstallationObject extends DurableObject<Env> {
     change: LifecycleChange,
     nowMs: number,
   ): Promise<"applied" | "duplicate"> {
-    const outcome = this.ctx.storage.transactionSync(() => {
-      if (this.journal.hasDelivery(deliveryId)) return "duplicate" as const;
-      this.journal.recordDelivery(deliveryId, nowMs);
-      this.journal.pruneDeliveries(nowMs);
+    const outcome = this.store.transaction(() => {
+      const journal = this.store.journal;
+      if (journal.hasDelivery(deliveryId)) return "duplicate" as const;
+      journal.recordDelivery(deliveryId, nowMs);
+      journal.pruneDeliveries(nowMs);
       this.record(installationId, change, nowMs);
       return "applied" as const;
     });
@@ -143,7 +86,7 @@ export class InstallationObject extends DurableObject<Env> {
     change: Extract<LifecycleChange, { kind: "repos-added" | "repos-removed" }>,
     nowMs: number,
   ): Promise<void> {
-    this.ctx.storage.transactionSync(() => this.record(installationId, change, nowMs));
+    this.store.transaction(() => this.record(installationId, change, nowMs));
     await this.ctx.storage.setAlarm(nowMs);
   }
 
@@ -153,26 +96,23 @@ export class InstallationObject extends DurableObject<Env> {
    * delivered one (confirmed again by the alarm, then applied).
    */
   async installationGone(installationId: number, nowMs: number): Promise<void> {
-    this.ctx.storage.transactionSync(() => this.record(installationId, { kind: "deleted" }, nowMs));
+    this.store.transaction(() => this.record(installationId, { kind: "deleted" }, nowMs));
     await this.ctx.storage.setAlarm(nowMs);
   }
 
   /** A change as received: deletions, suspensions and removals wait for GitHub's confirmation. */
   private record(installationId: number, change: LifecycleChange, nowMs: number): void {
-    this.setMeta("installationId", String(installationId));
+    this.store.setMeta("installationId", String(installationId));
     if (change.kind === "deleted" || change.kind === "suspended" || change.kind === "unsuspended") {
       // The latest announcement is what is asked about; a deletion is never replaced.
-      if (this.meta("confirmChange") !== "deleted") this.setMeta("confirmChange", change.kind);
-      this.setMeta("confirmReceived", String(nowMs));
+      if (this.store.meta("confirmChange") !== "deleted") {
+        this.store.setMeta("confirmChange", change.kind);
+      }
+      this.store.setMeta("confirmReceived", String(nowMs));
       return;
     }
     if (change.kind === "repos-removed") {
-      for (const repo of change.repos) {
-        this.sql`INSERT INTO confirm_removed (repo_id, full_name, received_ms)
-          VALUES (${repo.id}, ${repo.fullName}, ${nowMs})
-          ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name,
-            received_ms = excluded.received_ms`;
-      }
+      for (const repo of change.repos) this.store.announceRemoval(repo, nowMs);
       return;
     }
     this.applyChange(change);
@@ -180,27 +120,14 @@ export class InstallationObject extends DurableObject<Env> {
 
   /** Applies a (confirmed) lifecycle change: installation status, repositories, their transitions. */
   private applyChange(change: LifecycleChange): void {
-    const current = (this.meta("status") as InstallationStatus | undefined) ?? null;
+    const current = this.store.status();
     // GitHub never reuses an installation id: once deleted, a late or replayed delivery of an
     // earlier event must not bring it (or its repositories) back.
     if (current === "deleted") return;
-    const installed = this.sql<{ id: number; full_name: string }>`
-        SELECT id, full_name FROM repos WHERE status <> 'removed' ORDER BY id`.map((r) => ({
-      id: r.id,
-      fullName: r.full_name,
-    }));
-    const outcome = lifecycleOutcome(current, change, installed);
-    this.setMeta("status", outcome.status);
-    if (change.kind === "created") this.setMeta("account", change.account);
-    for (const repo of outcome.repos) {
-      this
-        .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
-          ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status`;
-      this
-        .sql`INSERT INTO pending (repo_id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
-          ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status,
-            attempts = 0, retry_at_ms = 0`;
-    }
+    const outcome = lifecycleOutcome(current, change, this.store.installedRepos());
+    this.store.setMeta("status", outcome.status);
+    if (change.kind === "created") this.store.setMeta("account", change.account);
+    for (const repo of outcome.repos) this.store.setRepo(repo);
   }
 
   /**
@@ -233,10 +160,10 @@ export class InstallationObject extends DurableObject<Env> {
    * changes nothing. Returns when to ask again after a failure, or null.
    */
   private async confirmInstallation(installationId: number, nowMs: number): Promise<number | null> {
-    const announced = this.meta("confirmChange") as AnnouncedChange | undefined;
+    const announced = this.store.meta("confirmChange") as AnnouncedChange | undefined;
     if (announced === undefined) return null;
-    const received = this.meta("confirmReceived");
-    const retryAtMs = Number(this.meta("confirmRetryAtMs") ?? 0);
+    const received = this.store.meta("confirmReceived");
+    const retryAtMs = Number(this.store.meta("confirmRetryAtMs") ?? 0);
     if (retryAtMs > nowMs) return retryAtMs;
     try {
       const answer = await installationOnGitHub(this.env, installationId);
@@ -244,17 +171,20 @@ export class InstallationObject extends DurableObject<Env> {
       if (verdict === "transferred") {
         throw new Error(`HTTP ${answer.status} says nothing about installation ${installationId}`);
       }
-      this.ctx.storage.transactionSync(() => {
+      this.store.transaction(() => {
         if (verdict === "gone") {
-          this.sql`DELETE FROM confirm_removed`;
-          this.clearConfirmation();
+          this.store.clearRemovals();
+          this.store.clearConfirmation();
           this.applyChange({ kind: "deleted" });
           return;
         }
         // A newer announcement arrived meanwhile: it is asked about next (this answer is older).
-        if (this.meta("confirmChange") !== announced || this.meta("confirmReceived") !== received)
+        if (
+          this.store.meta("confirmChange") !== announced ||
+          this.store.meta("confirmReceived") !== received
+        )
           return;
-        this.clearConfirmation();
+        this.store.clearConfirmation();
         if (announced === "suspended" && answer.suspended) this.applyChange({ kind: "suspended" });
         if (announced === "unsuspended" && !answer.suspended) {
           this.applyChange({ kind: "unsuspended" });
@@ -262,21 +192,16 @@ export class InstallationObject extends DurableObject<Env> {
       });
       return null;
     } catch (error) {
-      const attempts = Number(this.meta("confirmAttempts") ?? 0) + 1;
+      const attempts = Number(this.store.meta("confirmAttempts") ?? 0) + 1;
       const at = this.retryAt(attempts, error, nowMs);
-      this.setMeta("confirmAttempts", String(attempts));
-      this.setMeta("confirmRetryAtMs", String(at));
+      this.store.setMeta("confirmAttempts", String(attempts));
+      this.store.setMeta("confirmRetryAtMs", String(at));
       console.error(
         `installation ${installationId}: confirming its ${announced} failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
         error,
       );
       return at;
     }
-  }
-
-  private clearConfirmation(): void {
-    this
-      .sql`DELETE FROM meta WHERE key IN ('confirmChange', 'confirmReceived', 'confirmAttempts', 'confirmRetryAtMs')`;
   }
 
   /**
@@ -286,36 +211,28 @@ export class InstallationObject extends DurableObject<Env> {
    * (A read with the installation's token cannot tell: any token reads a public repository.)
    */
   private async confirmRemovals(installationId: number, nowMs: number): Promise<void> {
-    const removed = this.sql<{
-      repo_id: number;
-      full_name: string;
-      received_ms: number;
-      attempts: number;
-    }>`SELECT repo_id, full_name, received_ms, attempts FROM confirm_removed
-      WHERE retry_at_ms <= ${nowMs} ORDER BY repo_id`;
-    for (const row of removed) {
+    for (const row of this.store.dueRemovals(nowMs)) {
       try {
         const covering = await coveringInstallation(
           this.env,
-          { id: row.repo_id, fullName: row.full_name },
-          `confirm the removal of ${row.full_name} from installation ${installationId}`,
+          { id: row.repoId, fullName: row.fullName },
+          `confirm the removal of ${row.fullName} from installation ${installationId}`,
         );
-        this.ctx.storage.transactionSync(() => {
-          this.sql`DELETE FROM confirm_removed WHERE repo_id = ${row.repo_id}`;
+        this.store.transaction(() => {
+          this.store.removalAnswered(row.repoId);
           if (covering?.id !== installationId) {
             this.applyChange({
               kind: "repos-removed",
-              repos: [{ id: row.repo_id, fullName: row.full_name }],
+              repos: [{ id: row.repoId, fullName: row.fullName }],
             });
           }
         });
       } catch (error) {
         const attempts = row.attempts + 1;
         const at = this.retryAt(attempts, error, nowMs);
-        this.sql`UPDATE confirm_removed SET attempts = ${attempts}, retry_at_ms = ${at}
-          WHERE repo_id = ${row.repo_id}`;
+        this.store.removalFailed(row.repoId, attempts, at);
         console.error(
-          `installation ${installationId}: confirming ${row.full_name}'s removal failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
+          `installation ${installationId}: confirming ${row.fullName}'s removal failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
           error,
         );
       }
@@ -324,42 +241,32 @@ export class InstallationObject extends DurableObject<Env> {
 
   /** Carries out queued repository transitions: the RepoObject first, then its directory entry. */
   override async alarm(): Promise<void> {
-    const installationId = Number(this.meta("installationId"));
+    const installationId = Number(this.store.meta("installationId"));
     const nowMs = Date.now();
     try {
       await this.confirmInstallation(installationId, nowMs);
       await this.confirmRemovals(installationId, nowMs);
-      const pending = this.sql<{
-        repo_id: number;
-        full_name: string;
-        status: string;
-        attempts: number;
-      }>`
-        SELECT repo_id, full_name, status, attempts FROM pending
-        WHERE retry_at_ms <= ${nowMs} ORDER BY repo_id`;
-      for (const row of pending) {
-        const status = row.status as RepoStatus;
+      for (const row of this.store.dueTransitions(nowMs)) {
         try {
-          const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repo_id)));
+          const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repoId)));
           const outcome = await repo.setLifecycle({
-            repoId: row.repo_id,
-            fullName: row.full_name,
+            repoId: row.repoId,
+            fullName: row.fullName,
             installationId,
-            status,
+            status: row.status,
           });
           // The directory follows the repository's accepted outcome only: a transition the
           // repository refused (it belongs to another installation now) must not touch it.
           const accepted = outcome === "applied" ? await repo.identity() : null;
           if (accepted) await directory(this.env).upsert([accepted], Date.now());
           // Only clear the row if no newer transition replaced it meanwhile.
-          this.sql`DELETE FROM pending WHERE repo_id = ${row.repo_id} AND status = ${row.status}`;
+          this.store.transitionDone(row);
         } catch (error) {
           const attempts = row.attempts + 1;
           const at = this.retryAt(attempts, error, nowMs);
-          this.sql`UPDATE pending SET attempts = ${attempts}, retry_at_ms = ${at}
-            WHERE repo_id = ${row.repo_id} AND status = ${row.status}`;
+          this.store.transitionFailed(row, attempts, at);
           console.error(
-            `installation ${installationId}: repository ${row.full_name} transition failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
+            `installation ${installationId}: repository ${row.fullName} transition failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
             error,
           );
         }
@@ -373,9 +280,10 @@ export class InstallationObject extends DurableObject<Env> {
   /** The earliest time a recorded row is due (its backoff over), or null when none is left. */
   private nextAlarmMs(): number | null {
     const times = [
-      this.sql<{ at: number | null }>`SELECT MIN(retry_at_ms) AS at FROM pending`[0]?.at,
-      this.sql<{ at: number | null }>`SELECT MIN(retry_at_ms) AS at FROM confirm_removed`[0]?.at,
-      this.meta("confirmChange") !== undefined ? Number(this.meta("confirmRetryAtMs") ?? 0) : null,
+      this.store.earliestDueMs(),
+      this.store.meta("confirmChange") !== undefined
+        ? Number(this.store.meta("confirmRetryAtMs") ?? 0)
+        : null,
     ].filter((t): t is number => typeof t === "number");
     return times.length === 0 ? null : Math.max(Date.now(), Math.min(...times));
   }
@@ -385,16 +293,9 @@ export class InstallationObject extends DurableObject<Env> {
    * event): recorded so lifecycle changes reach it. Returns the status it should have.
    */
   registerRepo(repo: RepoRef): RepoStatus {
-    const status = (this.meta("status") as InstallationStatus | undefined) ?? "active";
-    const repoStatus = repoStatusFor(status);
-    this
-      .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repoStatus})
-      ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name`;
-    return (
-      (this.sql<{ status: string }>`SELECT status FROM repos WHERE id = ${repo.id}`[0]?.status as
-        | RepoStatus
-        | undefined) ?? repoStatus
-    );
+    const repoStatus = repoStatusFor(this.store.status() ?? "active");
+    this.store.registerRepo(repo, repoStatus);
+    return this.store.repoStatus(repo.id) ?? repoStatus;
   }
 
   /** The token cache every GitHub client of this installation shares (see shared/github/auth). */
@@ -411,14 +312,10 @@ export class InstallationObject extends DurableObject<Env> {
    * writes are recorded now; the rest must wait until `retryAtMs` (they are not dropped).
    */
   reserveWrites(requested: number, nowMs = Date.now()): BudgetDecision {
-    return this.ctx.storage.transactionSync(() => {
-      this.sql`DELETE FROM writes WHERE at_ms <= ${nowMs - BUDGET_HISTORY_MS}`;
-      const past = this.sql<{ at_ms: number }>`SELECT at_ms FROM writes ORDER BY at_ms`.map(
-        (r) => r.at_ms,
-      );
+    return this.store.transaction(() => {
+      const past = this.store.recentWrites(nowMs, BUDGET_HISTORY_MS);
       const decision = decideBudget(past, requested, nowMs);
-      for (let i = 0; i < decision.granted; i++)
-        this.sql`INSERT INTO writes (at_ms) VALUES (${nowMs})`;
+      this.store.recordWrites(decision.granted, nowMs);
       return decision;
     });
   }

@@ -1,0 +1,219 @@
+import type { InstallationStatus, RepoRef, RepoStatus } from "../../../shared/ingest/lifecycle.ts";
+import { Journal } from "../journal-store.ts";
+import { migrate, type Sql, sqlTag } from "../sql.ts";
+
+// The InstallationObject's tables: the only code that runs SQL on them. `meta` (installation id,
+// status, account, the announced change awaiting confirmation), `repos`, `pending` (repository
+// transitions to carry out), `confirm_removed` (removals awaiting GitHub's word), `writes`
+// (the write budget's window) and `deliveries` (journal-store.ts).
+
+const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
+  (sql) => {
+    sql.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    sql.exec(
+      `CREATE TABLE repos (id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, status TEXT NOT NULL)`,
+    );
+    sql.exec(`CREATE TABLE deliveries (id TEXT PRIMARY KEY, received_ms INTEGER NOT NULL)`);
+    /** Repository transitions not yet carried out (done by the alarm, retried until they are). */
+    sql.exec(
+      `CREATE TABLE pending (repo_id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0)`,
+    );
+    /** Times of recent content writes, for the sliding-window write budget. */
+    sql.exec(`CREATE TABLE writes (seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL)`);
+    sql.exec(`CREATE INDEX writes_by_time ON writes (at_ms)`);
+  },
+  (sql) => {
+    /**
+     * Repositories a webhook said were removed from the installation: applied only once GitHub
+     * confirms it (the App's token no longer reaches them), never on the webhook's word alone.
+     */
+    sql.exec(
+      `CREATE TABLE confirm_removed (repo_id INTEGER PRIMARY KEY, full_name TEXT NOT NULL, received_ms INTEGER NOT NULL)`,
+    );
+  },
+  (sql) => {
+    /** Failed attempts of a row and when it is tried again (doubling backoff, see `retryAt`). */
+    sql.exec(`ALTER TABLE pending ADD COLUMN retry_at_ms INTEGER NOT NULL DEFAULT 0`);
+    sql.exec(`ALTER TABLE confirm_removed ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0`);
+    sql.exec(`ALTER TABLE confirm_removed ADD COLUMN retry_at_ms INTEGER NOT NULL DEFAULT 0`);
+    // An announced deletion recorded before suspensions were confirmed too.
+    sql.exec(
+      `UPDATE meta SET key = 'confirmChange', value = 'deleted' WHERE key = 'confirmDeleted'`,
+    );
+  },
+];
+
+/** Keys of the `meta` table. */
+export type InstallationMetaKey =
+  | "installationId"
+  | "status"
+  | "account"
+  /** An installation change a webhook announced that waits for GitHub's word. */
+  | "confirmChange"
+  | "confirmReceived"
+  | "confirmAttempts"
+  | "confirmRetryAtMs";
+
+export interface PendingTransition {
+  repoId: number;
+  fullName: string;
+  status: RepoStatus;
+  attempts: number;
+}
+
+export interface AnnouncedRemoval {
+  repoId: number;
+  fullName: string;
+  receivedMs: number;
+  attempts: number;
+}
+
+export class InstallationStore {
+  private readonly sql: Sql;
+  private readonly storage: DurableObjectStorage;
+  /** Delivery ids (this object keeps no audit log). */
+  readonly journal: Journal;
+
+  constructor(storage: DurableObjectStorage) {
+    this.storage = storage;
+    migrate(storage, MIGRATIONS);
+    this.sql = sqlTag(storage.sql);
+    this.journal = new Journal(this.sql);
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.storage.transactionSync(fn);
+  }
+
+  meta(key: InstallationMetaKey): string | undefined {
+    return this.sql<{ value: string }>`SELECT value FROM meta WHERE key = ${key}`[0]?.value;
+  }
+
+  setMeta(key: InstallationMetaKey, value: string): void {
+    this
+      .sql`INSERT INTO meta (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+  }
+
+  clearConfirmation(): void {
+    this
+      .sql`DELETE FROM meta WHERE key IN ('confirmChange', 'confirmReceived', 'confirmAttempts', 'confirmRetryAtMs')`;
+  }
+
+  status(): InstallationStatus | null {
+    return (this.meta("status") as InstallationStatus | undefined) ?? null;
+  }
+
+  repos(): Array<RepoRef & { status: RepoStatus }> {
+    return this.sql<{ id: number; full_name: string; status: string }>`
+      SELECT id, full_name, status FROM repos ORDER BY id`.map((r) => ({
+      id: r.id,
+      fullName: r.full_name,
+      status: r.status as RepoStatus,
+    }));
+  }
+
+  installedRepos(): RepoRef[] {
+    return this.sql<{ id: number; full_name: string }>`
+      SELECT id, full_name FROM repos WHERE status <> 'removed' ORDER BY id`.map((r) => ({
+      id: r.id,
+      fullName: r.full_name,
+    }));
+  }
+
+  repoStatus(repoId: number): RepoStatus | undefined {
+    return this.sql<{ status: string }>`SELECT status FROM repos WHERE id = ${repoId}`[0]?.status as
+      | RepoStatus
+      | undefined;
+  }
+
+  /** A repository and the transition it is owed (a newer one replaces a pending one). */
+  setRepo(repo: RepoRef & { status: RepoStatus }): void {
+    this
+      .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
+        ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status`;
+    this
+      .sql`INSERT INTO pending (repo_id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
+        ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status,
+          attempts = 0, retry_at_ms = 0`;
+  }
+
+  /** A repository learned of by its own webhooks: recorded with `status` unless known. */
+  registerRepo(repo: RepoRef, status: RepoStatus): void {
+    this
+      .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${status})
+      ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name`;
+  }
+
+  /** Transitions due at `nowMs` (their backoff over). */
+  dueTransitions(nowMs: number): PendingTransition[] {
+    return this.sql<{ repo_id: number; full_name: string; status: string; attempts: number }>`
+      SELECT repo_id, full_name, status, attempts FROM pending
+      WHERE retry_at_ms <= ${nowMs} ORDER BY repo_id`.map((r) => ({
+      repoId: r.repo_id,
+      fullName: r.full_name,
+      status: r.status as RepoStatus,
+      attempts: r.attempts,
+    }));
+  }
+
+  /** Carried out: cleared, unless a newer transition replaced it meanwhile. */
+  transitionDone(t: PendingTransition): void {
+    this.sql`DELETE FROM pending WHERE repo_id = ${t.repoId} AND status = ${t.status}`;
+  }
+
+  transitionFailed(t: PendingTransition, attempts: number, retryAtMs: number): void {
+    this.sql`UPDATE pending SET attempts = ${attempts}, retry_at_ms = ${retryAtMs}
+      WHERE repo_id = ${t.repoId} AND status = ${t.status}`;
+  }
+
+  announceRemoval(repo: RepoRef, nowMs: number): void {
+    this.sql`INSERT INTO confirm_removed (repo_id, full_name, received_ms)
+      VALUES (${repo.id}, ${repo.fullName}, ${nowMs})
+      ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name,
+        received_ms = excluded.received_ms`;
+  }
+
+  /** Announced removals due at `nowMs` (their backoff over). */
+  dueRemovals(nowMs: number): AnnouncedRemoval[] {
+    return this.sql<{ repo_id: number; full_name: string; received_ms: number; attempts: number }>`
+      SELECT repo_id, full_name, received_ms, attempts FROM confirm_removed
+      WHERE retry_at_ms <= ${nowMs} ORDER BY repo_id`.map((r) => ({
+      repoId: r.repo_id,
+      fullName: r.full_name,
+      receivedMs: r.received_ms,
+      attempts: r.attempts,
+    }));
+  }
+
+  removalAnswered(repoId: number): void {
+    this.sql`DELETE FROM confirm_removed WHERE repo_id = ${repoId}`;
+  }
+
+  clearRemovals(): void {
+    this.sql`DELETE FROM confirm_removed`;
+  }
+
+  removalFailed(repoId: number, attempts: number, retryAtMs: number): void {
+    this.sql`UPDATE confirm_removed SET attempts = ${attempts}, retry_at_ms = ${retryAtMs}
+      WHERE repo_id = ${repoId}`;
+  }
+
+  /** The earliest time a transition or an announced removal is due, if any is recorded. */
+  earliestDueMs(): number | null {
+    const times = [
+      this.sql<{ at: number | null }>`SELECT MIN(retry_at_ms) AS at FROM pending`[0]?.at,
+      this.sql<{ at: number | null }>`SELECT MIN(retry_at_ms) AS at FROM confirm_removed`[0]?.at,
+    ].filter((t): t is number => typeof t === "number");
+    return times.length === 0 ? null : Math.min(...times);
+  }
+
+  /** Times of the content writes still inside the budget's history, oldest first. */
+  recentWrites(nowMs: number, historyMs: number): number[] {
+    this.sql`DELETE FROM writes WHERE at_ms <= ${nowMs - historyMs}`;
+    return this.sql<{ at_ms: number }>`SELECT at_ms FROM writes ORDER BY at_ms`.map((r) => r.at_ms);
+  }
+
+  recordWrites(count: number, nowMs: number): void {
+    for (let i = 0; i < count; i++) this.sql`INSERT INTO writes (at_ms) VALUES (${nowMs})`;
+  }
+}
