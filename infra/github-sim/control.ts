@@ -467,6 +467,16 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
 
   // What is left of the plan: a rule of `times: 1` reads 0 once its request has arrived.
   app.get("/_sim/faults", (c) => c.json(sim.faults.pending()));
+  /**
+   * Answers once no API request is being answered and every pushed webhook was delivered: a
+   * test waits on this condition instead of the clock (delayed answers its client gave up on
+   * have finished on the server).
+   */
+  app.get("/_sim/settled", async (c) => {
+    await sim.settled();
+    await sim.webhooks.settled();
+    return c.json({ settled: true });
+  });
   app.put("/_sim/faults", async (c) => {
     const plan = await input(c, FaultPlanSchema);
     sim.faults.set(plan);

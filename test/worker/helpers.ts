@@ -1,9 +1,10 @@
 // Helpers for tests inside workerd: drive the GitHub simulator over HTTP, deliver its signed
 // webhooks to the Worker, and run a repository's alarms until it has nothing left to do.
 
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { inject } from "vitest";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
 import type { IssueRecord } from "../../shared/ingest/events.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
@@ -173,9 +174,20 @@ export async function settle(stub: DurableObjectStub, rounds = 200): Promise<voi
     await runDurableObjectAlarm(stub);
     const status = await repo.status();
     if (!status.running && !status.schedules.some((s) => s.dueMs <= Date.now() + 50)) return;
-    if (status.running) await new Promise((resolve) => setTimeout(resolve, 25));
+    if (status.running) await repo.idle();
   }
   throw new Error("the repository did not settle");
+}
+
+/**
+ * Time passes for the object's schedules: every one waiting out a retry backoff is due now
+ * (tests move the object's clock this way instead of sleeping through the backoff).
+ */
+export async function backoffsOver(stub: ReturnType<typeof repoStub>): Promise<void> {
+  await runInDurableObject(stub, async (o: RepoObject) => {
+    o.store.sql`UPDATE schedules SET due_ms = ${Date.now()} WHERE leased = 0`;
+    await o.schedules.rearm();
+  });
 }
 
 /** Installs the App end to end: queued installation webhook in, lifecycle carried out, reconciled. */

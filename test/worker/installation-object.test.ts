@@ -8,6 +8,8 @@ import {
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { directory } from "../../functions/objects/directory/directory-object.ts";
+import type { InstallationObject } from "../../functions/objects/installation/installation-object.ts";
+import type { InstallationStore } from "../../functions/objects/installation/installation-store.ts";
 import worker from "../../functions/worker.ts";
 import { deliverAll, installationStub, repoStub, seed, seedIssue, settle, sim } from "./helpers.ts";
 
@@ -135,8 +137,11 @@ describe("InstallationObject lifecycle", () => {
     await runDurableObjectAlarm(inst);
     expect((await inst.status()).status).toBe("active");
     await sim("/faults", { method: "DELETE" });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await runDurableObjectAlarm(inst);
+    // Its backoff over (the retry time made now, not waited for), it is asked again.
+    await runInDurableObject(inst, async (o: InstallationObject) => {
+      (o as unknown as { store: InstallationStore }).store.setMeta("confirmRetryAtMs", "0");
+      await o.alarm();
+    });
     expect((await inst.status()).status).toBe("deleted");
   });
 

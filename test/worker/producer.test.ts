@@ -9,6 +9,7 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { MAX_WRITE_ATTEMPTS } from "../../shared/producer/write-failure.ts";
 import {
+  backoffsOver,
   deliverAll,
   failLabelWrites,
   faultsLeft,
@@ -41,15 +42,6 @@ const fanOut = (repo: string) => ({
     seedIssue(4, { blockedBy: [1] }),
   ],
 });
-
-async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean) {
-  for (let i = 0; i < 400; i++) {
-    const value = await read();
-    if (ok(value)) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function fullReconcile(stub: Stub) {
   await runInDurableObject(stub, async (o: RepoObject) => {
@@ -119,12 +111,13 @@ describe("parked writes", () => {
     await sim(`/repos/${repo}/issues/1/close`, { body: {} });
     await deliverAll();
     await settle(stub);
-    // The schedule retries it with backoff by itself until the bound parks it.
-    const graph = await until(
-      "the write to be parked",
-      () => stub.graph(),
-      (g) => g.parkedWrites.length > 0,
-    );
+    // The schedule retries it with backoff until the bound parks it (each backoff run out).
+    let graph = await stub.graph();
+    for (let i = 0; i < 50 && graph.parkedWrites.length === 0; i++) {
+      await backoffsOver(stub);
+      await settle(stub);
+      graph = await stub.graph();
+    }
     expect(graph.parkedWrites).toEqual([
       expect.objectContaining({
         number: 2,
@@ -377,8 +370,7 @@ describe("suspension", () => {
     await stub.setLifecycle({ ...identity, status: "suspended" });
     expect((await stub.status()).pendingWrites).toBe(0);
     // The stalled write fails after the suspension; wait for its run to end.
-    for (let i = 0; i < 300 && (await stub.status()).running; i++)
-      await new Promise((r) => setTimeout(r, 10));
+    await stub.idle();
     expect((await stub.status()).running).toBe(false);
     expect((await stub.graph()).watermarks.producer.seq).toBe(0);
     await sim("/faults", { method: "DELETE" });

@@ -72,6 +72,11 @@ export class RepoObject extends DurableObject<Env> {
     return alarm(this.c);
   }
 
+  /** Resolves once no alarm run is in progress (tests and shutdowns wait on it, not the clock). */
+  async idle(): Promise<void> {
+    await this.c.alarmRun?.catch(() => undefined);
+  }
+
   // --- lifecycle, webhooks, reconciliation ---
 
   /** Installation lifecycle reached this repository (from the InstallationObject). */
