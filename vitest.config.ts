@@ -22,7 +22,8 @@ export default defineConfig({
       },
       {
         test: {
-          // The simulator and client checked against GitHub's published OpenAPI and GraphQL schemas.
+          // The simulator and client checked against GitHub's published OpenAPI and GraphQL schemas,
+          // and our own OpenAPI description against Redocly's lint.
           name: "contract",
           include: ["test/contract/**/*.test.ts"],
           environment: "node",

@@ -1,6 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
-import type { Env } from "./env.ts";
+import { type Env, publicUrl } from "./env.ts";
 import { health } from "./routes/health.ts";
 import { loginRoutes } from "./routes/status/login.ts";
 import { statusPages } from "./routes/status/pages.ts";
@@ -37,15 +37,19 @@ app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
   description:
     "A GitHub user token (push or admin on the repository), a fleet key (`syk_...`), or a GitHub Actions OIDC token whose audience is the Worker's PUBLIC_URL",
 });
-app.doc31("/openapi.json", {
+// Generators and linters need a server to call (clients are generated from this document), so
+// it names the Worker: PUBLIC_URL, else the origin the document was asked from.
+app.doc31("/openapi.json", (c) => ({
   openapi: "3.1.0",
   info: {
     title: "switchyard fleet API",
     version: VERSION,
     description:
       "Claimable work for agent fleets from a repository's issue graph. See docs/api.md.",
+    license: { name: "MIT", identifier: "MIT" },
   },
-});
+  servers: [{ url: publicUrl(c.env) ?? new URL(c.req.url).origin }],
+}));
 app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: "switchyard fleet API" }));
 
 app.notFound((c) =>

@@ -79,6 +79,11 @@ export function numberSetting(
   return Number.isFinite(n) && (options.allowZero ? n >= 0 : n > 0) ? n : undefined;
 }
 
+/** PUBLIC_URL without trailing slashes, or undefined when it is not set (or blank). */
+export function publicUrl(env: Pick<Env, "PUBLIC_URL">): string | undefined {
+  return env.PUBLIC_URL?.trim().replace(/\/+$/, "") || undefined;
+}
+
 export function requireSetting(
   env: Env,
   key: keyof Env & `GITHUB_${string}`,

@@ -9,9 +9,12 @@ function shift(iso: string, deltaMs: number): string {
   return new Date(Date.parse(iso) + deltaMs).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-export async function demoSeeds(
-  nowMs: number,
-): Promise<{ sdk: SnapshotInput; rocket: SnapshotInput }> {
+export async function demoSeeds(nowMs: number): Promise<{
+  sdk: SnapshotInput;
+  rocket: SnapshotInput;
+  /** acme/rocket as the Worker reads it once installed: its issues and acme/sdk's states. */
+  graph: SnapshotInput;
+}> {
   const snapshot = JSON.parse(await readFile(SNAPSHOT, "utf8")) as SnapshotInput;
   const delta =
     Math.floor((nowMs - Date.parse(snapshot.now ?? new Date(nowMs).toISOString())) / 1000) * 1000;
@@ -44,5 +47,10 @@ export async function demoSeeds(
       };
     }),
   };
-  return { sdk, rocket };
+  const graph: SnapshotInput = {
+    ...rocket,
+    now: move(snapshot.now) ?? new Date(nowMs).toISOString(),
+    external: snapshot.external?.map((e) => ({ ...e, closedAt: move(e.closedAt) })),
+  };
+  return { sdk, rocket, graph };
 }

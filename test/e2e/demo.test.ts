@@ -1,6 +1,8 @@
 // The README's promise: `npm start` runs the whole system offline, end to end.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { spawnCollect } from "../support/runtimes.ts";
+import { root, spawnCollect } from "../support/runtimes.ts";
 
 const runDemo = () => spawnCollect(process.execPath, ["infra/dev.ts", "--once"]);
 
@@ -12,6 +14,12 @@ describe("npm start (the local demo)", () => {
     expect(run.stdout).toContain("First reconcile of acme/rocket (full, GraphQL): 19 issues.");
     expect(run.stdout).toMatch(/ready: +#4 #5 #9 #11 #15/);
     expect(run.stdout).toContain("#8 by acme/sdk#42");
+    // The kicks of the first reconcile, the line the README shows (the producer has spent them
+    // by the time the story prints: they must not come out empty).
+    const kicks =
+      "  kicks: #1 child-closed by #2, #3; #9 unblocked by acme/sdk#40; #15 unblocked by #14";
+    expect(run.stdout.split("\n")).toContain(kicks);
+    expect((await readFile(join(root, "README.md"), "utf8")).split("\n")).toContain(kicks);
     expect(run.stdout).toContain(
       "producer added agent:ready on GitHub: #9 Adopt the new auth flow; #15 Emit structured logs",
     );

@@ -538,6 +538,56 @@ describe("the OpenAPI description and the reference page", () => {
     expect(docs.status).toBe(200);
     expect(docs.headers.get("content-type")).toMatch(/text\/html/);
   });
+
+  it("names its server (PUBLIC_URL, else the request's origin), its license, and each operation by a stable operationId", async () => {
+    type Doc = {
+      servers: Array<{ url: string }>;
+      info: { license?: unknown };
+      paths: Record<string, Record<string, { operationId?: string }>>;
+    };
+    // PUBLIC_URL (set in this pool) wins over the host the document is asked from.
+    const served = (await call("GET", "/openapi.json", { host: "http://elsewhere.test:8787" }))
+      .body as Doc;
+    expect(served.servers).toEqual([{ url: PUBLIC_URL }]);
+    expect(served.info.license).toEqual({ name: "MIT", identifier: "MIT" });
+    // SDK generators name their methods by these: renaming one breaks every generated client.
+    const ids = Object.entries(served.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(
+        ([method, op]) => `${op.operationId} ${method.toUpperCase()} ${path}`,
+      ),
+    );
+    expect(ids.sort()).toEqual([
+      "changeLabels POST /v1/repos/{owner}/{repo}/issues/{n}/labels",
+      "claimIssue POST /v1/repos/{owner}/{repo}/issues/{n}/claim",
+      "claimNext POST /v1/repos/{owner}/{repo}/claims",
+      "closeIssue POST /v1/repos/{owner}/{repo}/issues/{n}/close",
+      "createKey POST /v1/repos/{owner}/{repo}/keys",
+      "createSubIssue POST /v1/repos/{owner}/{repo}/issues/{n}/sub-issues",
+      "getGraph GET /v1/repos/{owner}/{repo}/graph",
+      "getQueue GET /v1/repos/{owner}/{repo}/queue",
+      "heartbeatClaim POST /v1/repos/{owner}/{repo}/issues/{n}/claim/heartbeat",
+      "listClaims GET /v1/repos/{owner}/{repo}/claims",
+      "listKeys GET /v1/repos/{owner}/{repo}/keys",
+      "postComment POST /v1/repos/{owner}/{repo}/issues/{n}/comments",
+      "releaseClaim POST /v1/repos/{owner}/{repo}/issues/{n}/claim/release",
+      "requestScan POST /v1/repos/{owner}/{repo}/scan",
+      "revokeKey DELETE /v1/repos/{owner}/{repo}/keys/{id}",
+    ]);
+    const serversWith = async (publicUrl: string | undefined) => {
+      const response = await app.request(
+        "http://127.0.0.1:8787/openapi.json",
+        {},
+        { ...env, PUBLIC_URL: publicUrl },
+      );
+      return ((await response.json()) as Doc).servers;
+    };
+    // Unset or blank: the origin it was asked from. Set: without its trailing slash.
+    expect(await serversWith(undefined)).toEqual([{ url: "http://127.0.0.1:8787" }]);
+    expect(await serversWith(" ")).toEqual([{ url: "http://127.0.0.1:8787" }]);
+    expect(await serversWith("https://queue.acme.dev/ ")).toEqual([
+      { url: "https://queue.acme.dev" },
+    ]);
+  });
 });
 
 describe("raw tokens are never stored or logged", () => {

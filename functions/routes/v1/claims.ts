@@ -24,6 +24,7 @@ const errors = {
 const claimIssue = createRoute({
   method: "post",
   path: "/v1/repos/{owner}/{repo}/issues/{n}/claim",
+  operationId: "claimIssue",
   tags: ["Claims"],
   summary: "Claim one issue: a fencing token, a branch and an expiry",
   security: [{ bearer: [] }],
@@ -41,6 +42,7 @@ const claimIssue = createRoute({
 const claimNext = createRoute({
   method: "post",
   path: "/v1/repos/{owner}/{repo}/claims",
+  operationId: "claimNext",
   tags: ["Claims"],
   summary: "Claim the queue's first available issue, atomically",
   security: [{ bearer: [] }],
@@ -56,6 +58,7 @@ const claimNext = createRoute({
 const heartbeat = createRoute({
   method: "post",
   path: "/v1/repos/{owner}/{repo}/issues/{n}/claim/heartbeat",
+  operationId: "heartbeatClaim",
   tags: ["Claims"],
   summary: "Extend a live claim by its TTL",
   security: [{ bearer: [] }],
@@ -70,6 +73,7 @@ const heartbeat = createRoute({
 const release = createRoute({
   method: "post",
   path: "/v1/repos/{owner}/{repo}/issues/{n}/claim/release",
+  operationId: "releaseClaim",
   tags: ["Claims"],
   summary: "Release a claim: done, abandoned or failed",
   security: [{ bearer: [] }],
@@ -84,6 +88,7 @@ const release = createRoute({
 const list = createRoute({
   method: "get",
   path: "/v1/repos/{owner}/{repo}/claims",
+  operationId: "listClaims",
   tags: ["Claims"],
   summary: "The repository's live claims",
   security: [{ bearer: [] }],

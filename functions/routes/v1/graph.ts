@@ -60,6 +60,7 @@ const PageInfoSchema = z.object({
 const graph = createRoute({
   method: "get",
   path: "/v1/repos/{owner}/{repo}/graph",
+  operationId: "getGraph",
   tags: ["Graph"],
   summary:
     "The scan of the stored graph (long lists paged) plus watermarks, delivery counters and the config",

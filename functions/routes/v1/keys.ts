@@ -28,6 +28,7 @@ const errors = {
 const createKey = createRoute({
   method: "post",
   path: "/v1/repos/{owner}/{repo}/keys",
+  operationId: "createKey",
   tags: ["Keys"],
   summary: "Mint a fleet key (repository admins, with a GitHub user token)",
   security: [{ bearer: [] }],
@@ -45,6 +46,7 @@ const createKey = createRoute({
 const listKeys = createRoute({
   method: "get",
   path: "/v1/repos/{owner}/{repo}/keys",
+  operationId: "listKeys",
   tags: ["Keys"],
   summary: "List the repository's fleet keys (never their secrets)",
   security: [{ bearer: [] }],
@@ -58,6 +60,7 @@ const listKeys = createRoute({
 const revokeKey = createRoute({
   method: "delete",
   path: "/v1/repos/{owner}/{repo}/keys/{id}",
+  operationId: "revokeKey",
   tags: ["Keys"],
   summary: "Revoke a fleet key (repository admins, with a GitHub user token)",
   security: [{ bearer: [] }],

@@ -11,6 +11,7 @@ import { jsonContent, repoObject, send, v1Router } from "./context.ts";
 const queue = createRoute({
   method: "get",
   path: "/v1/repos/{owner}/{repo}/queue",
+  operationId: "getQueue",
   tags: ["Queue"],
   summary: "Claimable work: agent:ready issues first, then (mode all) other ready issues",
   security: [{ bearer: [] }],

@@ -11,6 +11,7 @@ const ScanResponseSchema = z.object({
 const scan = createRoute({
   method: "post",
   path: "/v1/repos/{owner}/{repo}/scan",
+  operationId: "requestScan",
   tags: ["Graph"],
   summary: "Reconcile now (incremental; full when a day has passed), at most once a minute",
   security: [{ bearer: [] }],

@@ -27,6 +27,7 @@ const errors = {
 
 const fenced = <S extends ZodType, R extends ZodType>(
   path: string,
+  operationId: string,
   summary: string,
   request: S,
   ok: 200 | 201,
@@ -35,6 +36,7 @@ const fenced = <S extends ZodType, R extends ZodType>(
   createRoute({
     method: "post",
     path: `/v1/repos/{owner}/{repo}/issues/{n}/${path}`,
+    operationId,
     tags: ["Fenced writes"],
     summary,
     security: [{ bearer: [] }],
@@ -44,6 +46,7 @@ const fenced = <S extends ZodType, R extends ZodType>(
 
 const comment = fenced(
   "comments",
+  "postComment",
   "Comment on the issue with the App's token",
   CommentRequestSchema,
   201,
@@ -51,6 +54,7 @@ const comment = fenced(
 );
 const labels = fenced(
   "labels",
+  "changeLabels",
   "Add or remove labels (not the ones switchyard owns)",
   LabelsRequestSchema,
   200,
@@ -58,6 +62,7 @@ const labels = fenced(
 );
 const close = fenced(
   "close",
+  "closeIssue",
   "Close the issue (not a held one)",
   CloseRequestSchema,
   200,
@@ -65,6 +70,7 @@ const close = fenced(
 );
 const subIssue = fenced(
   "sub-issues",
+  "createSubIssue",
   "Open an issue and link it as a sub-issue (idempotent with idempotencyKey)",
   SubIssueRequestSchema,
   201,
