@@ -393,7 +393,7 @@ describe.concurrent("npm start -- --host (the demo on the portable host)", () =>
     expect(run.stdout).toContain("release (abandoned)");
   });
 
-  it("refuses an unknown host", async () => {
+  it("refuses an unknown host", { timeout: STEP_TIMEOUT }, async () => {
     const run = await spawnCollect(process.execPath, ["infra/dev.ts", "--once", "--host", "cloud"]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("--host must be wrangler, node, bun or deno");
