@@ -111,14 +111,81 @@ export interface SimRepo {
 export const REPO_ROLES = ["read", "triage", "write", "maintain", "admin"] as const;
 export type RepoRole = (typeof REPO_ROLES)[number];
 
-/** A user registered through the control API: a personal token and a role per repository. */
+/**
+ * What a token is, told by its prefix as GitHub tells it: `ghp_` a classic personal token,
+ * `gho_` an OAuth App token, `ghu_` a GitHub App user token, `github_pat_` a fine-grained
+ * personal token, `ghs_` an installation token. A token without a known prefix is a classic
+ * token in the format GitHub used before 2021 (40 hex digits), with scopes like `ghp_`.
+ */
+export type TokenKind =
+  | "classic"
+  | "oauth"
+  | "app-user"
+  | "fine-grained"
+  | "installation"
+  | "legacy";
+
+export function tokenKindOf(token: string): TokenKind {
+  if (token.startsWith("ghp_")) return "classic";
+  if (token.startsWith("gho_")) return "oauth";
+  if (token.startsWith("ghu_")) return "app-user";
+  if (token.startsWith("github_pat_")) return "fine-grained";
+  if (token.startsWith("ghs_")) return "installation";
+  return "legacy";
+}
+
+/** Classic and OAuth tokens carry scopes (`X-OAuth-Scopes`); the other kinds do not. */
+export function hasScopes(kind: TokenKind): boolean {
+  return kind === "classic" || kind === "oauth" || kind === "legacy";
+}
+
+/** One of a registered user's tokens. */
+export interface SimUserToken {
+  token: string;
+  kind: TokenKind;
+  /** Classic and OAuth tokens: their scopes (default `["repo"]`); `[]` for the other kinds. */
+  scopes: string[];
+  /**
+   * `ghu_` tokens: the client id of the GitHub App they were issued to; null is the simulated
+   * App itself, whatever its client id is now (a manifest conversion changes it).
+   */
+  clientId: string | null;
+  /** A stable id for `POST /applications/{client_id}/token`'s `id`. */
+  id: number;
+  createdAt: string;
+}
+
+/** A user registered through the control API: tokens and a role per repository. */
 export interface SimUser {
   login: string;
+  /** The token it was registered with (what the OAuth flow hands out unless it is not `ghu_`). */
   token: string;
+  /** Every token of the user, by token (the registered one first). */
+  tokens: Map<string, SimUserToken>;
   /** Roles by lower-cased `owner/name`. */
   repos: Map<string, RepoRole>;
   createdAt: string;
 }
+
+export type PermissionLevel = "read" | "write";
+
+/**
+ * What an installation of the simulated App is granted unless a test says otherwise: what
+ * switchyard's App asks for (issues, contents, metadata), plus what its queue policy and
+ * organization features read (checks, statuses and actions for the default branch's CI state,
+ * `organization_projects` for a Projects field, `members` for organization owners), so the
+ * happy path works; a test removes one to see the "missing permission" answers.
+ */
+export const DEFAULT_INSTALLATION_PERMISSIONS: Readonly<Record<string, PermissionLevel>> = {
+  issues: "write",
+  metadata: "read",
+  contents: "read",
+  checks: "read",
+  statuses: "read",
+  actions: "read",
+  organization_projects: "read",
+  members: "read",
+};
 
 export interface SimInstallation {
   id: number;
@@ -128,6 +195,8 @@ export interface SimInstallation {
   repositoryIds: number[] | null;
   createdAt: string;
   suspendedAt: string | null;
+  /** Granted permissions by name (`checks`, `organization_projects`, ...). */
+  permissions: Record<string, PermissionLevel>;
 }
 
 export function fullName(repo: SimRepo): string {

@@ -32,7 +32,8 @@ const SPKI = publicKey.export({ type: "spki", format: "pem" }).toString();
 
 describe("REST responses match GitHub's OpenAPI description", () => {
   it("for every operation the simulator implements", async () => {
-    const sim = createGitHubSimulator({ appId: 7, appPublicKey: SPKI });
+    // "t" is the simulator's unrestricted user octocat (any other unknown token answers 401).
+    const sim = createGitHubSimulator({ appId: 7, appPublicKey: SPKI, userTokens: ["t"] });
     const inner = simulatorFetch(sim);
     const exchanges: Exchange[] = [];
     const recording: typeof fetch = async (input, init) => {
@@ -157,7 +158,9 @@ describe("REST responses match GitHub's OpenAPI description", () => {
 
     // A registered user: `permissions` on the repository, comments as a collaborator; the
     // collaborator permission of each kind of login the simulator knows, and of an unknown one.
-    sim.state.registerUser("alice", "alice-token", { "acme/app": "maintain" });
+    const alice = sim.state.registerUser("alice", "alice-token", { "acme/app": "maintain" });
+    // Her user token for the App (what the status page's login gets): it lists installations.
+    sim.state.addUserToken(alice, "ghu_alice");
     sim.state.registerUser("bob", "bob-token", { "acme/app": "triage" });
     await raw("GET", "/repos/acme/app", "alice-token");
     await raw("GET", "/repos/acme/lib", "alice-token"); // 404: no role on it
@@ -170,11 +173,10 @@ describe("REST responses match GitHub's OpenAPI description", () => {
     await raw("GET", `/app/installations/${installation.id}`, jwt);
     await raw("GET", "/app/installations/424242", jwt); // 404
     // A user token's view of the App's installations (the status page's `/`).
-    await raw("GET", "/user/installations", "alice-token");
-    await raw("GET", `/user/installations/${installation.id}/repositories`, "alice-token");
-    await raw("GET", "/user/installations", "t");
-    await raw("GET", `/user/installations/${installation.id}/repositories`, "t");
-    await raw("GET", "/user/installations/424242/repositories", "alice-token"); // 404
+    await raw("GET", "/user/installations", "ghu_alice");
+    await raw("GET", `/user/installations/${installation.id}/repositories`, "ghu_alice");
+    await raw("GET", "/user/installations", "alice-token"); // 403: not a token of the App
+    await raw("GET", "/user/installations/424242/repositories", "ghu_alice"); // 404
 
     // GitHub's undocumented by-id twins of every repository route, checked as their twins.
     const appRepo = sim.state.repo("acme", "app")!;
