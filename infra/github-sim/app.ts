@@ -10,6 +10,7 @@ import {
   TokenRegistry,
   verifyAppJwt,
 } from "./auth.ts";
+import { registerCheckRoutes } from "./checks-routes.ts";
 import { registerContentRoutes } from "./contents.ts";
 import { registerControlRoutes } from "./control.ts";
 import { FaultPlan, type RequestFault } from "./faults.ts";
@@ -19,6 +20,8 @@ import { hasScopes, type SimRepo, tokenKindOf } from "./model.ts";
 import { oauthClient, registerOAuthRoutes } from "./oauth.ts";
 import { OidcIssuer, registerOidcRoutes } from "./oidc.ts";
 import { registerOrgRoutes } from "./org-routes.ts";
+import { projectAccess } from "./projects-graphql.ts";
+import { registerProjectRoutes } from "./projects-routes.ts";
 import { RateLimits, RequestCounter, type Resource } from "./rate-limit.ts";
 import type { RenderContext } from "./render.ts";
 import { registerRestRoutes } from "./rest.ts";
@@ -189,10 +192,17 @@ export class GitHubSimulator {
     registerManifestRoutes(this);
     registerOAuthRoutes(this);
     registerOrgRoutes(this);
+    registerCheckRoutes(this);
+    registerProjectRoutes(this);
     this.api("POST", "/graphql", "token", "graphql", async (req) => {
       const body = (req.json() ?? {}) as Record<string, unknown>;
       const result = await executeGraphql(
-        { state: this.state, base: req.base, canRead: (repo) => this.canRead(req.identity, repo) },
+        {
+          state: this.state,
+          base: req.base,
+          canRead: (repo) => this.canRead(req.identity, repo),
+          projectAccess: (org) => projectAccess(this.state, req.identity, org),
+        },
         body,
       );
       return { status: 200, body: result };

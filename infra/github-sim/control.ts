@@ -263,15 +263,22 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
       : {
           commit: {
             id: commit.id,
+            parents: commit.parents,
             message: commit.message,
             added: commit.added,
             modified: commit.modified,
             removed: commit.removed,
           },
         };
-  const push = async (c: Context, changes: FileChanges, message?: string, actor = "octocat") => {
+  const push = async (
+    c: Context,
+    changes: FileChanges,
+    message?: string,
+    actor = "octocat",
+    opts: { allowEmpty?: boolean; force?: boolean } = {},
+  ) => {
     const repo = state.requireRepo(c.req.param("owner")!, c.req.param("repo")!);
-    return c.json(pushed(await pushFiles(state, repo, changes, { actor, message })));
+    return c.json(pushed(await pushFiles(state, repo, changes, { actor, message, ...opts })));
   };
 
   app.put("/_sim/repos/:owner/:repo/contents/:path{.+}", async (c) => {
@@ -291,12 +298,18 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
     const body = await input(
       c,
       z.object({
-        files: z.record(FilePath, z.string().nullable()),
+        files: z.record(FilePath, z.string().nullable()).default({}),
         message: z.string().min(1).optional(),
+        // A new head commit even when no file changes (what CI runs on).
+        allowEmpty: z.boolean().default(false),
+        force: z.boolean().default(false),
         actor: Actor,
       }),
     );
-    return push(c, body.files, body.message, body.actor);
+    return push(c, body.files, body.message, body.actor, {
+      allowEmpty: body.allowEmpty,
+      force: body.force,
+    });
   });
 
   app.post("/_sim/repos/:owner/:repo/issues", async (c) => {

@@ -1,6 +1,7 @@
 // The simulator's mutable world and every state change a user, an App or GitHub itself can
 // make. Each change emits the webhook(s) GitHub would send through `onEvent`.
 
+import { CiState } from "./checks.ts";
 import { SimHttpError, SimMoved } from "./errors.ts";
 import {
   accountId,
@@ -25,6 +26,7 @@ import {
   tokenKindOf,
 } from "./model.ts";
 import { OrgDirectory } from "./orgs.ts";
+import { ProjectsState } from "./projects.ts";
 import { renderOrganization } from "./render.ts";
 
 export { SimHttpError, SimMoved };
@@ -64,6 +66,10 @@ export class SimState {
   users = new Map<string, SimUser>();
   /** Organization memberships (orgs.ts). */
   readonly orgs = new OrgDirectory();
+  /** Check suites and runs, commit statuses and workflow runs (checks.ts). */
+  readonly ci = new CiState(this);
+  /** Organizations' Projects (v2) (projects.ts). */
+  readonly projects = new ProjectsState(this);
   private nextId = 1000;
   clock: () => Date;
   onEvent: (event: SimEvent) => void = () => {};
@@ -90,6 +96,8 @@ export class SimState {
     this.redirects.clear();
     this.users.clear();
     this.orgs.reset();
+    this.ci.reset();
+    this.projects.reset();
     this.nextId = 1000;
   }
 
@@ -287,6 +295,7 @@ export class SimState {
       nextNumber: 1,
       files: new Map(),
       head: null,
+      commits: new Map(),
       archived: false,
       // Private unless made public (`POST /_sim/repos/{o}/{r}/visibility`): only installations
       // covering it can read it, which is what most tests assume of an installed repository.
@@ -943,12 +952,14 @@ export class SimState {
     commit: SimCommit,
     files: SimFile[],
     sender: string,
+    forced = false,
   ): void {
     if (repo.head !== null && repo.head !== before)
       throw new Error(`push to ${fullName(repo)} raced: head moved from ${before}`);
     for (const file of files) repo.files.set(file.path, file);
     for (const path of commit.removed) repo.files.delete(path);
     repo.head = commit.id;
+    repo.commits.set(commit.id, commit);
     repo.pushedAt = commit.timestamp;
     this.onEvent({
       event: "push",
@@ -961,7 +972,7 @@ export class SimState {
         after: commit.id,
         created: false,
         deleted: false,
-        forced: false,
+        forced,
         base_ref: null,
         compare: { before, after: commit.id },
         commits: [commit],
