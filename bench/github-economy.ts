@@ -56,9 +56,12 @@ export function syntheticRepo(n: number): SnapshotInput {
   };
 }
 
+/** The benchmark's token: the simulator's unrestricted user (`userTokens`), which reads everything. */
+const BENCH_TOKEN = "bench";
+
 function client(sim: GitHubSimulator): GitHubClient {
   return new GitHubClient({
-    auth: { kind: "token", token: "bench" },
+    auth: { kind: "token", token: BENCH_TOKEN },
     baseUrl: "http://sim.bench",
     fetch: simulatorFetch(sim),
   });
@@ -131,7 +134,7 @@ export const githubEconomy: Benchmark = {
       "  N      GraphQL req   bound ceil(N/100)+2   REST baseline req   ratio    GraphQL ms   REST ms",
     );
     for (const n of SIZES) {
-      const sim = createGitHubSimulator({ rateLimit: 1_000_000 });
+      const sim = createGitHubSimulator({ rateLimit: 1_000_000, userTokens: [BENCH_TOKEN] });
       seedSnapshot(sim.state, syntheticRepo(n));
       let t = performance.now();
       const { snapshot } = await fetchSnapshot(client(sim), REPO);
@@ -176,7 +179,7 @@ export const githubEconomy: Benchmark = {
 
     // Incremental reconcile on N = 1000.
     const n = 1000;
-    const sim = createGitHubSimulator({ rateLimit: 1_000_000 });
+    const sim = createGitHubSimulator({ rateLimit: 1_000_000, userTokens: [BENCH_TOKEN] });
     seedSnapshot(sim.state, syntheticRepo(n));
     sim.setClock({ now: "2026-06-01T00:00:00Z" });
     const c = client(sim);
@@ -234,7 +237,7 @@ export const githubEconomy: Benchmark = {
     // The full reconcile's marker re-read (issue 9, fix 8), N = 1000, counted apart from the
     // graph fetch: the comments of the open issues under a processing lock (1%) or with marker
     // comments (one of them, with 150 comments, needs two pages).
-    const markerSim = createGitHubSimulator({ rateLimit: 1_000_000 });
+    const markerSim = createGitHubSimulator({ rateLimit: 1_000_000, userTokens: [BENCH_TOKEN] });
     seedSnapshot(markerSim.state, syntheticRepo(n));
     const markerRepo = markerSim.state.repo("bench", "graph")!;
     const marked = markerRepo.issues.get(1)!;

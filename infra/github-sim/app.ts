@@ -2,18 +2,34 @@
 // with GitHub's auth, rate-limit headers, ETags, webhooks, counters and a fault plan.
 // Web-standard only, so it runs in-process (`sim.fetch`), under Node (serve.ts) and in workerd.
 import { type Context, Hono } from "hono";
-import { type Identity, importAppPublicKey, TokenRegistry, verifyAppJwt } from "./auth.ts";
+import {
+  badCredentials,
+  type Identity,
+  importAppPublicKey,
+  parseBasicAuth,
+  TokenRegistry,
+  verifyAppJwt,
+} from "./auth.ts";
+import { registerCheckRoutes } from "./checks-routes.ts";
 import { registerContentRoutes } from "./contents.ts";
 import { registerControlRoutes } from "./control.ts";
 import { FaultPlan, type RequestFault } from "./faults.ts";
 import { executeGraphql, operationNameOf } from "./graphql.ts";
 import { registerManifestRoutes } from "./manifest.ts";
-import type { SimRepo } from "./model.ts";
-import { registerOAuthRoutes } from "./oauth.ts";
+import { hasScopes, type SimRepo, tokenKindOf } from "./model.ts";
+import { oauthClient, registerOAuthRoutes } from "./oauth.ts";
 import { OidcIssuer, registerOidcRoutes } from "./oidc.ts";
+import { registerOrgRoutes } from "./org-routes.ts";
+import { projectAccess } from "./projects-graphql.ts";
+import { registerProjectRoutes } from "./projects-routes.ts";
 import { RateLimits, RequestCounter, type Resource } from "./rate-limit.ts";
 import type { RenderContext } from "./render.ts";
 import { registerRestRoutes } from "./rest.ts";
+import {
+  ConcurrencyLimit,
+  SECONDARY_LIMIT_DOCS,
+  SECONDARY_LIMIT_MESSAGE,
+} from "./secondary-limit.ts";
 import { SimHttpError, SimMoved, SimState } from "./state.ts";
 import { WebhookEmitter } from "./webhooks.ts";
 
@@ -28,10 +44,11 @@ export interface SimulatorOptions {
   /** Requests per hour per identity and resource (GitHub: 5,000 for an installation). */
   rateLimit?: number;
   /**
-   * Accepted plain tokens; absent: any token that is not an installation token is accepted.
-   * Tokens of users registered through `POST /_sim/users` are always accepted.
+   * Tokens that stand for the unrestricted user `octocat` (every repository, no `permissions`);
+   * default none. Tokens of users registered through `POST /_sim/users` and minted
+   * installation tokens are accepted too; any other token is answered 401 "Bad credentials".
    */
-  userTokens?: string[] | null;
+  userTokens?: string[];
   /** The origin written into payload URLs when no request is in flight (webhooks). */
   publicUrl?: string;
   /** Used to push webhooks. */
@@ -59,7 +76,8 @@ export interface ApiResult {
   headers?: Record<string, string>;
 }
 
-type AuthMode = "app" | "token";
+/** `app`: the App's JWT; `token`: an installation or user token; `client`: the App's OAuth client (Basic). */
+type AuthMode = "app" | "token" | "client";
 
 /** What GitHub links from a redirect's body. */
 export const REDIRECT_DOCS = "https://docs.github.com/v3/#http-redirects";
@@ -84,9 +102,6 @@ function movedResult(error: SimMoved, method: string, url: URL): ApiResult {
   };
 }
 
-const SECONDARY_LIMIT_MESSAGE =
-  "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.";
-
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -110,13 +125,15 @@ export class GitHubSimulator {
   readonly faults = new FaultPlan();
   readonly limits: RateLimits;
   readonly counter = new RequestCounter();
+  /** GitHub's secondary limit: requests in flight per identity. */
+  readonly concurrency = new ConcurrencyLimit();
   readonly tokens = new TokenRegistry();
   readonly webhooks: WebhookEmitter;
   /** The GitHub Actions OIDC issuer served under `/oidc` (keys made on first use). */
   readonly oidc = new OidcIssuer();
   readonly appId: number;
   readonly appSlug: string;
-  userTokens: string[] | null;
+  userTokens: string[];
   publicUrl: string;
   private appKey: Promise<CryptoKey | null>;
   private fixedNow: number | null = null;
@@ -128,13 +145,25 @@ export class GitHubSimulator {
   constructor(opts: SimulatorOptions = {}) {
     this.appId = opts.appId ?? 1;
     this.appSlug = opts.appSlug ?? "switchyard-sim";
-    this.userTokens = opts.userTokens ?? null;
+    this.userTokens = [...(opts.userTokens ?? [])];
     this.publicUrl = opts.publicUrl ?? "http://github-sim.localhost";
     this.appKey = opts.appPublicKey ? importAppPublicKey(opts.appPublicKey) : Promise.resolve(null);
     // Never reject unobserved: a bad key surfaces when an App JWT is verified.
     this.appKey.catch(() => undefined);
     this.state = new SimState(() => this.now());
-    this.limits = new RateLimits(opts.rateLimit ?? 5000, () => this.now());
+    this.limits = new RateLimits(
+      opts.rateLimit ?? 5000,
+      () => this.now(),
+      (id) => {
+        const inst = this.state.installations.get(id);
+        return inst
+          ? {
+              repositories: this.state.installationRepoCount(inst),
+              members: this.state.orgs.activeMembers(inst.account),
+            }
+          : null;
+      },
+    );
     this.webhooks = new WebhookEmitter({
       state: this.state,
       faults: this.faults,
@@ -162,10 +191,18 @@ export class GitHubSimulator {
     registerOidcRoutes(this);
     registerManifestRoutes(this);
     registerOAuthRoutes(this);
+    registerOrgRoutes(this);
+    registerCheckRoutes(this);
+    registerProjectRoutes(this);
     this.api("POST", "/graphql", "token", "graphql", async (req) => {
       const body = (req.json() ?? {}) as Record<string, unknown>;
       const result = await executeGraphql(
-        { state: this.state, base: req.base, canRead: (repo) => this.canRead(req.identity, repo) },
+        {
+          state: this.state,
+          base: req.base,
+          canRead: (repo) => this.canRead(req.identity, repo),
+          projectAccess: (org) => projectAccess(this.state, req.identity, org),
+        },
         body,
       );
       return { status: 200, body: result };
@@ -214,19 +251,31 @@ export class GitHubSimulator {
   }
 
   canRead(identity: Identity, repo: SimRepo): boolean {
-    // A registered user sees only the repositories it has a role on (they are private).
-    if (identity.kind === "user")
+    if (identity.kind === "user") {
+      // A classic token without the `repo` scope reaches public repositories only.
+      if (hasScopes(identity.tokenKind) && !identity.scopes.includes("repo") && repo.private)
+        return false;
+      // A registered user sees only the repositories it has a role on (they are private).
       return !identity.registered || this.state.roleOf(identity.login, repo) !== undefined;
-    if (identity.kind === "app") return false;
+    }
+    if (identity.kind !== "installation") return false;
     // As on GitHub, any installation token reads a public repository, installed there or not:
     // a successful read says nothing about which installation covers it.
     if (!repo.private && this.state.installations.has(identity.installationId)) return true;
     return this.canWrite(identity, repo);
   }
 
-  /** Writes need the repository's own installation (or, for a user, what `canRead` allows). */
+  /**
+   * Writes need the repository's own installation, or, for a user, what `canRead` allows (and
+   * for a classic token the `repo` scope, or `public_repo` on a public repository).
+   */
   canWrite(identity: Identity, repo: SimRepo): boolean {
-    if (identity.kind !== "installation") return this.canRead(identity, repo);
+    if (identity.kind === "user") {
+      if (!this.canRead(identity, repo)) return false;
+      if (!hasScopes(identity.tokenKind) || identity.scopes.includes("repo")) return true;
+      return !repo.private && identity.scopes.includes("public_repo");
+    }
+    if (identity.kind !== "installation") return false;
     const inst = this.state.installations.get(identity.installationId);
     if (!inst) return false;
     return this.state.installationFor(repo)?.id === inst.id;
@@ -241,6 +290,7 @@ export class GitHubSimulator {
     this.faults.clear();
     this.limits.reset();
     this.counter.reset();
+    this.concurrency.resetCounts();
     this.tokens.reset();
     this.webhooks.reset();
     this.oidc.reset();
@@ -250,6 +300,14 @@ export class GitHubSimulator {
 
   private async authenticate(c: Context, mode: AuthMode): Promise<Identity> {
     const header = c.req.header("authorization") ?? "";
+    if (mode === "client") {
+      const basic = parseBasicAuth(header);
+      if (!basic) throw new SimHttpError(401, "Requires authentication");
+      const client = oauthClient(this);
+      if (basic.id !== client.clientId || basic.secret !== client.clientSecret)
+        throw badCredentials();
+      return { kind: "client", clientId: basic.id };
+    }
     const m = /^(?:token|bearer)\s+(\S+)$/i.exec(header.trim());
     if (!m) throw new SimHttpError(401, "Requires authentication");
     const credential = m[1]!;
@@ -270,25 +328,50 @@ export class GitHubSimulator {
       );
     }
     const issued = this.tokens.lookup(credential, this.now());
-    if (issued === "expired") throw new SimHttpError(401, "Bad credentials");
+    if (issued === "expired") throw badCredentials();
     if (issued) {
       const inst = this.state.installations.get(issued.installationId);
-      if (!inst) throw new SimHttpError(401, "Bad credentials");
+      if (!inst) throw badCredentials();
       if (inst.suspendedAt) throw new SimHttpError(403, "This installation has been suspended");
       return { kind: "installation", installationId: issued.installationId, token: credential };
     }
     const user = this.state.userByToken(credential);
-    if (user) return { kind: "user", login: user.login, token: credential, registered: true };
-    if (credential.startsWith("ghs_")) throw new SimHttpError(401, "Bad credentials");
-    if (this.userTokens && !this.userTokens.includes(credential))
-      throw new SimHttpError(401, "Bad credentials");
-    return { kind: "user", login: "octocat", token: credential, registered: false };
+    if (user) {
+      const grant = user.tokens.get(credential)!;
+      return {
+        kind: "user",
+        login: user.login,
+        token: credential,
+        registered: true,
+        tokenKind: grant.kind,
+        scopes: grant.scopes,
+        clientId: grant.clientId,
+      };
+    }
+    // `userTokens` stand for octocat, who sees everything; every other token is unknown.
+    if (!this.userTokens.includes(credential) || credential.startsWith("ghs_"))
+      throw badCredentials();
+    const kind = tokenKindOf(credential);
+    return {
+      kind: "user",
+      login: "octocat",
+      token: credential,
+      registered: false,
+      tokenKind: kind,
+      scopes: hasScopes(kind) ? ["repo"] : [],
+      clientId: null,
+    };
   }
 
-  private async identityKey(identity: Identity): Promise<string> {
+  /**
+   * Whose budget a request spends (primary and secondary limits): an installation, the App
+   * (its JWT), the App's OAuth client, or a user (GitHub counts a user's tokens together).
+   */
+  identityKey(identity: Identity): string {
     if (identity.kind === "app") return "app";
+    if (identity.kind === "client") return `client:${identity.clientId}`;
     if (identity.kind === "installation") return `installation:${identity.installationId}`;
-    return `user:${(await sha256Hex(identity.token)).slice(0, 16)}`;
+    return `user:${identity.login.toLowerCase()}`;
   }
 
   private faultResponse(fault: RequestFault): Response {
@@ -303,8 +386,7 @@ export class GitHubSimulator {
         status === 403 || status === 429
           ? {
               message: SECONDARY_LIMIT_MESSAGE,
-              documentation_url:
-                "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+              documentation_url: SECONDARY_LIMIT_DOCS,
             }
           : { message: status >= 500 ? "Server Error" : "Simulated fault" };
     }
@@ -378,118 +460,156 @@ export class GitHubSimulator {
             )
           : null;
       const endpoint = `${method} ${template}${operation ? ` ${operation}` : ""}`;
-      // A fault rule written for a repository's name path also hits its by-id twin.
-      const twinPath = template === canonical ? null : this.nameTwin(url.pathname);
-      const fault = this.faults.takeRequestFault(
-        method,
-        twinPath ? [url.pathname, twinPath] : url.pathname,
-        operation,
+      // Authentication has no side effects: it is decided first (whose request it is, for the
+      // concurrency limit) and answered in turn, after the fault plan.
+      const authenticated = await this.authenticate(c, auth).then(
+        (identity) => ({ identity }),
+        (error: unknown) => ({ error }),
       );
-      const replaces = fault && (fault.status !== undefined || fault.network);
-      if (fault && fault.phase === "before") {
-        if (fault.delayMs) await sleep(fault.delayMs);
-        if (replaces) {
-          const r = this.faultResponse(fault);
-          this.counter.record(endpoint, r.status, false);
-          return r;
-        }
-      }
-
-      let response: Response;
-      let billed = false;
-      try {
-        const identity = await this.authenticate(c, auth);
-        const key = await this.identityKey(identity);
-        const limitHeaders = () => (resource ? this.limits.headers(key, resource) : {});
-        if (resource && this.limits.exhausted(key, resource)) {
-          const who =
-            identity.kind === "installation"
-              ? `installation ID ${identity.installationId}`
-              : "this token";
-          response = jsonResponse(
-            403,
-            {
-              message: `API rate limit exceeded for ${who}.`,
-              documentation_url:
-                "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting",
-            },
-            limitHeaders(),
-          );
-        } else if (parseError) {
-          response = jsonResponse(400, { message: "Problems parsing JSON" }, limitHeaders());
-          if (resource) this.limits.consume(key, resource);
-          billed = resource !== null;
-        } else {
-          const base = url.origin;
-          const sender =
-            identity.kind === "installation"
-              ? `${this.appSlug}[bot]`
-              : identity.kind === "user"
-                ? identity.login
-                : this.appSlug;
-          const result = await Promise.resolve()
-            .then(() =>
-              handler({
-                c,
-                method,
-                template: canonical,
-                identity,
-                base,
-                params: c.req.param() as Record<string, string>,
-                query: url.searchParams,
-                json: () => parsed,
-                sender,
-                ctx: this.renderContext(base),
-              }),
-            )
-            .catch((error: unknown): ApiResult => {
-              if (error instanceof SimMoved) return movedResult(error, method, url);
-              if (error instanceof SimHttpError) {
-                const body: Record<string, unknown> = {
-                  message: error.message,
-                  documentation_url: "https://docs.github.com/rest",
-                };
-                if (error.errors) body.errors = error.errors;
-                return { status: error.status, body } satisfies ApiResult;
-              }
-              throw error;
-            });
-          const headers: Record<string, string> = { ...(result.headers ?? {}) };
-          let status = result.status;
-          let body = result.body;
-          if (method === "GET" && status === 200) {
-            const etag = `W/"${(await sha256Hex(JSON.stringify(body))).slice(0, 40)}"`;
-            headers.etag = etag;
-            const inm = c.req.header("if-none-match");
-            if (inm?.split(/\s*,\s*/).includes(etag)) {
-              status = 304;
-              body = undefined;
-            }
-          }
-          // A 304 costs nothing against the primary rate limit (GitHub's documented rule).
-          if (resource && status !== 304) {
-            this.limits.consume(key, resource);
-            billed = true;
-          }
-          response = jsonResponse(status, body, { ...headers, ...limitHeaders() });
-        }
-      } catch (error) {
-        if (!(error instanceof SimHttpError)) throw error;
-        response = jsonResponse(
-          error.status,
-          { message: error.message, documentation_url: "https://docs.github.com/rest" },
-          {},
+      const caller = "identity" in authenticated ? this.identityKey(authenticated.identity) : null;
+      /** The request as GitHub answers it once admitted: faults, auth, limits, the handler. */
+      const inner = async (): Promise<Response> => {
+        // A fault rule written for a repository's name path also hits its by-id twin.
+        const twinPath = template === canonical ? null : this.nameTwin(url.pathname);
+        const fault = this.faults.takeRequestFault(
+          method,
+          twinPath ? [url.pathname, twinPath] : url.pathname,
+          operation,
         );
-      }
+        const replaces = fault && (fault.status !== undefined || fault.network);
+        if (fault && fault.phase === "before") {
+          if (fault.delayMs) await sleep(fault.delayMs);
+          if (replaces) {
+            const r = this.faultResponse(fault);
+            this.counter.record(endpoint, r.status, false);
+            return r;
+          }
+        }
 
-      if (fault && fault.phase === "after") {
-        if (fault.delayMs) await sleep(fault.delayMs);
-        if (replaces) response = this.faultResponse(fault);
+        let response: Response;
+        let billed = false;
+        try {
+          if ("error" in authenticated) throw authenticated.error;
+          const { identity } = authenticated;
+          const key = this.identityKey(identity);
+          if (resource) this.limits.refresh(key);
+          const limitHeaders = () => (resource ? this.limits.headers(key, resource) : {});
+          if (resource && this.limits.exhausted(key, resource)) {
+            const who =
+              identity.kind === "installation"
+                ? `installation ID ${identity.installationId}`
+                : "this token";
+            response = jsonResponse(
+              403,
+              {
+                message: `API rate limit exceeded for ${who}.`,
+                documentation_url:
+                  "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting",
+              },
+              limitHeaders(),
+            );
+          } else if (parseError) {
+            response = jsonResponse(400, { message: "Problems parsing JSON" }, limitHeaders());
+            if (resource) this.limits.consume(key, resource);
+            billed = resource !== null;
+          } else {
+            const base = url.origin;
+            const sender =
+              identity.kind === "installation"
+                ? `${this.appSlug}[bot]`
+                : identity.kind === "user"
+                  ? identity.login
+                  : this.appSlug;
+            const result = await Promise.resolve()
+              .then(() =>
+                handler({
+                  c,
+                  method,
+                  template: canonical,
+                  identity,
+                  base,
+                  params: c.req.param() as Record<string, string>,
+                  query: url.searchParams,
+                  json: () => parsed,
+                  sender,
+                  ctx: this.renderContext(base),
+                }),
+              )
+              .catch((error: unknown): ApiResult => {
+                if (error instanceof SimMoved) return movedResult(error, method, url);
+                if (error instanceof SimHttpError) {
+                  const body: Record<string, unknown> = {
+                    message: error.message,
+                    documentation_url: "https://docs.github.com/rest",
+                  };
+                  if (error.errors) body.errors = error.errors;
+                  return { status: error.status, body } satisfies ApiResult;
+                }
+                throw error;
+              });
+            const headers: Record<string, string> = { ...(result.headers ?? {}) };
+            let status = result.status;
+            let body = result.body;
+            if (method === "GET" && status === 200) {
+              const etag = `W/"${(await sha256Hex(JSON.stringify(body))).slice(0, 40)}"`;
+              headers.etag = etag;
+              const inm = c.req.header("if-none-match");
+              if (inm?.split(/\s*,\s*/).includes(etag)) {
+                status = 304;
+                body = undefined;
+              }
+            }
+            // A 304 costs nothing against the primary rate limit (GitHub's documented rule).
+            if (resource && status !== 304) {
+              this.limits.consume(key, resource);
+              billed = true;
+            }
+            response = jsonResponse(status, body, { ...headers, ...limitHeaders() });
+          }
+        } catch (error) {
+          if (!(error instanceof SimHttpError)) throw error;
+          response = jsonResponse(
+            error.status,
+            { message: error.message, documentation_url: "https://docs.github.com/rest" },
+            {},
+          );
+        }
+        // A classic token's scopes come with every answer to it, as GitHub sends them.
+        if ("identity" in authenticated) {
+          const { identity } = authenticated;
+          if (identity.kind === "user" && hasScopes(identity.tokenKind))
+            response.headers.set("x-oauth-scopes", identity.scopes.join(", "));
+        }
+
+        if (fault && fault.phase === "after") {
+          if (fault.delayMs) await sleep(fault.delayMs);
+          if (replaces) response = this.faultResponse(fault);
+        }
+        response.headers.set("x-github-request-id", crypto.randomUUID().slice(0, 18).toUpperCase());
+        this.counter.record(endpoint, response.status, billed);
+        return response;
+      };
+      if (caller !== null && !this.concurrency.enter(caller)) {
+        // Over the secondary limit: GitHub refuses before doing anything (no fault rule used).
+        const refused = jsonResponse(
+          403,
+          { message: SECONDARY_LIMIT_MESSAGE, documentation_url: SECONDARY_LIMIT_DOCS },
+          {
+            "retry-after": String(this.concurrency.retryAfterSeconds),
+            ...(resource ? this.limits.headers(caller, resource) : {}),
+          },
+        );
+        refused.headers.set("x-github-request-id", crypto.randomUUID().slice(0, 18).toUpperCase());
+        this.counter.record(endpoint, 403, false);
+        return refused;
       }
-      response.headers.set("x-github-request-id", crypto.randomUUID().slice(0, 18).toUpperCase());
-      this.counter.record(endpoint, response.status, billed);
-      return response;
+      try {
+        return await inner();
+      } finally {
+        if (caller !== null) this.concurrency.leave(caller);
+      }
     };
+
     this.app.on(method, honoPath, async (c) => {
       this.answering += 1;
       try {

@@ -1,13 +1,47 @@
-// Who is calling: a GitHub App (RS256 JWT verified against the configured public key), an
-// installation (tokens the simulator minted), or a user token (registered through
-// `POST /_sim/users`, or any other token, which stands for the unrestricted user `octocat`).
+// Who is calling: a GitHub App (RS256 JWT verified against the configured public key), the
+// App's OAuth client (Basic auth with its client id and secret), an installation (tokens the
+// simulator minted), or a user token (registered through `POST /_sim/users`, or listed in
+// `userTokens`, which stand for the unrestricted user `octocat`). Any other token is refused
+// with 401 "Bad credentials", as GitHub refuses it.
+import type { TokenKind } from "./model.ts";
 import { SimHttpError } from "./state.ts";
 
 export type Identity =
   | { kind: "app" }
+  /** `POST /applications/{client_id}/token`: Basic auth with the App's client credentials. */
+  | { kind: "client"; clientId: string }
   | { kind: "installation"; installationId: number; token: string }
-  /** `registered`: a user of `POST /_sim/users`, limited to the repositories it has a role on. */
-  | { kind: "user"; login: string; token: string; registered: boolean };
+  | {
+      kind: "user";
+      login: string;
+      token: string;
+      /** A user of `POST /_sim/users`, limited to the repositories it has a role on. */
+      registered: boolean;
+      tokenKind: TokenKind;
+      /** Scopes of a classic or OAuth token (sent as `X-OAuth-Scopes`); `[]` for other kinds. */
+      scopes: string[];
+      /** A `ghu_` token's App (null: the simulated App). */
+      clientId: string | null;
+    };
+
+/** GitHub's answer to a token it does not know (or no longer knows). */
+export function badCredentials(): SimHttpError {
+  return new SimHttpError(401, "Bad credentials");
+}
+
+/** `Basic base64(id:secret)` → `{id, secret}`, or null for anything else. */
+export function parseBasicAuth(header: string): { id: string; secret: string } | null {
+  const m = /^basic\s+([A-Za-z0-9+/=]+)$/i.exec(header.trim());
+  if (!m) return null;
+  let decoded: string;
+  try {
+    decoded = atob(m[1]!);
+  } catch {
+    return null;
+  }
+  const colon = decoded.indexOf(":");
+  return colon < 0 ? null : { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+}
 
 function base64UrlDecode(text: string): Uint8Array<ArrayBuffer> {
   const b64 = text

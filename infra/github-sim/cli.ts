@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `npm run sim -- --seed FILE [--port P] [--webhook-url URL] [--webhook-secret S]
-//   [--app-public-key FILE] [--app-id N] [--installation-id N]`: the simulator by hand.
+//   [--app-public-key FILE] [--app-id N] [--installation-id N] [--user-token T ...]`: the
+// simulator by hand. `--user-token` names a token of the unrestricted user octocat (any other
+// unknown token is answered 401, as GitHub answers it).
 import { readFile } from "node:fs/promises";
 import process from "node:process";
 import { parseArgs } from "node:util";
@@ -17,6 +19,7 @@ const { values } = parseArgs({
     "app-public-key": { type: "string" },
     "app-id": { type: "string", default: "1" },
     "installation-id": { type: "string" },
+    "user-token": { type: "string", multiple: true, default: [] },
   },
   strict: true,
 });
@@ -39,6 +42,7 @@ const running = await startSimulatorServer({
   appPublicKey,
   webhookUrl: values["webhook-url"] ?? null,
   webhookSecret: values["webhook-secret"],
+  userTokens: values["user-token"],
 });
 let installationId: number | null = null;
 if (values.seed) {

@@ -87,7 +87,14 @@ export async function pushFiles(
   state: SimState,
   repo: SimRepo,
   changes: FileChanges,
-  opts: { actor: string; message?: string },
+  opts: {
+    actor: string;
+    message?: string;
+    /** Commit even when no file changes (`git commit --allow-empty`): a new head for CI. */
+    allowEmpty?: boolean;
+    /** Announce the push as a force-push (`forced: true`). */
+    force?: boolean;
+  },
 ): Promise<SimCommit | null> {
   const paths = Object.keys(changes).sort();
   for (const path of paths) requireFilePath(path);
@@ -113,7 +120,7 @@ export async function pushFiles(
       (existing ? modified : added).push(path);
       written.push(file);
     }
-    if (written.length + removed.length === 0) {
+    if (written.length + removed.length === 0 && !opts.allowEmpty) {
       if (repo.head === head) return null;
       continue;
     }
@@ -123,7 +130,11 @@ export async function pushFiles(
     const clash = conflict([...tree.keys()]);
     if (clash) throw new SimHttpError(422, clash);
     const timestamp = state.now();
-    const message = opts.message ?? defaultMessage(added, modified, removed);
+    const message =
+      opts.message ??
+      (written.length + removed.length === 0
+        ? "Empty commit"
+        : defaultMessage(added, modified, removed));
     const treeId = await sha1Hex(`tree\n${treeListing(tree.values())}`);
     const id = await sha1Hex(
       `commit\ntree ${treeId}\nparent ${before}\nauthor ${opts.actor} ${timestamp}\n\n${message}`,
@@ -138,8 +149,9 @@ export async function pushFiles(
       added,
       modified,
       removed,
+      parents: head === null ? [] : [head],
     };
-    state.pushCommit(repo, before, commit, written, opts.actor);
+    state.pushCommit(repo, before, commit, written, opts.actor, opts.force ?? false);
     return commit;
   }
 }
@@ -157,10 +169,50 @@ export async function seedFiles(
   for (const f of loaded) tree.set(f.path, f);
   const clash = conflict([...tree.keys()]);
   if (clash) throw new SimHttpError(400, `control API: ${clash}`);
-  const head = await sha1Hex(`seeded ${fullName(repo)}\n${treeListing(tree.values())}`);
+  const listing = treeListing(tree.values());
+  const head = await sha1Hex(`seeded ${fullName(repo)}\n${listing}`);
   repo.files = tree;
   repo.head = head;
   repo.pushedAt = state.now();
+  // The seed is the branch's first commit, as if the repository had been created with it.
+  repo.commits.set(head, {
+    id: head,
+    treeId: await sha1Hex(`tree\n${listing}`),
+    message: "Initial commit",
+    timestamp: state.now(),
+    author: repo.owner,
+    added: [...tree.keys()].sort(),
+    modified: [],
+    removed: [],
+    parents: [],
+  });
+}
+
+/**
+ * The default branch's head commit, made first (silently, as `seedFiles` does) when the
+ * repository has none yet: checks and statuses need a commit to sit on.
+ */
+export async function ensureHead(state: SimState, repo: SimRepo): Promise<SimCommit> {
+  if (repo.head === null) await seedFiles(state, repo, {});
+  return repo.commits.get(repo.head!)!;
+}
+
+/**
+ * The commit `ref` names: the default branch (`main`, `heads/main`, `refs/heads/main`) or a
+ * commit id of at least 7 hex digits (a unique prefix). Undefined when nothing matches.
+ */
+export function commitFor(repo: SimRepo, ref: string): SimCommit | undefined {
+  if (
+    ref === DEFAULT_BRANCH ||
+    ref === `heads/${DEFAULT_BRANCH}` ||
+    ref === `refs/heads/${DEFAULT_BRANCH}`
+  )
+    return repo.head === null ? undefined : repo.commits.get(repo.head);
+  if (!/^[0-9a-f]{7,40}$/.test(ref)) return undefined;
+  const exact = repo.commits.get(ref);
+  if (exact) return exact;
+  const matches = [...repo.commits.keys()].filter((id) => id.startsWith(ref));
+  return matches.length === 1 ? repo.commits.get(matches[0]!) : undefined;
 }
 
 interface DirEntry {

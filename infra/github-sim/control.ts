@@ -7,13 +7,21 @@ import { describeZodError } from "../../shared/validation.ts";
 import type { GitHubSimulator } from "./app.ts";
 import { conflict, type FileChanges, isFilePath, pushFiles, seedFiles } from "./contents.ts";
 import { FaultPlanSchema } from "./faults.ts";
-import { REPO_ROLES, type SimCommit, type SimRepo } from "./model.ts";
+import {
+  hasScopes,
+  REPO_ROLES,
+  type SimCommit,
+  type SimRepo,
+  type SimUserToken,
+  tokenKindOf,
+} from "./model.ts";
 import { exportSnapshot, seedSnapshot } from "./seed.ts";
 import { SimHttpError } from "./state.ts";
 
 const Actor = z.string().min(1).default("octocat");
 /** `owner/name`. */
 export const RepoName = z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected "owner/name"');
+const Permissions = z.record(z.string().min(1), z.enum(["read", "write"]));
 const Ref = z.union([z.number().int().positive(), z.string().min(1)]);
 const FilePath = z
   .string()
@@ -22,6 +30,32 @@ const SeedFiles = z.record(FilePath, z.string()).superRefine((files, ctx) => {
   const clash = conflict(Object.keys(files));
   if (clash) ctx.addIssue({ code: "custom", message: clash });
 });
+
+/** A user's token: any kind but an installation token (those are minted by the App). */
+const UserToken = z
+  .string()
+  .min(1)
+  .refine(
+    (t) => tokenKindOf(t) !== "installation",
+    "ghs_ tokens are installation tokens: mint one with POST /app/installations/{id}/access_tokens",
+  );
+/** What a token may do: classic and OAuth tokens' scopes, a `ghu_` token's App. */
+const TokenGrantFields = {
+  scopes: z.array(z.string().min(1)).optional(),
+  clientId: z.string().min(1).nullable().optional(),
+};
+/** A grant that the token's kind cannot carry is a mistake in the test: say so. */
+function checkGrant(token: string, grant: { scopes?: string[]; clientId?: string | null }) {
+  const kind = tokenKindOf(token);
+  if (grant.scopes !== undefined && !hasScopes(kind))
+    throw new SimHttpError(
+      400,
+      `control API: scopes: a ${kind} token has no scopes (only ghp_, gho_ and unprefixed tokens do)`,
+    );
+  if (grant.clientId !== undefined && grant.clientId !== null && kind !== "app-user")
+    throw new SimHttpError(400, "control API: clientId: only a ghu_ token belongs to a GitHub App");
+}
+const tokenView = (t: SimUserToken) => ({ kind: t.kind, scopes: t.scopes, clientId: t.clientId });
 
 /** Parses a control API body with `schema`; bad input answers 400 naming the field. */
 export async function input<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
@@ -38,6 +72,25 @@ export async function input<T extends z.ZodType>(c: Context, schema: T): Promise
   if (!result.success)
     throw new SimHttpError(400, `control API: ${describeZodError(result.error)}`);
   return result.data;
+}
+
+/** The limits' configuration, and each installation's hourly limit as computed now. */
+function limitsView(sim: GitHubSimulator) {
+  const { limits, concurrency } = sim;
+  return {
+    limit: limits.limit,
+    installation: limits.scaling,
+    scale: limits.scale,
+    windowSeconds: limits.windowSeconds,
+    concurrency: concurrency.limit,
+    retryAfterSeconds: concurrency.retryAfterSeconds,
+    installations: Object.fromEntries(
+      [...sim.state.installations.keys()].map((id) => [
+        String(id),
+        limits.limitOf(`installation:${id}`),
+      ]),
+    ),
+  };
 }
 
 export function registerControlRoutes(sim: GitHubSimulator): void {
@@ -68,12 +121,27 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
       c,
       z.object({
         login: z.string().regex(/^[^/\s]+$/, "expected a login"),
-        token: z.string().min(1),
+        token: UserToken,
         repos: z.record(RepoName, z.enum(REPO_ROLES)).default({}),
+        ...TokenGrantFields,
       }),
     );
-    const user = state.registerUser(body.login, body.token, body.repos);
+    checkGrant(body.token, body);
+    const user = state.registerUser(body.login, body.token, body.repos, body);
     return c.json({ login: user.login }, 201);
+  });
+
+  // Another token of a registered user (a `ghu_` from the App besides a `ghp_`, say).
+  app.post("/_sim/users/:login/tokens", async (c) => {
+    const body = await input(c, z.object({ token: UserToken, ...TokenGrantFields }));
+    checkGrant(body.token, body);
+    const user = state.user(c.req.param("login"));
+    if (!user)
+      throw new SimHttpError(404, `control API: no registered user ${c.req.param("login")}`);
+    return c.json(
+      { login: user.login, ...tokenView(state.addUserToken(user, body.token, body)) },
+      201,
+    );
   });
 
   app.post("/_sim/seed", async (c) => {
@@ -195,15 +263,22 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
       : {
           commit: {
             id: commit.id,
+            parents: commit.parents,
             message: commit.message,
             added: commit.added,
             modified: commit.modified,
             removed: commit.removed,
           },
         };
-  const push = async (c: Context, changes: FileChanges, message?: string, actor = "octocat") => {
+  const push = async (
+    c: Context,
+    changes: FileChanges,
+    message?: string,
+    actor = "octocat",
+    opts: { allowEmpty?: boolean; force?: boolean } = {},
+  ) => {
     const repo = state.requireRepo(c.req.param("owner")!, c.req.param("repo")!);
-    return c.json(pushed(await pushFiles(state, repo, changes, { actor, message })));
+    return c.json(pushed(await pushFiles(state, repo, changes, { actor, message, ...opts })));
   };
 
   app.put("/_sim/repos/:owner/:repo/contents/:path{.+}", async (c) => {
@@ -223,12 +298,18 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
     const body = await input(
       c,
       z.object({
-        files: z.record(FilePath, z.string().nullable()),
+        files: z.record(FilePath, z.string().nullable()).default({}),
         message: z.string().min(1).optional(),
+        // A new head commit even when no file changes (what CI runs on).
+        allowEmpty: z.boolean().default(false),
+        force: z.boolean().default(false),
         actor: Actor,
       }),
     );
-    return push(c, body.files, body.message, body.actor);
+    return push(c, body.files, body.message, body.actor, {
+      allowEmpty: body.allowEmpty,
+      force: body.force,
+    });
   });
 
   app.post("/_sim/repos/:owner/:repo/issues", async (c) => {
@@ -412,11 +493,28 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
         account: z.string().min(1),
         repositories: z.union([z.literal("all"), z.array(z.string().min(1))]).default("all"),
         id: z.number().int().positive().optional(),
+        permissions: Permissions.optional(),
         actor: Actor,
       }),
     );
     const inst = state.install(body.account, body.repositories, body.actor, body.id);
-    return c.json({ id: inst.id, account: inst.account }, 201);
+    if (body.permissions) inst.permissions = { ...body.permissions };
+    return c.json({ id: inst.id, account: inst.account, permissions: inst.permissions }, 201);
+  });
+
+  // What the owner granted: `{checks: "read", members: null}` grants one and revokes the other
+  // (silently: GitHub announces only permissions the App asks for and the owner accepts).
+  app.put("/_sim/installations/:id/permissions", async (c) => {
+    const body = await input(
+      c,
+      z.object({ permissions: z.record(z.string().min(1), z.enum(["read", "write"]).nullable()) }),
+    );
+    const inst = state.requireInstallation(Number(c.req.param("id")));
+    for (const [name, level] of Object.entries(body.permissions)) {
+      if (level === null) delete inst.permissions[name];
+      else inst.permissions[name] = level;
+    }
+    return c.json({ id: inst.id, permissions: inst.permissions });
   });
 
   app.post("/_sim/installations/:id/repositories", async (c) => {
@@ -453,15 +551,19 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
     return c.json({ deleted: true });
   });
 
-  app.get("/_sim/counters", (c) =>
-    c.json({
+  app.get("/_sim/counters", (c) => {
+    const identities = sim.concurrency.snapshot();
+    return c.json({
       ...sim.counter.snapshot(),
+      secondaryRateLimited: Object.values(identities).reduce((n, i) => n + i.secondaryRefusals, 0),
+      identities,
       tokensIssued: sim.tokens.issued,
       webhooksEmitted: sim.webhooks.emitted,
-    }),
-  );
+    });
+  });
   app.post("/_sim/counters/reset", (c) => {
     sim.counter.reset();
+    sim.concurrency.resetCounts();
     return c.json({ ok: true });
   });
 
@@ -498,12 +600,32 @@ export function registerControlRoutes(sim: GitHubSimulator): void {
       z.object({
         limit: z.number().int().positive().optional(),
         remaining: z.number().int().min(0).nullable().optional(),
+        installation: z
+          .object({
+            perRepository: z.number().int().min(0).optional(),
+            perMember: z.number().int().min(0).optional(),
+            included: z.number().int().min(0).optional(),
+            max: z.number().int().positive().optional(),
+          })
+          .optional(),
+        scale: z.number().positive().optional(),
+        windowSeconds: z.number().int().positive().optional(),
+        concurrency: z.number().int().positive().optional(),
+        retryAfterSeconds: z.number().int().min(0).optional(),
       }),
     );
-    if (body.limit !== undefined) sim.limits.limit = body.limit;
-    if (body.remaining !== undefined) sim.limits.setRemaining(body.remaining);
-    return c.json({ limit: sim.limits.limit });
+    const { limits, concurrency } = sim;
+    if (body.limit !== undefined) limits.limit = body.limit;
+    if (body.installation) Object.assign(limits.scaling, body.installation);
+    if (body.scale !== undefined) limits.scale = body.scale;
+    if (body.windowSeconds !== undefined) limits.windowSeconds = body.windowSeconds;
+    if (body.concurrency !== undefined) concurrency.limit = body.concurrency;
+    if (body.retryAfterSeconds !== undefined)
+      concurrency.retryAfterSeconds = body.retryAfterSeconds;
+    if (body.remaining !== undefined) limits.setRemaining(body.remaining);
+    return c.json(limitsView(sim));
   });
+  app.get("/_sim/rate-limit", (c) => c.json(limitsView(sim)));
 
   app.post("/_sim/clock", async (c) => {
     const body = await input(

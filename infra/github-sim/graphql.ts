@@ -2,7 +2,14 @@
 // exists in GitHub's public schema with the same signature (checked by the contract tests),
 // so a query this executor accepts is one GitHub accepts too.
 import { buildSchema, GraphQLError, graphql } from "graphql";
+import { type ConnectionArgs, connection } from "./graphql-connection.ts";
 import type { SimIssue, SimRepo } from "./model.ts";
+import {
+  organizationRoot,
+  PROJECTS_SDL,
+  type ProjectAccess,
+  projectNode,
+} from "./projects-graphql.ts";
 import type { SimState } from "./state.ts";
 
 export const SIM_GRAPHQL_SDL = /* GraphQL */ `
@@ -17,6 +24,7 @@ type Query {
   node(id: ID!): Node
   nodes(ids: [ID!]!): [Node]!
   repository(owner: String!, name: String!, followRenames: Boolean = true): Repository
+  organization(login: String!): Organization
 }
 
 type PageInfo {
@@ -104,69 +112,16 @@ type LabeledEvent implements Node { id: ID! actor: Actor createdAt: DateTime! la
 type UnlabeledEvent implements Node { id: ID! actor: Actor createdAt: DateTime! label: Label! }
 union IssueTimelineItems = LabeledEvent | UnlabeledEvent
 type IssueTimelineItemsConnection { nodes: [IssueTimelineItems] pageInfo: PageInfo! totalCount: Int! filteredCount: Int! }
-`;
+${PROJECTS_SDL}`;
 
 const schema = buildSchema(SIM_GRAPHQL_SDL);
-
-interface ConnectionArgs {
-  first?: number | null;
-  last?: number | null;
-  after?: string | null;
-  before?: string | null;
-}
-
-const cursorOf = (i: number) => btoa(`cursor:v2:${i}`);
-function indexOf(cursor: string): number {
-  try {
-    const m = /^cursor:v2:(\d+)$/.exec(atob(cursor));
-    if (m) return Number(m[1]);
-  } catch {
-    // fall through
-  }
-  throw new GraphQLError(`\`${cursor}\` does not appear to be a valid cursor.`);
-}
-
-/** GitHub's connection rules: `first` or `last` required, each within 1..100. */
-function connection<T, N>(items: T[], args: ConnectionArgs, field: string, toNode: (item: T) => N) {
-  const { first, last } = args;
-  if ((first === undefined || first === null) && (last === undefined || last === null))
-    throw new GraphQLError(
-      `You must provide a \`first\` or \`last\` value to properly paginate the \`${field}\` connection.`,
-    );
-  for (const [name, value] of [
-    ["first", first],
-    ["last", last],
-  ] as const) {
-    if (value !== undefined && value !== null && (value < 0 || value > 100))
-      throw new GraphQLError(
-        `Requesting ${value} records on the \`${field}\` connection exceeds the \`${name}\` limit of 100 records.`,
-      );
-  }
-  let start = args.after ? indexOf(args.after) + 1 : 0;
-  let end = args.before ? indexOf(args.before) : items.length;
-  end = Math.min(end, items.length);
-  start = Math.min(start, end);
-  let from = start;
-  let to = end;
-  if (first !== undefined && first !== null) to = Math.min(to, from + first);
-  if (last !== undefined && last !== null) from = Math.max(from, to - last);
-  const nodes = items.slice(from, to).map(toNode);
-  return {
-    nodes,
-    totalCount: items.length,
-    pageInfo: {
-      hasNextPage: to < end,
-      hasPreviousPage: from > start,
-      startCursor: nodes.length > 0 ? cursorOf(from) : null,
-      endCursor: nodes.length > 0 ? cursorOf(to - 1) : null,
-    },
-  };
-}
 
 export interface GraphqlContext {
   state: SimState;
   base: string;
   canRead(repo: SimRepo): boolean;
+  /** Whether the caller may read an organization's projects (projects-graphql.ts). */
+  projectAccess(org: string): ProjectAccess;
 }
 
 const REASONS = {
@@ -362,7 +317,9 @@ export async function executeGraphql(
   if (typeof body.query !== "string") {
     return { errors: [{ message: "A query attribute must be specified and must be a string." }] };
   }
+  const projectsCtx = { ...ctx, issueView: (issue: SimIssue) => issueView(ctx, issue) };
   const byNodeId = (id: string) => {
+    if (id.startsWith("PVT")) return projectNode(projectsCtx, id);
     if (id.startsWith("R_")) {
       const repo = ctx.state.repoById(databaseIdOf(id) ?? -1);
       return repo && repo.nodeId === id && ctx.canRead(repo) ? repoView(ctx, repo) : null;
@@ -372,6 +329,7 @@ export async function executeGraphql(
     return ctx.canRead(ctx.state.repoOf(issue)) ? issueView(ctx, issue) : null;
   };
   const rootValue = {
+    organization: organizationRoot(projectsCtx),
     node: ({ id }: { id: string }) => byNodeId(id),
     nodes: ({ ids }: { ids: string[] }) => {
       if (ids.length > 100)

@@ -3,18 +3,21 @@
 // browser back to `redirect_uri` with a one-time code and the `state`; `POST
 // /login/oauth/access_token` trades the code for that user's token. Plus the two REST reads a
 // user token makes of the App's installations: `GET /user/installations` and
-// `GET /user/installations/{installation_id}/repositories`.
+// `GET /user/installations/{installation_id}/repositories`; and the App's check of a token
+// (`POST /applications/{client_id}/token`), which tells whether a `ghu_` token is its own.
 //
 // Who signs in: the `login` query parameter (GitHub's account hint) when given, else the
-// default set by `POST /_sim/oauth {"login": "..."}`, else `octocat`. The token is the user's
-// registered token (`POST /_sim/users`), so what the user may see is exactly the roles it was
-// registered with; a login never registered is registered on the spot with no repositories
-// (a user without access), except `octocat`, which gets a fresh token and sees everything.
+// default set by `POST /_sim/oauth {"login": "..."}`, else `octocat`. The token is a `ghu_`
+// token of the registered user (`POST /_sim/users`), so what the user may see is exactly the
+// roles it was registered with; a login never registered is registered on the spot with no
+// repositories (a user without access), except `octocat`, which gets a fresh token and sees
+// everything.
 import type { Context } from "hono";
 import { z } from "zod";
 import type { ApiRequest, GitHubSimulator } from "./app.ts";
 import { convertedApp } from "./manifest.ts";
-import { renderInstallation, renderRepo, renderRepoPermissions } from "./render.ts";
+import { accountId, tokenKindOf } from "./model.ts";
+import { renderInstallation, renderRepo, renderRepoPermissions, renderUser } from "./render.ts";
 import { SimHttpError } from "./state.ts";
 
 /** The client secret of the simulator's App until a manifest conversion makes a new one. */
@@ -59,6 +62,11 @@ function randomHex(bytes: number): string {
     .join("");
 }
 
+async function sha256Base64(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return btoa(String.fromCharCode(...new Uint8Array(digest)));
+}
+
 /** GitHub answers OAuth errors with 200 and an `error` field (JSON when asked for JSON). */
 function oauthError(c: Context, error: string, description: string) {
   return c.json({
@@ -68,14 +76,22 @@ function oauthError(c: Context, error: string, description: string) {
   });
 }
 
-/** The user's token: the registered one, or a new one for `octocat` / a login never seen. */
+/**
+ * The user's token for the App, as GitHub's web flow hands out: a `ghu_` token issued to the
+ * simulated App, the user's own if it has one, else a new one added to the user (same roles).
+ * A login never registered is registered with no repositories (a real user without access),
+ * except `octocat`, whose new token stands for the unrestricted user (`userTokens`).
+ */
 function tokenFor(sim: GitHubSimulator, login: string): string {
   const user = sim.state.user(login);
-  if (user) return user.token;
+  const own = user
+    ? [...user.tokens.values()].find((t) => t.kind === "app-user" && t.clientId === null)
+    : undefined;
+  if (own) return own.token;
   const token = `ghu_${randomHex(18)}`;
-  // Any token the simulator does not know stands for octocat; anyone else is registered with
-  // no repositories, so it is a real user without access.
-  if (login.toLowerCase() !== "octocat") sim.state.registerUser(login, token, {});
+  if (user) sim.state.addUserToken(user, token);
+  else if (login.toLowerCase() === "octocat") sim.userTokens.push(token);
+  else sim.state.registerUser(login, token, {});
   return token;
 }
 
@@ -155,9 +171,25 @@ export function registerOAuthRoutes(sim: GitHubSimulator): void {
   const visibleRepos = (req: ApiRequest, inst: Parameters<typeof state.installationRepos>[0]) =>
     state.installationRepos(inst).filter((r) => sim.canRead(req.identity, r));
 
-  sim.api("GET", "/user/installations", "token", "core", (req) => {
+  /**
+   * GitHub lists an App's installations only to a user token of that App (`ghu_`); any other
+   * token is refused, and another App's token sees none of this App's installations.
+   */
+  const appUserToken = (req: ApiRequest): boolean => {
     if (req.identity.kind !== "user")
       throw new SimHttpError(403, "Resource not accessible by integration");
+    if (req.identity.tokenKind !== "app-user")
+      throw new SimHttpError(
+        403,
+        "You must authenticate with an access token authorized to a GitHub App in order to list installations",
+      );
+    return isOwnApp(req.identity.clientId);
+  };
+  const isOwnApp = (clientId: string | null) =>
+    clientId === null || clientId === oauthClient(sim).clientId;
+
+  sim.api("GET", "/user/installations", "token", "core", (req) => {
+    if (!appUserToken(req)) return { status: 200, body: { total_count: 0, installations: [] } };
     const installations = [...state.installations.values()]
       .filter((i) => visibleRepos(req, i).length > 0)
       .sort((a, b) => a.id - b.id);
@@ -171,13 +203,12 @@ export function registerOAuthRoutes(sim: GitHubSimulator): void {
   });
 
   sim.api("GET", "/user/installations/{installation_id}/repositories", "token", "core", (req) => {
-    if (req.identity.kind !== "user")
-      throw new SimHttpError(403, "Resource not accessible by integration");
+    if (!appUserToken(req)) throw new SimHttpError(404, "Not Found");
     const id = Number(req.params.installation_id);
     const inst = Number.isSafeInteger(id) ? state.installations.get(id) : undefined;
     const repos = inst ? visibleRepos(req, inst) : [];
     if (!inst || repos.length === 0) throw new SimHttpError(404, "Not Found");
-    const login = req.identity.login;
+    const identity = req.identity;
     const perPage = Math.min(100, Math.max(1, Number(req.query.get("per_page") ?? 30) || 30));
     const page = Math.max(1, Number(req.query.get("page") ?? 1) || 1);
     return {
@@ -186,15 +217,58 @@ export function registerOAuthRoutes(sim: GitHubSimulator): void {
         total_count: repos.length,
         repository_selection: inst.repositoryIds === null ? "all" : "selected",
         repositories: repos.slice((page - 1) * perPage, page * perPage).map((r) => {
+          // The user's role on each (an unrestricted octocat token: admin everywhere).
           const role =
-            req.identity.kind === "user" && req.identity.registered
-              ? state.roleOf(login, r)
+            identity.kind === "user" && identity.registered
+              ? state.roleOf(identity.login, r)
               : "admin";
           return {
             ...renderRepo(req.base, r),
             ...(role ? { permissions: renderRepoPermissions(role) } : {}),
           };
         }),
+      },
+    };
+  });
+
+  // The App checks a token (switchyard: is this `ghu_` token ours?). Basic auth with the App's
+  // client id and secret (else 401); 404 for a token that is not a user token of this App.
+  sim.api("POST", "/applications/{client_id}/token", "client", "core", async (req) => {
+    const client = oauthClient(sim);
+    if (req.params.client_id !== client.clientId) throw new SimHttpError(404, "Not Found");
+    const body = (req.json() ?? {}) as { access_token?: unknown };
+    const token = body.access_token;
+    if (typeof token !== "string" || token === "")
+      throw new SimHttpError(422, 'Invalid request.\n\n"access_token" wasn\'t supplied.');
+    const user = state.userByToken(token);
+    const grant = user?.tokens.get(token);
+    const octocat = !user && sim.userTokens.includes(token);
+    const ours = tokenKindOf(token) === "app-user" && (grant ? isOwnApp(grant.clientId) : octocat);
+    if (!ours) throw new SimHttpError(404, "Not Found");
+    const login = user?.login ?? "octocat";
+    const createdAt = grant?.createdAt ?? "2026-01-01T00:00:00Z";
+    const id = grant?.id ?? accountId(token);
+    return {
+      status: 200,
+      body: {
+        id,
+        url: `${req.base}/authorizations/${id}`,
+        scopes: [],
+        token,
+        token_last_eight: token.slice(-8),
+        hashed_token: await sha256Base64(token),
+        app: {
+          client_id: client.clientId,
+          name: sim.appSlug,
+          url: `${req.base}/apps/${sim.appSlug}`,
+        },
+        note: null,
+        note_url: null,
+        fingerprint: null,
+        created_at: createdAt,
+        updated_at: createdAt,
+        expires_at: null,
+        user: renderUser(req.base, login),
       },
     };
   });

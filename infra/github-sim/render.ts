@@ -3,6 +3,7 @@
 import {
   accountId,
   DEFAULT_BRANCH,
+  DEFAULT_INSTALLATION_PERMISSIONS,
   fullName,
   nodeId,
   REPO_ROLES,
@@ -460,7 +461,8 @@ export function renderLabelEvent(ctx: RenderContext, issue: SimIssue, event: Sim
   };
 }
 
-export const APP_PERMISSIONS = { issues: "write", metadata: "read", contents: "read" } as const;
+/** The App's permissions: those its installations get by default (model.ts). */
+export const APP_PERMISSIONS = DEFAULT_INSTALLATION_PERMISSIONS;
 export const APP_EVENTS = [
   "issues",
   "issue_comment",
@@ -468,6 +470,11 @@ export const APP_EVENTS = [
   "sub_issues",
   "issue_dependencies",
   "push",
+  "check_run",
+  "check_suite",
+  "status",
+  "workflow_run",
+  "projects_v2_item",
 ];
 
 export function renderInstallation(ctx: RenderContext, installation: SimInstallation) {
@@ -491,7 +498,7 @@ export function renderInstallation(ctx: RenderContext, installation: SimInstalla
     app_slug: ctx.appSlug,
     target_id: installation.accountId,
     target_type: "Organization",
-    permissions: { ...APP_PERMISSIONS },
+    permissions: { ...installation.permissions },
     events: [...APP_EVENTS],
     created_at: installation.createdAt,
     updated_at: installation.createdAt,

@@ -18,8 +18,25 @@ import { SimHttpError, SimMoved } from "./state.ts";
 /** What GitHub answers a write to an archived repository. */
 export const ARCHIVED_MESSAGE = "Repository was archived so is read-only.";
 
+/**
+ * The addressed repository: a former name redirects (301/307), an unreadable one is 404, and
+ * a write (any method but GET) to an archived one is 403.
+ */
+export function addressedRepo(sim: GitHubSimulator, req: ApiRequest): SimRepo {
+  const repo = sim.state.requireRepoOrMoved(req.params.owner!, req.params.repo!);
+  if (!sim.canRead(req.identity, repo)) throw new SimHttpError(404, "Not Found");
+  // A public repository outside the token's installation: readable, not writable.
+  if (req.method !== "GET" && !sim.canWrite(req.identity, repo))
+    throw new SimHttpError(403, "Resource not accessible by integration");
+  if (repo.archived && req.method !== "GET") throw new SimHttpError(403, ARCHIVED_MESSAGE);
+  return repo;
+}
+
 /** GitHub's page-based pagination with a `Link` header. */
-function paginate<T>(req: ApiRequest, items: T[]): { page: T[]; headers: Record<string, string> } {
+export function paginate<T>(
+  req: ApiRequest,
+  items: T[],
+): { page: T[]; headers: Record<string, string> } {
   const perPage = Math.min(100, Math.max(1, Number(req.query.get("per_page") ?? 30) || 30));
   const page = Math.max(1, Number(req.query.get("page") ?? 1) || 1);
   const last = Math.max(1, Math.ceil(items.length / perPage));
@@ -54,19 +71,7 @@ function invalid(field: string, message: string): SimHttpError {
 export function registerRestRoutes(sim: GitHubSimulator): void {
   const { state } = sim;
 
-  /**
-   * The addressed repository: a former name redirects (301/307), an unreadable one is 404, and
-   * a write (any method but GET) to an archived one is 403.
-   */
-  const repoFor = (req: ApiRequest): SimRepo => {
-    const repo = state.requireRepoOrMoved(req.params.owner!, req.params.repo!);
-    if (!sim.canRead(req.identity, repo)) throw new SimHttpError(404, "Not Found");
-    // A public repository outside the token's installation: readable, not writable.
-    if (req.method !== "GET" && !sim.canWrite(req.identity, repo))
-      throw new SimHttpError(403, "Resource not accessible by integration");
-    if (repo.archived && req.method !== "GET") throw new SimHttpError(403, ARCHIVED_MESSAGE);
-    return repo;
-  };
+  const repoFor = (req: ApiRequest): SimRepo => addressedRepo(sim, req);
   /**
    * The addressed issue: a transferred issue redirects on its own route
    * (`/issues/{issue_number}`) and is 404 on the routes under it; a deleted one is 410.
@@ -145,10 +150,9 @@ export function registerRestRoutes(sim: GitHubSimulator): void {
     );
   });
   sim.api("GET", "/rate_limit", "token", null, (req) => {
-    const key =
-      req.identity.kind === "installation" ? `installation:${req.identity.installationId}` : null;
+    const key = sim.identityKey(req.identity);
     const bucket = (resource: "core" | "graphql") => {
-      const h = key ? sim.limits.headers(key, resource) : sim.limits.headers("anonymous", resource);
+      const h = sim.limits.headers(key, resource);
       return {
         limit: Number(h["x-ratelimit-limit"]),
         remaining: Number(h["x-ratelimit-remaining"]),
@@ -198,6 +202,7 @@ export function registerRestRoutes(sim: GitHubSimulator): void {
       const login = req.params.username!;
       const known =
         state.user(login) !== undefined ||
+        state.orgs.membership(repo.owner, login) !== undefined ||
         login.toLowerCase() === repo.owner.toLowerCase() ||
         login.endsWith("[bot]");
       if (!known) throw new SimHttpError(404, `${login} is not a user`);

@@ -1,9 +1,14 @@
 // The simulator's mutable world and every state change a user, an App or GitHub itself can
 // make. Each change emits the webhook(s) GitHub would send through `onEvent`.
+
+import { CiState } from "./checks.ts";
+import { SimHttpError, SimMoved } from "./errors.ts";
 import {
   accountId,
   DEFAULT_BRANCH,
+  DEFAULT_INSTALLATION_PERMISSIONS,
   fullName,
+  hasScopes,
   type IssueState,
   isoSeconds,
   nodeId,
@@ -16,36 +21,15 @@ import {
   type SimLabel,
   type SimRepo,
   type SimUser,
+  type SimUserToken,
   type StateReason,
+  tokenKindOf,
 } from "./model.ts";
+import { OrgDirectory } from "./orgs.ts";
+import { ProjectsState } from "./projects.ts";
 import { renderOrganization } from "./render.ts";
 
-/** A failure with the status and body GitHub would answer. */
-export class SimHttpError extends Error {
-  readonly status: number;
-  readonly errors: unknown[] | undefined;
-  constructor(status: number, message: string, errors?: unknown[]) {
-    super(message);
-    this.status = status;
-    this.errors = errors;
-  }
-}
-
-/**
- * A resource that moved: GitHub answers 301 (GET) or 307 (other methods) with `Location` and
- * `{message: "Moved Permanently", url, documentation_url}`. `path` is the new API path without
- * the origin; with `keepSuffix` the rest of the request path after the repository part
- * (`/repos/{o}/{r}` or `/repositories/{id}`) and the query string are appended to it.
- */
-export class SimMoved extends SimHttpError {
-  readonly path: string;
-  readonly keepSuffix: boolean;
-  constructor(path: string, keepSuffix: boolean) {
-    super(301, "Moved Permanently");
-    this.path = path;
-    this.keepSuffix = keepSuffix;
-  }
-}
+export { SimHttpError, SimMoved };
 
 /** What a change announces: the webhook event, its action and the payload's specific fields. */
 export interface SimEvent {
@@ -61,6 +45,12 @@ export interface SimEvent {
   body: (base: string) => Record<string, unknown>;
 }
 
+/** What a registered token may do beyond its user's roles (see `SimUserToken`). */
+export interface TokenGrant {
+  scopes?: string[];
+  clientId?: string | null;
+}
+
 const DEFAULT_LABEL_COLORS = ["0e8a16", "d93f0b", "1d76db", "fbca04", "5319e7", "b60205"];
 
 export class SimState {
@@ -74,6 +64,12 @@ export class SimState {
   redirects = new Map<string, number>();
   /** Registered users by lower-cased login. */
   users = new Map<string, SimUser>();
+  /** Organization memberships (orgs.ts). */
+  readonly orgs = new OrgDirectory();
+  /** Check suites and runs, commit statuses and workflow runs (checks.ts). */
+  readonly ci = new CiState(this);
+  /** Organizations' Projects (v2) (projects.ts). */
+  readonly projects = new ProjectsState(this);
   private nextId = 1000;
   clock: () => Date;
   onEvent: (event: SimEvent) => void = () => {};
@@ -99,6 +95,9 @@ export class SimState {
     this.transferredIssues.clear();
     this.redirects.clear();
     this.users.clear();
+    this.orgs.reset();
+    this.ci.reset();
+    this.projects.reset();
     this.nextId = 1000;
   }
 
@@ -185,6 +184,15 @@ export class SimState {
     return undefined;
   }
 
+  /** How many repositories `inst` covers (what its rate limit grows with), without a list. */
+  installationRepoCount(inst: SimInstallation): number {
+    if (inst.repositoryIds !== null) return inst.repositoryIds.length;
+    const account = inst.account.toLowerCase();
+    let n = 0;
+    for (const r of this.repos.values()) if (r.owner.toLowerCase() === account) n += 1;
+    return n;
+  }
+
   installationRepos(inst: SimInstallation): SimRepo[] {
     return [...this.repos.values()]
       .filter(
@@ -198,21 +206,53 @@ export class SimState {
   // --- users -------------------------------------------------------------------------------
 
   /**
-   * Registers `login` with a personal token and a role per repository (`owner/name`), replacing
-   * an earlier registration of the same login. A token already held by another login is refused.
+   * Registers `login` with a token and a role per repository (`owner/name`), replacing an
+   * earlier registration of the same login (and its tokens). A token already held by another
+   * login is refused.
    */
-  registerUser(login: string, token: string, repos: Record<string, RepoRole>): SimUser {
-    const holder = this.userByToken(token);
-    if (holder && holder.login.toLowerCase() !== login.toLowerCase())
-      throw new SimHttpError(409, `token already belongs to the user ${holder.login}`);
+  registerUser(
+    login: string,
+    token: string,
+    repos: Record<string, RepoRole>,
+    grant: TokenGrant = {},
+  ): SimUser {
     const user: SimUser = {
       login,
       token,
+      tokens: new Map(),
       repos: new Map(Object.entries(repos).map(([name, role]) => [name.toLowerCase(), role])),
       createdAt: this.now(),
     };
+    this.claimToken(login, token);
+    user.tokens.set(token, this.userToken(token, grant));
     this.users.set(login.toLowerCase(), user);
     return user;
+  }
+
+  /** Gives a registered user one more token (same roles); refused when another login holds it. */
+  addUserToken(user: SimUser, token: string, grant: TokenGrant = {}): SimUserToken {
+    this.claimToken(user.login, token);
+    const added = this.userToken(token, grant);
+    user.tokens.set(token, added);
+    return added;
+  }
+
+  private claimToken(login: string, token: string): void {
+    const holder = this.userByToken(token);
+    if (holder && holder.login.toLowerCase() !== login.toLowerCase())
+      throw new SimHttpError(409, `token already belongs to the user ${holder.login}`);
+  }
+
+  private userToken(token: string, grant: TokenGrant): SimUserToken {
+    const kind = tokenKindOf(token);
+    return {
+      token,
+      kind,
+      scopes: hasScopes(kind) ? (grant.scopes ?? ["repo"]) : [],
+      clientId: kind === "app-user" ? (grant.clientId ?? null) : null,
+      id: this.newId(),
+      createdAt: this.now(),
+    };
   }
 
   user(login: string): SimUser | undefined {
@@ -220,15 +260,17 @@ export class SimState {
   }
 
   userByToken(token: string): SimUser | undefined {
-    for (const user of this.users.values()) if (user.token === token) return user;
+    for (const user of this.users.values()) if (user.tokens.has(token)) return user;
     return undefined;
   }
 
   /**
-   * The role `login` has on `repo`: a registered user's entry for it, else `admin` for the
+   * The role `login` has on `repo`: `admin` for an active owner of the repository's
+   * organization (as on GitHub), else a registered user's entry for it, else `admin` for the
    * repository owner's own login, else none.
    */
   roleOf(login: string, repo: SimRepo): RepoRole | undefined {
+    if (this.orgs.isActiveOwner(repo.owner, login)) return "admin";
     const role = this.user(login)?.repos.get(fullName(repo).toLowerCase());
     if (role) return role;
     return login.toLowerCase() === repo.owner.toLowerCase() ? "admin" : undefined;
@@ -253,6 +295,7 @@ export class SimState {
       nextNumber: 1,
       files: new Map(),
       head: null,
+      commits: new Map(),
       archived: false,
       // Private unless made public (`POST /_sim/repos/{o}/{r}/visibility`): only installations
       // covering it can read it, which is what most tests assume of an installed repository.
@@ -909,12 +952,14 @@ export class SimState {
     commit: SimCommit,
     files: SimFile[],
     sender: string,
+    forced = false,
   ): void {
     if (repo.head !== null && repo.head !== before)
       throw new Error(`push to ${fullName(repo)} raced: head moved from ${before}`);
     for (const file of files) repo.files.set(file.path, file);
     for (const path of commit.removed) repo.files.delete(path);
     repo.head = commit.id;
+    repo.commits.set(commit.id, commit);
     repo.pushedAt = commit.timestamp;
     this.onEvent({
       event: "push",
@@ -927,7 +972,7 @@ export class SimState {
         after: commit.id,
         created: false,
         deleted: false,
-        forced: false,
+        forced,
         base_ref: null,
         compare: { before, after: commit.id },
         commits: [commit],
@@ -952,6 +997,7 @@ export class SimState {
       repositoryIds: null,
       createdAt: this.now(),
       suspendedAt: null,
+      permissions: { ...DEFAULT_INSTALLATION_PERMISSIONS },
     };
     if (repositories !== "all") {
       inst.repositoryIds = repositories.map((name) => this.createRepo(account, name).id);
@@ -966,6 +1012,13 @@ export class SimState {
       body: () => ({ installation: inst, repositories: this.installationRepos(inst) }),
     });
     return inst;
+  }
+
+  /** The installation on `account` (GitHub has at most one per account and App). */
+  installationOnAccount(account: string): SimInstallation | undefined {
+    for (const inst of this.installations.values())
+      if (inst.account.toLowerCase() === account.toLowerCase()) return inst;
+    return undefined;
   }
 
   requireInstallation(id: number): SimInstallation {

@@ -10,6 +10,7 @@ import {
   type SimLabel,
   type SimRepo,
 } from "./model.ts";
+import { EVENT_PERMISSIONS, hasPermission } from "./permissions.ts";
 import {
   type RenderContext,
   renderComment,
@@ -141,6 +142,9 @@ export class WebhookEmitter {
       event.installation ?? (event.repo ? this.state.installationFor(event.repo) : undefined);
     if (!installation) return; // GitHub only tells the App about repositories it is installed on.
     if (installation.suspendedAt && event.event !== "installation") return;
+    // GitHub delivers an event only to installations granted the permission it belongs to.
+    const needed = EVENT_PERMISSIONS[event.event];
+    if (needed && !hasPermission(installation, needed)) return;
     const ctx = this.ctx();
     const raw = event.body(ctx.base);
     const payload: Record<string, unknown> = event.action === "" ? {} : { action: event.action };

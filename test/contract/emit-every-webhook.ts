@@ -1,6 +1,7 @@
 // The simulator driven through every change it can announce; used by the contract tests.
 import { createGitHubSimulator } from "../../infra/github-sim/app.ts";
 import { pushFiles, seedFiles } from "../../infra/github-sim/contents.ts";
+import { GITHUB_ACTIONS } from "../../infra/github-sim/model.ts";
 
 /** Drives the simulator through every change it can announce; returns the deliveries. */
 export async function emitEveryWebhook() {
@@ -47,6 +48,49 @@ export async function emitEveryWebhook() {
     { actor: "alice", message: "Queue events only" },
   );
   await pushFiles(st, app, { ".github/switchyard.yml": null }, { actor: "alice" });
+  // CI on the head commit: a check run of GitHub Actions that fails, one of the simulated App
+  // itself (its own suite is `requested`), a commit status, and a workflow run.
+  const head = app.head!;
+  const lint = st.ci.createRun(app, {
+    sha: head,
+    name: "lint",
+    app: GITHUB_ACTIONS,
+    ownApp: false,
+    status: "in_progress",
+    conclusion: null,
+  });
+  st.ci.updateRun(app, lint, { conclusion: "failure" });
+  st.ci.createRun(app, {
+    sha: head,
+    name: "switchyard",
+    app: { ...GITHUB_ACTIONS, id: sim.appId, slug: sim.appSlug, name: sim.appSlug },
+    ownApp: true,
+    status: "queued",
+    conclusion: "neutral",
+  });
+  st.ci.createStatus(app, { sha: head, context: "ci/legacy", state: "failure", creator: "alice" });
+  const ciRun = st.ci.createWorkflowRun(app, {
+    sha: head,
+    name: "CI",
+    event: "push",
+    status: "in_progress",
+    conclusion: null,
+    actor: "alice",
+  });
+  st.ci.updateWorkflowRun(app, ciRun, { conclusion: "success" });
+  // An organization project with a single-select field: an item added, its value set, changed
+  // without from/to (as GitHub sometimes sends it), cleared, and the item removed.
+  const roadmap = st.projects.create(
+    "acme",
+    { title: "Roadmap", fields: [{ name: "Priority", options: ["Urgent", "Later"] }] },
+    "alice",
+  );
+  const [priority] = roadmap.fields;
+  const item = st.projects.addItem(roadmap, two, "alice");
+  st.projects.setValue(roadmap, item, priority!, "Urgent", "alice");
+  st.projects.setValue(roadmap, item, priority!, "Later", "alice", { omitValues: true });
+  st.projects.setValue(roadmap, item, priority!, null, "alice");
+  st.projects.deleteItem(roadmap, item, "alice");
   st.transferIssue(two, lib, "alice");
   st.deleteIssue(one, "alice");
   // The repository lifecycle: rename, archive, visibility, a transfer to an account the App is

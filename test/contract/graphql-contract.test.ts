@@ -18,6 +18,7 @@ import {
 } from "graphql";
 import { describe, expect, it } from "vitest";
 import { SIM_GRAPHQL_SDL } from "../../infra/github-sim/graphql.ts";
+import { EXAMPLE_PROJECT_QUERY } from "../../infra/github-sim/projects-graphql.ts";
 import { ALL_QUERIES } from "../../shared/github/queries.ts";
 
 function githubSchema(): GraphQLSchema {
@@ -49,6 +50,12 @@ describe("GraphQL documents the client sends", () => {
       expect(validate(SIM, parse(query)).map((e) => e.message)).toEqual([]);
     },
   );
+
+  it("the documented Projects (v2) query is valid against GitHub's schema and the simulator's", () => {
+    const doc = parse(EXAMPLE_PROJECT_QUERY);
+    expect(validate(GITHUB, doc).map((e) => e.message)).toEqual([]);
+    expect(validate(SIM, doc).map((e) => e.message)).toEqual([]);
+  });
 
   it("a query GitHub rejects is caught (the check can fail)", () => {
     const bad =

@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 import { createGitHubSimulator, simulatorFetch } from "../../infra/github-sim/app.ts";
 import { seedFiles } from "../../infra/github-sim/contents.ts";
 import { CONTRACT_OPERATIONS } from "../../infra/github-sim/contract/operations.ts";
+import { GITHUB_ACTIONS } from "../../infra/github-sim/model.ts";
+import { SIM_CLIENT_SECRET } from "../../infra/github-sim/oauth.ts";
 import { seedSnapshot } from "../../infra/github-sim/seed.ts";
 import { buildManifest } from "../../infra/install/manifest.ts";
 import { GitHubClient } from "../../shared/github/client.ts";
@@ -32,7 +34,8 @@ const SPKI = publicKey.export({ type: "spki", format: "pem" }).toString();
 
 describe("REST responses match GitHub's OpenAPI description", () => {
   it("for every operation the simulator implements", async () => {
-    const sim = createGitHubSimulator({ appId: 7, appPublicKey: SPKI });
+    // "t" is the simulator's unrestricted user octocat (any other unknown token answers 401).
+    const sim = createGitHubSimulator({ appId: 7, appPublicKey: SPKI, userTokens: ["t"] });
     const inner = simulatorFetch(sim);
     const exchanges: Exchange[] = [];
     const recording: typeof fetch = async (input, init) => {
@@ -157,7 +160,9 @@ describe("REST responses match GitHub's OpenAPI description", () => {
 
     // A registered user: `permissions` on the repository, comments as a collaborator; the
     // collaborator permission of each kind of login the simulator knows, and of an unknown one.
-    sim.state.registerUser("alice", "alice-token", { "acme/app": "maintain" });
+    const alice = sim.state.registerUser("alice", "alice-token", { "acme/app": "maintain" });
+    // Her user token for the App (what the status page's login gets): it lists installations.
+    sim.state.addUserToken(alice, "ghu_alice");
     sim.state.registerUser("bob", "bob-token", { "acme/app": "triage" });
     await raw("GET", "/repos/acme/app", "alice-token");
     await raw("GET", "/repos/acme/lib", "alice-token"); // 404: no role on it
@@ -170,11 +175,69 @@ describe("REST responses match GitHub's OpenAPI description", () => {
     await raw("GET", `/app/installations/${installation.id}`, jwt);
     await raw("GET", "/app/installations/424242", jwt); // 404
     // A user token's view of the App's installations (the status page's `/`).
-    await raw("GET", "/user/installations", "alice-token");
-    await raw("GET", `/user/installations/${installation.id}/repositories`, "alice-token");
-    await raw("GET", "/user/installations", "t");
-    await raw("GET", `/user/installations/${installation.id}/repositories`, "t");
-    await raw("GET", "/user/installations/424242/repositories", "alice-token"); // 404
+    await raw("GET", "/user/installations", "ghu_alice");
+    await raw("GET", `/user/installations/${installation.id}/repositories`, "ghu_alice");
+    await raw("GET", "/user/installations", "alice-token"); // 403: not a token of the App
+    await raw("GET", "/user/installations/424242/repositories", "ghu_alice"); // 404
+
+    // The App checks a user token with its client credentials (Basic auth).
+    const basic = (id: string, secret: string) => ({
+      authorization: `Basic ${btoa(`${id}:${secret}`)}`,
+    });
+    const checkToken = (body: unknown) =>
+      recording("http://sim.test/applications/Iv1.sim7/token", {
+        method: "POST",
+        headers: { ...basic("Iv1.sim7", SIM_CLIENT_SECRET), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    await checkToken({ access_token: "ghu_alice" });
+    await checkToken({ access_token: "alice-token" }); // 404: not a user token of the App
+    await checkToken({}); // 422
+
+    // Organization memberships, read with the App's installation token (members: read).
+    sim.state.orgs.setMember("acme", "alice", "admin", "active");
+    await raw("GET", "/orgs/acme/memberships/alice", minted.data.token);
+    await raw("GET", "/orgs/acme/memberships/nobody-here", minted.data.token); // 404
+    await raw("GET", "/orgs/beta/memberships/alice", minted.data.token); // 403: another organization
+
+    // CI on the default branch: a failing check run, a status, a workflow run.
+    const ciRepo = sim.state.repo("acme", "app")!;
+    const head = ciRepo.head!;
+    sim.state.ci.createRun(ciRepo, {
+      sha: head,
+      name: "test",
+      app: GITHUB_ACTIONS,
+      ownApp: false,
+      status: "in_progress",
+      conclusion: "failure",
+    });
+    sim.state.ci.createStatus(ciRepo, {
+      sha: head,
+      context: "ci/legacy",
+      state: "success",
+      creator: "acme",
+    });
+    sim.state.ci.createWorkflowRun(ciRepo, {
+      sha: head,
+      name: "CI",
+      event: "push",
+      status: "in_progress",
+      conclusion: null,
+      actor: "acme",
+    });
+    for (const path of [
+      "/branches/main",
+      "/branches/no-such-branch", // 404
+      "/commits/main",
+      `/commits/${head.slice(0, 7)}/check-runs`,
+      "/commits/main/check-suites",
+      "/commits/main/status",
+      "/commits/0000000/status", // 404
+      "/commits/main/statuses",
+      "/commits/0000000", // 422
+      "/actions/runs",
+    ])
+      await raw("GET", `/repos/acme/app${path}`, minted.data.token);
 
     // GitHub's undocumented by-id twins of every repository route, checked as their twins.
     const appRepo = sim.state.repo("acme", "app")!;
@@ -202,6 +265,16 @@ describe("REST responses match GitHub's OpenAPI description", () => {
     await raw("GET", `${byId}/issues/7/dependencies/blocked_by`, tok);
     await raw("GET", `${byId}/issues/6/dependencies/blocking`, tok);
     await raw("DELETE", `${byId}/issues/7/dependencies/blocked_by/${idOf(6)}`, tok);
+    for (const path of [
+      "/branches/main",
+      "/commits/main",
+      "/commits/main/check-runs",
+      "/commits/main/check-suites",
+      "/commits/main/status",
+      "/commits/main/statuses",
+      "/actions/runs",
+    ])
+      await raw("GET", `${byId}${path}`, tok);
     await raw("GET", "/repositories/999999/issues", tok); // 404
 
     // Moved things answer 301 with GitHub's body (documented for these operations).
@@ -254,6 +327,19 @@ describe("REST responses match GitHub's OpenAPI description", () => {
     expect(exchanges.some((e) => e.status === 404)).toBe(true);
     expect(exchanges.some((e) => e.status === 422)).toBe(true);
     expect(exchanges.some((e) => e.status === 304)).toBe(true);
+    const statusesOf = (template: string) =>
+      exchanges.filter((e) => e.template === template && !e.byId).map((e) => e.status);
+    expect(statusesOf("/applications/{client_id}/token")).toEqual([200, 404, 422]);
+    expect(statusesOf("/orgs/{org}/memberships/{username}")).toEqual([200, 404, 403]);
+    expect(statusesOf("/repos/{owner}/{repo}/branches/{branch}")).toEqual([200, 404]);
+    expect(statusesOf("/repos/{owner}/{repo}/commits/{ref}")).toEqual([200, 422]);
+    expect(statusesOf("/repos/{owner}/{repo}/commits/{ref}/status")).toEqual([200, 404]);
+    expect(statusesOf("/user/installations")).toEqual([200, 403]);
+    const runs = exchanges.find((e) => e.template.endsWith("/check-runs"))?.body;
+    expect(runs).toMatchObject({
+      total_count: 1,
+      check_runs: [{ name: "test", conclusion: "failure" }],
+    });
     const permissionLevels = exchanges.filter((e) => e.template.endsWith("/permission") && !e.byId);
     expect(permissionLevels.map((e) => e.status)).toEqual([200, 200, 200, 200, 404]);
     const repoAsAlice = exchanges.find(

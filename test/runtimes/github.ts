@@ -20,7 +20,8 @@ async function fixture(): Promise<unknown> {
 }
 
 function setup() {
-  const sim = createGitHubSimulator({ webhookSecret: "runtime-secret" });
+  // "t" (the client's token) is the simulator's unrestricted user octocat.
+  const sim = createGitHubSimulator({ webhookSecret: "runtime-secret", userTokens: ["t"] });
   const sleeps: number[] = [];
   const client = new GitHubClient({
     auth: { kind: "token", token: "t" },

@@ -203,6 +203,10 @@ describe("GitHub user tokens", () => {
     const bogus = `ghs_${crypto.randomUUID().replace(/-/g, "")}`;
     secrets.add(bogus);
     await expectError(graph("auth-a/app", bogus), 401, "unauthorized");
+    // A classic token GitHub does not know is "Bad credentials" there too, so 401 here.
+    const garbage = `ghp_${crypto.randomUUID().replace(/-/g, "")}`;
+    secrets.add(garbage);
+    await expectError(graph("auth-a/app", garbage), 401, "unauthorized");
   });
 
   it("GitHub's answer is cached by the token's hash: a second request asks GitHub nothing", async () => {

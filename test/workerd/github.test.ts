@@ -60,7 +60,8 @@ describe("shared/github and the simulator in workerd", () => {
   });
 
   it("pushes a config file (WebCrypto SHA-1 ids) and reads it back conditionally", async () => {
-    const sim = createGitHubSimulator();
+    // "t" (the client's token) is the simulator's unrestricted user octocat.
+    const sim = createGitHubSimulator({ userTokens: ["t"] });
     seedSnapshot(sim.state, { repo: "acme/app", issues: [issue(1)] });
     sim.state.install("acme", ["app"], "octocat");
     const put = await sim.fetch(

@@ -33,6 +33,15 @@ export const CONTRACT_OPERATIONS = [
     path: "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by/{issue_id}",
   },
   { method: "GET", path: "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocking" },
+  { method: "POST", path: "/applications/{client_id}/token" },
+  { method: "GET", path: "/orgs/{org}/memberships/{username}" },
+  { method: "GET", path: "/repos/{owner}/{repo}/branches/{branch}" },
+  { method: "GET", path: "/repos/{owner}/{repo}/commits/{ref}" },
+  { method: "GET", path: "/repos/{owner}/{repo}/commits/{ref}/check-runs" },
+  { method: "GET", path: "/repos/{owner}/{repo}/commits/{ref}/check-suites" },
+  { method: "GET", path: "/repos/{owner}/{repo}/commits/{ref}/status" },
+  { method: "GET", path: "/repos/{owner}/{repo}/commits/{ref}/statuses" },
+  { method: "GET", path: "/repos/{owner}/{repo}/actions/runs" },
 ] as const;
 
 export const CONTRACT_WEBHOOKS = [
@@ -72,4 +81,15 @@ export const CONTRACT_WEBHOOKS = [
   "repository-unarchived",
   "repository-privatized",
   "repository-publicized",
+  "check-run-created",
+  "check-run-completed",
+  "check-suite-requested",
+  "check-suite-completed",
+  "status",
+  "workflow-run-requested",
+  "workflow-run-in-progress",
+  "workflow-run-completed",
+  "projects-v2-item-created",
+  "projects-v2-item-edited",
+  "projects-v2-item-deleted",
 ] as const;

@@ -31,7 +31,8 @@ function fakeIo(sim: GitHubSimulator, env: Record<string, string> = { GITHUB_TOK
 }
 
 function seeded() {
-  const sim = createGitHubSimulator();
+  // GITHUB_TOKEN "t" is the simulator's unrestricted user octocat.
+  const sim = createGitHubSimulator({ userTokens: ["t"] });
   seedSnapshot(sim.state, {
     repo: REPO,
     issues: [issue(1), issue(2, { blockedBy: [1] }), issue(3)],
@@ -208,7 +209,7 @@ describe("switchyard link", () => {
 describe("the real executable against the simulator over HTTP", () => {
   let server: RunningSimulator;
   beforeAll(async () => {
-    server = await startSimulatorServer();
+    server = await startSimulatorServer({ userTokens: ["t"] });
     seedSnapshot(server.sim.state, { repo: REPO, issues: [issue(1), issue(2, { parent: 1 })] });
   });
   afterAll(() => server.close());

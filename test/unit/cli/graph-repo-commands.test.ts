@@ -6,7 +6,8 @@ import { createGitHubSimulator, simulatorFetch } from "../../../infra/github-sim
 import { seedSnapshot } from "../../../infra/github-sim/seed.ts";
 
 async function demoSimulator() {
-  const sim = createGitHubSimulator();
+  // GITHUB_TOKEN "t" is the simulator's unrestricted user octocat.
+  const sim = createGitHubSimulator({ userTokens: ["t"] });
   const demo = JSON.parse(await readFile("infra/demo/snapshot.json", "utf8"));
   seedSnapshot(sim.state, { repo: "acme/sdk", issues: [] });
   seedSnapshot(sim.state, demo);

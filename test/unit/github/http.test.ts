@@ -11,7 +11,8 @@ import { issue, REPO, T0 } from "./sim-harness.ts";
 let server: RunningSimulator;
 
 beforeAll(async () => {
-  server = await startSimulatorServer();
+  // "t" stands for the unrestricted user octocat (any other token is refused, as on GitHub).
+  server = await startSimulatorServer({ userTokens: ["t"] });
   seedSnapshot(server.sim.state, {
     repo: REPO,
     issues: [issue(1), issue(2, { parent: 1 }), issue(3)],

@@ -11,6 +11,8 @@ import { GitHubClient, type GitHubClientOptions } from "../../../shared/github/c
 import type { SnapshotInput } from "../../../shared/graph/snapshot.ts";
 
 export const REPO = "acme/app";
+/** The client's token: the simulator's unrestricted user (`userTokens`), which reads everything. */
+export const TOKEN = "test-token";
 export const T0 = "2026-11-01T00:00:00Z";
 
 export interface Harness {
@@ -24,11 +26,11 @@ export function harness(
   simOpts: SimulatorOptions = {},
   clientOpts: Partial<GitHubClientOptions> = {},
 ): Harness {
-  const sim = createGitHubSimulator(simOpts);
+  const sim = createGitHubSimulator({ userTokens: [TOKEN], ...simOpts });
   const sleeps: number[] = [];
   const newClient = (opts: Partial<GitHubClientOptions> = {}) =>
     new GitHubClient({
-      auth: { kind: "token", token: "test-token" },
+      auth: { kind: "token", token: TOKEN },
       baseUrl: "http://sim.test",
       fetch: simulatorFetch(sim),
       sleep: async (ms) => {

@@ -49,7 +49,8 @@ async function drain(sim: GitHubSimulator): Promise<Drained[]> {
 }
 
 async function seeded(files?: Record<string, string>) {
-  const sim = createGitHubSimulator({ webhookSecret: SECRET });
+  // "t" (the token `call` sends) is the unrestricted user octocat.
+  const sim = createGitHubSimulator({ webhookSecret: SECRET, userTokens: ["t"] });
   const seed = await control(sim, "POST", "/seed", {
     snapshot: { repo: REPO, issues: [issue(1)] },
     files,
@@ -291,7 +292,7 @@ describe("control routes for files: pushes announced as GitHub does", () => {
   });
 
   it("seeds files without announcing anything, and refuses bad seed files before seeding", async () => {
-    const sim = createGitHubSimulator({ webhookSecret: SECRET });
+    const sim = createGitHubSimulator({ webhookSecret: SECRET, userTokens: ["t"] });
     const bad = await control(sim, "POST", "/seed", {
       snapshot: { repo: REPO, issues: [issue(1)] },
       files: { "a/../b": "x" },

@@ -2,29 +2,9 @@
 // /user, collaborator permission, author_association) and the GitHub Actions OIDC issuer.
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
-import { createGitHubSimulator, type GitHubSimulator } from "../../../infra/github-sim/app.ts";
+import { createGitHubSimulator } from "../../../infra/github-sim/app.ts";
+import { BASE, call } from "./sim-call.ts";
 import { issue, REPO } from "./sim-harness.ts";
-
-const BASE = "http://sim.test";
-
-async function call(
-  sim: GitHubSimulator,
-  method: string,
-  path: string,
-  opts: { token?: string; scheme?: string; body?: unknown } = {},
-) {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (opts.token) headers.authorization = `${opts.scheme ?? "Bearer"} ${opts.token}`;
-  const res = await sim.fetch(
-    new Request(`${BASE}${path}`, {
-      method,
-      headers,
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-    }),
-  );
-  const text = await res.text();
-  return { status: res.status, body: text === "" ? null : JSON.parse(text) };
-}
 
 async function seeded() {
   const sim = createGitHubSimulator({ webhookSecret: "s" });
@@ -49,7 +29,7 @@ async function seeded() {
     const r = await call(sim, "POST", "/_sim/users", {
       body: { login, token: `${login}-token`, repos },
     });
-    expect(r).toEqual({ status: 201, body: { login } });
+    expect({ status: r.status, body: r.body }).toEqual({ status: 201, body: { login } });
   }
   return { sim, installationToken };
 }
@@ -127,22 +107,25 @@ describe("simulator users with a role per repository", () => {
     expect(JSON.stringify(hidden.body.errors)).toContain("NOT_FOUND");
   });
 
-  it("keeps today's behaviour for an unknown token: octocat, every repository, no permissions", async () => {
+  it("answers an unknown token 401 Bad credentials; userTokens stand for octocat, who sees every repository", async () => {
     const { sim } = await seeded();
     for (const scheme of ["Bearer", "token"]) {
       const r = await call(sim, "GET", "/repos/acme/app", { token: "whatever", scheme });
-      expect(r.status).toBe(200);
-      expect(r.body).not.toHaveProperty("permissions");
+      expect(r).toMatchObject({ status: 401, body: { message: "Bad credentials" } });
     }
-    const me = await call(sim, "GET", "/user", { token: "whatever" });
-    expect(me.body).toMatchObject({ login: "octocat", type: "User" });
-    // A `userTokens` list still gates unregistered tokens, but registered ones always pass.
-    const strict = createGitHubSimulator({ userTokens: ["listed"] });
-    strict.state.createRepo("acme", "app");
-    strict.state.registerUser("wes", "wes-token", { "acme/app": "write" });
-    expect((await call(strict, "GET", "/repos/acme/app", { token: "other" })).status).toBe(401);
-    expect((await call(strict, "GET", "/repos/acme/app", { token: "listed" })).status).toBe(200);
-    expect((await call(strict, "GET", "/repos/acme/app", { token: "wes-token" })).status).toBe(200);
+    expect((await call(sim, "GET", "/user", { token: "ghp_garbage" })).status).toBe(401);
+    const listed = createGitHubSimulator({ userTokens: ["listed"] });
+    listed.state.createRepo("acme", "app");
+    listed.state.registerUser("wes", "wes-token", { "acme/app": "write" });
+    expect((await call(listed, "GET", "/repos/acme/app", { token: "other" })).status).toBe(401);
+    const octocat = await call(listed, "GET", "/repos/acme/app", { token: "listed" });
+    expect(octocat.status).toBe(200);
+    expect(octocat.body).not.toHaveProperty("permissions");
+    expect((await call(listed, "GET", "/user", { token: "listed" })).body).toMatchObject({
+      login: "octocat",
+      type: "User",
+    });
+    expect((await call(listed, "GET", "/repos/acme/app", { token: "wes-token" })).status).toBe(200);
   });
 
   it("answers GET /user as GitHub does for a user token", async () => {
@@ -172,10 +155,8 @@ describe("simulator users with a role per repository", () => {
     expect(
       (await call(sim, "GET", "/repos/acme/app", { token: "wes-token-2" })).body.permissions.admin,
     ).toBe(true);
-    // The old token is no longer registered: it is an unknown token again.
-    expect(
-      (await call(sim, "GET", "/repos/acme/app", { token: "wes-token" })).body,
-    ).not.toHaveProperty("permissions");
+    // The old token is no longer registered: GitHub no longer knows it.
+    expect((await call(sim, "GET", "/repos/acme/app", { token: "wes-token" })).status).toBe(401);
     const clash = await call(sim, "POST", "/_sim/users", {
       body: { login: "eve", token: "ada-token", repos: {} },
     });
@@ -186,9 +167,7 @@ describe("simulator users with a role per repository", () => {
     expect(bad.status).toBe(400);
     await call(sim, "POST", "/_sim/reset");
     sim.state.createRepo("acme", "app");
-    const after = await call(sim, "GET", "/repos/acme/app", { token: "ada-token" });
-    expect(after.status).toBe(200);
-    expect(after.body).not.toHaveProperty("permissions");
+    expect((await call(sim, "GET", "/repos/acme/app", { token: "ada-token" })).status).toBe(401);
   });
 });
 

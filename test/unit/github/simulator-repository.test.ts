@@ -70,7 +70,8 @@ async function drain(sim: GitHubSimulator): Promise<Delivery[]> {
 const kinds = (ds: Delivery[]) => ds.map((d) => `${d.event}.${d.action}@${d.installation}`);
 
 async function seeded() {
-  const sim = createGitHubSimulator({ appPublicKey: SPKI });
+  // "t" (the token `api` sends by default) is the unrestricted user octocat.
+  const sim = createGitHubSimulator({ appPublicKey: SPKI, userTokens: ["t"] });
   const seed = await control(sim, "POST", "/seed", {
     snapshot: {
       repo: REPO,

@@ -31,7 +31,8 @@ async function drain(sim: GitHubSimulator): Promise<Drained[]> {
 }
 
 async function seeded() {
-  const sim = createGitHubSimulator({ webhookSecret: SECRET });
+  // "t" (the token the REST calls send) is the unrestricted user octocat.
+  const sim = createGitHubSimulator({ webhookSecret: SECRET, userTokens: ["t"] });
   const seed = await control(sim, "POST", "/seed", {
     snapshot: { repo: REPO, issues: [issue(1), issue(2), issue(3)] },
   });
