@@ -1,18 +1,19 @@
-import type { Diagnostic, GraphAnalysis, IssueFacts } from "./analyze.ts";
-import {
-  type CompactGraph,
-  ROLE_HUMAN,
-  ROLE_PROCESSING,
-  ROLE_READY,
-  STATE_CLOSED,
-  STATE_NONE,
-  STATE_OPEN,
-} from "./compact.ts";
+import type { Diagnostic, GraphAnalysis, GraphIndex, IssueFacts } from "./analyze.ts";
+import { type CompactGraph, STATE_NONE, STATE_OPEN } from "./compact.ts";
 import { findCyclesInRows } from "./cycles.ts";
 import { rotateForMachine } from "./hash.ts";
-import type { GraphIndex } from "./index.ts";
-import type { Kick, KickKind } from "./kicks.ts";
-import type { Stance } from "./labels.ts";
+import { findKicks, type Kick } from "./kicks.ts";
+import {
+  HAS_PROCESSING,
+  labelSetBits,
+  lockStaleAtMs,
+  SET_EPIC,
+  SET_HELD,
+  SET_STUCK,
+  STANCE_WAITING,
+  STANCES,
+  stanceAt,
+} from "./labels.ts";
 import {
   type ResolvedScanOptions,
   resolveScanOptions,
@@ -31,26 +32,19 @@ const HELD = 2;
 const STUCK = 4;
 const EPIC = 8;
 const LOCK = 16;
+/** The stance code (shared/graph/labels.ts) sits above the other facts bits. */
 const STANCE_SHIFT = 5;
-const STANCES: readonly Stance[] = ["none", "ready", "waiting"];
-
-/** Label-set bits. */
-const HAS_READY = 1;
-const HAS_HUMAN = 2;
-const HAS_PROCESSING = 4;
-const SET_HELD = 8;
-const SET_STUCK = 16;
-const SET_EPIC = 32;
 
 const NONE: readonly never[] = Object.freeze([]);
 /** `analyzeCompactSteps` also yields every this many issues (plus one) inside a pass. */
 const STEP_MASK = (1 << 15) - 1;
 
 /**
- * The rules of shared/graph/analyze.ts over a `CompactGraph`: the same facts, kicks, cycles and
- * diagnostics, held in typed arrays indexed by slot. Reverse edges (children, what each issue
- * blocks) are rebuilt per analysis as compressed rows, so the analysis allocates a handful of
- * arrays, not one object per issue.
+ * The rules of the graph (spec 3.2) over a `CompactGraph`: facts per open issue, kicks, cycles
+ * and diagnostics, held in typed arrays indexed by slot. Reverse edges (children, what each
+ * issue blocks) are rebuilt per analysis as compressed rows, so the analysis allocates a
+ * handful of arrays, not one object per issue. The label rules are in shared/graph/labels.ts,
+ * the kicks in shared/graph/kicks.ts; readiness is decided here, in the facts pass.
  */
 export interface CompactAnalysis {
   graph: CompactGraph;
@@ -78,26 +72,6 @@ export interface CompactAnalysis {
   stats: ScanResult["stats"];
   /** When the earliest fresh processing lock goes stale: the facts hold until then. */
   validUntilMs: number;
-}
-
-function labelSetBits(graph: CompactGraph, options: ResolvedScanOptions): Uint8Array {
-  const { labels } = options.config;
-  const bits = new Uint8Array(graph.labelSets.length);
-  for (let id = 0; id < graph.labelSets.length; id++) {
-    const set = graph.labelSets[id]!;
-    if (set.uses === 0) continue;
-    let b = 0;
-    for (const l of set.labels) {
-      if (l === labels.ready) b |= HAS_READY;
-      if (l === labels.needsHuman) b |= HAS_HUMAN;
-      if (l === labels.processing) b |= HAS_PROCESSING;
-      if (l === labels.hold) b |= SET_HELD;
-      if (l === labels.stuck) b |= SET_STUCK;
-      if (l === labels.epicManaged || l.startsWith("epic:")) b |= SET_EPIC;
-    }
-    bits[id] = b;
-  }
-  return bits;
 }
 
 /**
@@ -208,7 +182,7 @@ function* analysisPasses(
     throw new Error("the compact graph was built for other label names: rebuild it");
   }
   const ttlMs = options.config.locks.processingTtlMinutes * 60_000;
-  const setBits = labelSetBits(graph, options);
+  const setBits = labelSetBits(graph, labels);
   const size = graph.size;
   const order = graph.order();
   const { state, parent, number: numberAt } = graph;
@@ -302,7 +276,6 @@ function* analysisPasses(
   let adjUsed = 0;
   const cycleRoots: number[] = [];
   let validUntilMs = Number.POSITIVE_INFINITY;
-  const { eventMs, eventLabeled, labeledMs } = graph;
 
   for (let i = 0; i < order.length; i++) {
     if ((i & STEP_MASK) === STEP_MASK) yield;
@@ -342,29 +315,21 @@ function* analysisPasses(
     if (b & SET_STUCK) f |= STUCK;
     if (b & SET_EPIC) f |= EPIC;
     if (b & HAS_PROCESSING && options.ownLocks?.has(n) !== true) {
-      const at = labeledMs[s * 3 + ROLE_PROCESSING]!;
-      if (Number.isNaN(at)) f |= LOCK;
-      else if (options.nowMs - at < ttlMs) {
+      const staleAt = lockStaleAtMs(graph, s, ttlMs);
+      if (staleAt > options.nowMs) {
         f |= LOCK;
-        if (at + ttlMs < validUntilMs) validUntilMs = at + ttlMs;
+        if (staleAt < validUntilMs) validUntilMs = staleAt;
       }
     }
-    // Stance: a label's latest event decides its presence; without events, the label list.
-    const readyMs = eventMs[s * 3 + ROLE_READY]!;
-    const humanMs = eventMs[s * 3 + ROLE_HUMAN]!;
-    const readyPresent = Number.isNaN(readyMs)
-      ? (b & HAS_READY) !== 0
-      : eventLabeled[s * 3 + ROLE_READY] === 1;
-    const humanPresent = Number.isNaN(humanMs)
-      ? (b & HAS_HUMAN) !== 0
-      : eventLabeled[s * 3 + ROLE_HUMAN] === 1;
-    let stance = 0;
-    if (readyPresent && humanPresent) {
-      stance = !Number.isNaN(readyMs) && !Number.isNaN(humanMs) && readyMs > humanMs ? 1 : 2;
-    } else if (humanPresent) stance = 2;
-    else if (readyPresent) stance = 1;
+    const stance = stanceAt(graph, s, b);
     f |= stance << STANCE_SHIFT;
-    if (openLen[s] === 0 && open === 0 && (f & (HELD | STUCK | EPIC | LOCK)) === 0 && stance !== 2)
+    // Ready: open, not blocked, no open children, not reserved, no fresh lock, not waiting.
+    if (
+      openLen[s] === 0 &&
+      open === 0 &&
+      (f & (HELD | STUCK | EPIC | LOCK)) === 0 &&
+      stance !== STANCE_WAITING
+    )
       f |= READY;
     flags[s] = f;
   }
@@ -391,7 +356,7 @@ function* analysisPasses(
     stats: { issues: order.length, open: openCount, edges },
     validUntilMs,
   };
-  analysis.kicks = compactKicks(analysis);
+  analysis.kicks = findKicks(analysis);
   yield;
 
   const cycles = findCyclesInRows(size, adjStart, adjLen, adjPool, cycleRoots)
@@ -403,82 +368,6 @@ function* analysisPasses(
     ...unresolved,
   ];
   return analysis;
-}
-
-/** Kicks as shared/graph/kicks.ts finds them, over the analysis's rows. */
-function compactKicks(a: CompactAnalysis): Kick[] {
-  const { graph, options } = a;
-  const merged = new Map<string, Kick>();
-  const add = (target: number, kind: KickKind, cause: IssueRef) => {
-    const key = `${target}|${kind}`;
-    const kick = merged.get(key);
-    if (kick) kick.causes.push(cause);
-    else merged.set(key, { target, kind, causes: [cause] });
-  };
-  const kickSlot = (x: number, cause: IssueRef) => {
-    if (graph.state[x] === STATE_OPEN && a.openLen[x] === 0)
-      add(graph.number[x]!, "unblocked", cause);
-  };
-  const kickUnblocked = (cause: IssueRef) => {
-    const slot = typeof cause === "number" ? graph.presentSlot(cause) : -1;
-    if (slot !== -1) {
-      for (let k = a.blocksStart[slot]!; k < a.blocksStart[slot + 1]!; k++)
-        kickSlot(a.blocksSlots[k]!, cause);
-    } else {
-      for (const x of a.blocksElsewhere.get(refKey(cause)) ?? NONE) kickSlot(x, cause);
-    }
-  };
-  const kickFrom = (cause: IssueRef) => {
-    if (typeof cause === "number") {
-      const slot = graph.presentSlot(cause);
-      if (slot !== -1) {
-        if (graph.state[slot] !== STATE_CLOSED) return;
-        const p = graph.parent[slot]!;
-        if (p > 0) {
-          const ps = graph.presentSlot(p);
-          if (ps !== -1 && graph.state[ps] === STATE_OPEN) add(p, "child-closed", cause);
-        }
-        kickUnblocked(cause);
-        return;
-      }
-      const key = graph.knownKey(`#${cause}`);
-      if (key !== -1 && graph.externalState[key] === STATE_CLOSED) kickUnblocked(cause);
-      return;
-    }
-    const key = graph.knownKey(refKey(cause));
-    if (key !== -1 && graph.externalState[key] === STATE_CLOSED) kickUnblocked(cause);
-  };
-
-  if (options.causes !== undefined) {
-    const seen = new Set<string>();
-    for (const raw of options.causes) {
-      const cause = canonicalRef(raw, graph.repo);
-      const key = typeof cause === "number" ? `#${cause}` : cause.toLowerCase();
-      if (seen.has(key)) continue;
-      seen.add(key);
-      kickFrom(cause);
-    }
-  } else {
-    const inWindow = (ms: number) => ms > options.windowFromMs && ms <= options.windowToMs;
-    for (let i = 0; i < a.order.length; i++) {
-      const s = a.order[i]!;
-      if (graph.state[s] === STATE_CLOSED && inWindow(graph.closedMs[s]!))
-        kickFrom(graph.number[s]!);
-    }
-    for (let id = 0; id < graph.keys.length; id++) {
-      const ref = graph.externalRef[id];
-      if (ref === undefined || graph.externalState[id] !== STATE_CLOSED) continue;
-      const key = graph.keys[id]!;
-      // An own issue the graph holds is never read from `external`.
-      if (key.startsWith("#") && graph.presentSlot(Number(key.slice(1))) !== -1) continue;
-      if (inWindow(graph.externalClosedMs[id]!)) kickFrom(canonicalRef(ref, graph.repo));
-    }
-  }
-  const kicks = [...merged.values()];
-  for (const kick of kicks) kick.causes.sort(compareRefs);
-  return kicks.sort(
-    (x, y) => x.target - y.target || (x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0),
-  );
 }
 
 // --- reading the analysis --------------------------------------------------------------------
@@ -502,7 +391,7 @@ export function childrenOf(a: CompactAnalysis, slot: number): number[] {
   return out;
 }
 
-/** The facts object of an open slot (as `analyzeGraph` makes them). */
+/** The facts object of an open slot. */
 export function factsAt(a: CompactAnalysis, slot: number): IssueFacts {
   const f = a.flags[slot]!;
   return {
@@ -529,7 +418,7 @@ export function readyNumbers(a: CompactAnalysis): number[] {
   return out;
 }
 
-/** The scan output of spec 3.3, equal to `scan` over the equivalent snapshot. */
+/** The scan output of spec 3.3. */
 export function renderCompactScan(a: CompactAnalysis): ScanResult {
   const rollupCandidates: ScanResult["rollupCandidates"] = [];
   const blocked: ScanResult["blocked"] = [];
@@ -559,12 +448,6 @@ export function scanCompact(graph: CompactGraph, options: ScanOptions = {}): Sca
   return renderCompactScan(analyzeCompact(graph, options));
 }
 
-/**
- * The analysis in the shape of `GraphAnalysis`, for the rules written against it (the producer's
- * plan, the queue, impact): issues and facts are made on demand, one at a time; `open` and
- * `graph.sorted` only when read. Issues carry what the compact graph keeps (number, title,
- * state, close time, labels); their other fields are empty.
- */
 const COMPACT = new WeakMap<GraphAnalysis, CompactAnalysis>();
 
 /** The compact analysis a `GraphAnalysis` was made from (`asGraphAnalysis`), if any. */
@@ -572,6 +455,12 @@ export function compactOf(analysis: GraphAnalysis): CompactAnalysis | undefined 
   return COMPACT.get(analysis);
 }
 
+/**
+ * The analysis in the shape of `GraphAnalysis`, for the rules written against it (the producer's
+ * plan, the queue, impact): issues and facts are made on demand, one at a time; `open` and
+ * `graph.sorted` only when read. Issues carry what the compact graph keeps (number, title,
+ * state, close time, labels); their other fields are empty.
+ */
 export function asGraphAnalysis(a: CompactAnalysis): GraphAnalysis {
   const { graph } = a;
   const issueAt = (slot: number): SnapshotIssue => {

@@ -1,6 +1,5 @@
 import type { LabelNames } from "../config/schema.ts";
-import { canonicalBlockers } from "./index.ts";
-import { canonicalRef, type IssueRef, refKey } from "./refs.ts";
+import { canonicalBlockers, canonicalRef, type IssueRef, refKey } from "./refs.ts";
 import type { Snapshot } from "./snapshot.ts";
 import { instantMs } from "./time.ts";
 
@@ -15,14 +14,16 @@ import { instantMs } from "./time.ts";
  * References are codes: a positive code is an issue number of this repository, a negative one
  * `-(id + 1)` names an interned cross-repository spelling (`spellings[id]`, compared by its
  * `refKey`). shared/graph/compact-analysis.ts runs the rules over it; it answers exactly what
- * `analyzeGraph` answers over the equivalent snapshot (the property tests hold them equal).
+ * the object-based analysis of the equivalent snapshot answers (test/support/oracle/; the property
+ * tests hold them equal).
  */
 
 /** Which label histories the rules read (shared/graph/labels.ts): ready, needs-human, processing. */
 export const ROLE_READY = 0;
 export const ROLE_HUMAN = 1;
 export const ROLE_PROCESSING = 2;
-const ROLES = 3;
+/** Role columns per slot: a role's value of slot `s` is at `s * ROLES + role`. */
+export const ROLES = 3;
 
 export const STATE_NONE = 0;
 export const STATE_OPEN = 1;
