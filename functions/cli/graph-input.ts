@@ -6,7 +6,8 @@ import { parseSnapshot, type Snapshot } from "../../shared/graph/snapshot.ts";
 import { ValidationError } from "../../shared/validation.ts";
 import { instantFlag, numberFlag, type OptionSpec, requireFlag } from "./args.ts";
 import { type CliIo, UsageError } from "./io.ts";
-import { readJsonFile, readTextFile } from "./read-json.ts";
+import { phase } from "./phases.ts";
+import { parseJsonText, readTextFile } from "./read-json.ts";
 
 /** Flags shared by the commands that evaluate a graph (`scan`, `produce`). */
 export const graphFlags = {
@@ -38,9 +39,13 @@ export async function loadGraph(
 }
 
 export async function loadSnapshot(io: CliIo, command: string, path: string): Promise<Snapshot> {
-  const raw = await readJsonFile(io, command, path);
+  const text = await readTextFile(io, command, path);
+  phase("read");
+  const raw = parseJsonText(command, path, text);
   try {
-    return parseSnapshot(raw);
+    const snapshot = parseSnapshot(raw);
+    phase("parsed");
+    return snapshot;
   } catch (error) {
     if (error instanceof ValidationError)
       throw new UsageError(`${command}: ${path}: ${error.message}`);
