@@ -2,7 +2,7 @@
 // of a snapshot file with the default configuration needs neither, and loading them would cost
 // more than the scan of a small snapshot.
 import { type Config, DEFAULT_CONFIG } from "../../shared/config/schema.ts";
-import { parseSnapshot, type Snapshot } from "../../shared/graph/snapshot.ts";
+import { readSnapshot, type Snapshot } from "../../shared/graph/snapshot.ts";
 import { ValidationError } from "../../shared/validation.ts";
 import { instantFlag, numberFlag, type OptionSpec, requireFlag } from "./args.ts";
 import { type CliIo, UsageError } from "./io.ts";
@@ -43,7 +43,8 @@ export async function loadSnapshot(io: CliIo, command: string, path: string): Pr
   phase("read");
   const raw = parseJsonText(command, path, text);
   try {
-    const snapshot = parseSnapshot(raw);
+    // Read once, so not copied (a 100k-issue file's issues would be built twice).
+    const snapshot = readSnapshot(raw);
     phase("parsed");
     return snapshot;
   } catch (error) {

@@ -3,8 +3,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { syntheticSnapshot } from "../../../bench/synthetic.ts";
-import { parseSnapshot, SnapshotSchema } from "../../../shared/graph/snapshot.ts";
-import { fastParseSnapshot } from "../../../shared/graph/snapshot-fast-check.ts";
+import { parseSnapshot, readSnapshot, SnapshotSchema } from "../../../shared/graph/snapshot.ts";
+import { fastCheckSnapshot, fastParseSnapshot } from "../../../shared/graph/snapshot-fast-check.ts";
 import { ValidationError } from "../../../shared/validation.ts";
 import { snapshotArbitrary } from "../../support/graph-arbitraries.ts";
 
@@ -21,6 +21,14 @@ function expectAgreement(input: unknown): boolean {
   const zod = SnapshotSchema.safeParse(input);
   expect(fast !== undefined, "fast path and zod disagree on acceptance").toBe(zod.success);
   if (fast !== undefined && zod.success) expect(layout(fast)).toEqual(layout(zod.data));
+  // Without the copy: the same verdict, and the input itself, which reads as zod's snapshot on
+  // every key of the schema (unknown keys aside).
+  const checked = fastCheckSnapshot(input);
+  expect(checked !== undefined, "the check without copy disagrees").toBe(fast !== undefined);
+  if (checked !== undefined && zod.success) {
+    expect(checked).toBe(input);
+    expect(input).toMatchObject(zod.data as object);
+  }
   return zod.success;
 }
 
@@ -281,14 +289,25 @@ describe("fast snapshot check agrees with the zod schema", () => {
     expectAgreement(input);
   });
 
-  it("leaves errors to zod: parseSnapshot still names the first bad path", () => {
-    try {
-      parseSnapshot({ repo: "a/b", issues: [{ number: 1, title: 2 }] });
-      expect.unreachable();
-    } catch (error) {
-      expect(error).toBeInstanceOf(ValidationError);
-      expect((error as ValidationError).path).toBe("issues[0].title");
-    }
+  it("leaves errors to zod: parseSnapshot and readSnapshot name the first bad path alike", () => {
+    const messages = [parseSnapshot, readSnapshot].map((read) => {
+      try {
+        read({ repo: "a/b", issues: [{ number: 1, title: 2 }] });
+        return expect.unreachable();
+      } catch (error) {
+        expect(error).toBeInstanceOf(ValidationError);
+        expect((error as ValidationError).path).toBe("issues[0].title");
+        return (error as ValidationError).message;
+      }
+    });
+    expect(messages[1]).toBe(messages[0]);
+    expect(messages[0]).toMatch(/^invalid snapshot at issues\[0\]\.title: /);
+  });
+
+  it("readSnapshot gives back the input it vouches for, not a copy", () => {
+    const input = syntheticSnapshot(50);
+    expect(readSnapshot(input)).toBe(input);
+    expect(readSnapshot(input)).toEqual(parseSnapshot(input));
   });
 
   it("never shares mutable parts with its input", () => {
