@@ -104,6 +104,9 @@ export class CompactGraph {
 
   readonly labelSets: LabelSet[] = [];
   private labelSetIds = new Map<string, number>();
+  /** The label set ids of the empty list and of one-label lists (by the label). */
+  private emptyLabelSetId: number | undefined;
+  private oneLabelSetIds = new Map<string, number>();
   readonly requiresSets: Array<readonly string[]> = [NONE as unknown as readonly string[]];
   private requiresIds = new Map<string, number>([["[]", 0]]);
 
@@ -129,10 +132,18 @@ export class CompactGraph {
    */
   ruleChanges = 0;
 
-  constructor(repo: string, labels: Pick<LabelNames, "ready" | "needsHuman" | "processing">) {
+  /**
+   * `sizes` presizes the columns for a graph built at once (`compactFromSnapshot`): slots, the
+   * highest issue number and blocker rows expected; they grow past it as needed.
+   */
+  constructor(
+    repo: string,
+    labels: Pick<LabelNames, "ready" | "needsHuman" | "processing">,
+    sizes: { slots?: number; maxNumber?: number; blockers?: number } = {},
+  ) {
     this.repo = repo;
     this.roleLabels = [labels.ready, labels.needsHuman, labels.processing];
-    this.capacity = 64;
+    this.capacity = Math.max(64, sizes.slots ?? 0);
     const c = this.capacity;
     this.number = new Int32Array(c);
     this.state = new Uint8Array(c);
@@ -142,10 +153,13 @@ export class CompactGraph {
     this.parent = new Int32Array(c);
     this.blockerStart = new Int32Array(c);
     this.blockerLen = new Int32Array(c);
-    this.blockerPool = new Int32Array(256);
+    this.blockerPool = new Int32Array(Math.max(256, sizes.blockers ?? 0));
     this.eventMs = new Float64Array(c * ROLES).fill(Number.NaN);
     this.eventLabeled = new Uint8Array(c * ROLES);
     this.labeledMs = new Float64Array(c * ROLES).fill(Number.NaN);
+    const maxNumber = sizes.maxNumber ?? -1;
+    if (maxNumber >= 0 && maxNumber < DENSE_LIMIT)
+      this.dense = new Int32Array(maxNumber + 1).fill(-1);
   }
 
   /** True when the role columns were filled for these label names. */
@@ -236,6 +250,20 @@ export class CompactGraph {
   // --- interning ------------------------------------------------------------------------
 
   private internLabels(labels: readonly string[] | string): number {
+    // Most issues carry no label or one: their sets are found without writing the list's text.
+    if (typeof labels !== "string" && labels.length <= 1) {
+      if (labels.length === 0) {
+        this.emptyLabelSetId ??= this.internLabels("[]");
+        return this.emptyLabelSetId;
+      }
+      const label = labels[0]!;
+      let id = this.oneLabelSetIds.get(label);
+      if (id === undefined) {
+        id = this.internLabels(JSON.stringify(labels));
+        this.oneLabelSetIds.set(label, id);
+      }
+      return id;
+    }
     const text = typeof labels === "string" ? labels : JSON.stringify(labels);
     let id = this.labelSetIds.get(text);
     if (id === undefined) {
@@ -302,11 +330,24 @@ export class CompactGraph {
 
   /** An issue row written (inserted or replaced); its parent and blockers are rows of their own. */
   upsertIssue(issue: CompactIssue): void {
-    const slot = this.slotFor(issue.number);
-    const state = issue.state === "open" ? STATE_OPEN : STATE_CLOSED;
-    const closedMs = issue.closedAt ? instantMs(issue.closedAt) : Number.NaN;
-    const labelSet = this.internLabels(issue.labels);
-    const requiresSet = this.internRequires(issue.requires);
+    const { number, title, state, closedAt, labels, requires } = issue;
+    this.upsertIssueRow(number, title, state, closedAt, labels, requires);
+  }
+
+  /** `upsertIssue` from its fields: a bulk build (`compactFromSnapshot`) makes no row objects. */
+  upsertIssueRow(
+    number: number,
+    title: string,
+    open: CompactIssue["state"],
+    closedAt: string | null,
+    labels: CompactIssue["labels"],
+    requires?: CompactIssue["requires"],
+  ): void {
+    const slot = this.slotFor(number);
+    const state = open === "open" ? STATE_OPEN : STATE_CLOSED;
+    const closedMs = closedAt ? instantMs(closedAt) : Number.NaN;
+    const labelSet = this.internLabels(labels);
+    const requiresSet = this.internRequires(requires);
     const retitledOnly =
       this.state[slot] === state &&
       Object.is(this.closedMs[slot], closedMs) &&
@@ -315,7 +356,7 @@ export class CompactGraph {
     if (this.state[slot] === STATE_NONE) this.membership += 1;
     this.state[slot] = state;
     this.closedMs[slot] = closedMs;
-    this.titles[slot] = issue.title;
+    this.titles[slot] = title;
     this.setLabelSet(slot, labelSet);
     this.requiresSet[slot] = requiresSet;
     this.changes += 1;
@@ -381,6 +422,11 @@ export class CompactGraph {
   setBlockers(issue: number, refs: readonly IssueRef[]): void {
     const slot = refs.length === 0 ? this.slotOf(issue) : this.slotFor(issue);
     if (slot === -1) return;
+    // One blocker of this repository, the common case: the list is its own codes (no copy).
+    if (refs.length === 1 && typeof refs[0] === "number") {
+      this.storeBlockers(slot, refs as readonly number[]);
+      return;
+    }
     const raw: number[] = [];
     for (const r of refs) {
       const code = this.code(typeof r === "number" ? r : canonicalRef(r, this.repo));
@@ -436,9 +482,18 @@ export class CompactGraph {
     return this.blockerPool.subarray(start, start + this.blockerLen[slot]!);
   }
 
-  private storeBlockers(slot: number, raw: readonly number[]): void {
+  /** `canonicalBlockers` over distinct codes, as codes. */
+  private canonicalCodes(raw: readonly number[]): readonly number[] {
+    let ownOnly = true;
+    for (const c of raw) if (c < 0) ownOnly = false;
+    // Own numbers only (the common case): distinct already, so canonical is ascending order.
+    if (ownOnly) return raw.length <= 1 ? raw : [...raw].sort((a, b) => a - b);
     const refs = raw.map((c) => this.refOf(c));
-    const canonical = canonicalBlockers(refs, this.repo).map((r) => this.code(r));
+    return canonicalBlockers(refs, this.repo).map((r) => this.code(r));
+  }
+
+  private storeBlockers(slot: number, raw: readonly number[]): void {
+    const canonical = this.canonicalCodes(raw);
     if (canonical.length === raw.length) this.rawBlockers.delete(slot);
     else this.rawBlockers.set(slot, [...raw]);
     const len = canonical.length;
@@ -598,15 +653,20 @@ export function compactFromSnapshot(
   snapshot: Snapshot,
   labels: Pick<LabelNames, "ready" | "needsHuman" | "processing">,
 ): CompactGraph {
-  const graph = new CompactGraph(snapshot.repo, labels);
+  // Sized up front: growing the columns by doubling copied them over and over.
+  let maxNumber = 0;
+  let blockers = 0;
   for (const issue of snapshot.issues) {
-    graph.upsertIssue({
-      number: issue.number,
-      title: issue.title,
-      state: issue.state,
-      closedAt: issue.closedAt,
-      labels: issue.labels,
-    });
+    if (issue.number > maxNumber) maxNumber = issue.number;
+    blockers += issue.blockedBy?.length ?? 0;
+  }
+  const graph = new CompactGraph(snapshot.repo, labels, {
+    slots: snapshot.issues.length,
+    maxNumber,
+    blockers,
+  });
+  for (const issue of snapshot.issues) {
+    graph.upsertIssueRow(issue.number, issue.title, issue.state, issue.closedAt, issue.labels);
     if (issue.parent !== undefined && issue.parent !== null)
       graph.setParent(issue.number, issue.parent);
     if (issue.blockedBy?.length) graph.setBlockers(issue.number, issue.blockedBy);
