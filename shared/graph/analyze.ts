@@ -1,4 +1,4 @@
-import { DEFAULT_CONFIG } from "../config/schema.ts";
+import { DEFAULT_CONFIG } from "../config/defaults.ts";
 import { compactFromSnapshot } from "./compact.ts";
 import { analyzeCompact, asGraphAnalysis, type CompactAnalysis } from "./compact-analysis.ts";
 import type { Kick } from "./kicks.ts";

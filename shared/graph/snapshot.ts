@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ValidationError } from "../validation.ts";
 import { CROSS_REPO_REF_PATTERN, canonicalRef, refKey } from "./refs.ts";
-import { fastCheckSnapshot, fastParseSnapshot } from "./snapshot-fast-check.ts";
+import { fastParseSnapshot } from "./snapshot-fast-check.ts";
 
 const instant = z.iso.datetime({ offset: true, message: "expected an ISO-8601 timestamp" });
 const issueNumber = z
@@ -95,20 +95,8 @@ export type SnapshotInput = z.input<typeof SnapshotSchema>;
 export function parseSnapshot(input: unknown): Snapshot {
   // A hand-written check gives zod's answer for the common valid input several times faster;
   // zod decides everything else and words every error (see snapshot-fast-check.ts).
-  return fastParseSnapshot(input) ?? zodParse(input);
-}
-
-/**
- * `parseSnapshot` for a caller that reads the snapshot once and drops it (the CLI's scan): a
- * valid input the fast check vouches for comes back as it is, not copied, so a large file's
- * issues are not built twice. Unknown fields stay on it, and nothing may change it. The same
- * inputs are accepted, and the same errors thrown, as by `parseSnapshot`.
- */
-export function readSnapshot(input: unknown): Snapshot {
-  return fastCheckSnapshot(input) ?? zodParse(input);
-}
-
-function zodParse(input: unknown): Snapshot {
+  const fast = fastParseSnapshot(input);
+  if (fast !== undefined) return fast;
   const result = SnapshotSchema.safeParse(input);
   if (!result.success) throw new ValidationError("snapshot", result.error);
   return result.data;

@@ -63,9 +63,19 @@ describe("the installed switchyard executable", () => {
 });
 
 describe("lazy loading", () => {
-  it("a snapshot scan loads zod and nothing only other commands need", async () => {
+  it("a snapshot scan with the default configuration loads no library, not even zod", async () => {
     const run = await loadedPackages("functions/cli/bin.js", demo);
     expect(run.code).toBe(0);
+    expect(run.packages).toEqual([]);
+  });
+
+  it("a snapshot the fast check cannot vouch for loads zod, which words the error", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "switchyard-bin-"));
+    const file = join(dir, "bad.json");
+    await writeFile(file, JSON.stringify({ repo: "a/b", issues: [{ number: 1, title: 2 }] }));
+    const run = await loadedPackages("functions/cli/bin.js", ["scan", "--snapshot", file]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${file}: invalid snapshot at issues[0].title: `);
     expect(run.packages).toEqual(["zod"]);
   });
 

@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { syntheticSnapshot } from "../../../bench/synthetic.ts";
-import { parseSnapshot, readSnapshot, SnapshotSchema } from "../../../shared/graph/snapshot.ts";
+import { parseSnapshot, SnapshotSchema } from "../../../shared/graph/snapshot.ts";
 import { fastCheckSnapshot, fastParseSnapshot } from "../../../shared/graph/snapshot-fast-check.ts";
 import { ValidationError } from "../../../shared/validation.ts";
 import { snapshotArbitrary } from "../../support/graph-arbitraries.ts";
@@ -289,25 +289,22 @@ describe("fast snapshot check agrees with the zod schema", () => {
     expectAgreement(input);
   });
 
-  it("leaves errors to zod: parseSnapshot and readSnapshot name the first bad path alike", () => {
-    const messages = [parseSnapshot, readSnapshot].map((read) => {
-      try {
-        read({ repo: "a/b", issues: [{ number: 1, title: 2 }] });
-        return expect.unreachable();
-      } catch (error) {
-        expect(error).toBeInstanceOf(ValidationError);
-        expect((error as ValidationError).path).toBe("issues[0].title");
-        return (error as ValidationError).message;
-      }
-    });
-    expect(messages[1]).toBe(messages[0]);
-    expect(messages[0]).toMatch(/^invalid snapshot at issues\[0\]\.title: /);
+  it("leaves errors to zod: parseSnapshot still names the first bad path", () => {
+    const bad = { repo: "a/b", issues: [{ number: 1, title: 2 }] };
+    expect(fastCheckSnapshot(bad)).toBeUndefined();
+    try {
+      parseSnapshot(bad);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).path).toBe("issues[0].title");
+    }
   });
 
-  it("readSnapshot gives back the input it vouches for, not a copy", () => {
+  it("without the copy, gives back the input it vouches for", () => {
     const input = syntheticSnapshot(50);
-    expect(readSnapshot(input)).toBe(input);
-    expect(readSnapshot(input)).toEqual(parseSnapshot(input));
+    expect(fastCheckSnapshot(input)).toBe(input);
+    expect(fastCheckSnapshot(input)).toEqual(parseSnapshot(input));
   });
 
   it("never shares mutable parts with its input", () => {
