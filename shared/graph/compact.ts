@@ -114,6 +114,8 @@ export class CompactGraph {
   readonly spellings: string[] = [];
   spellingKey: Int32Array = new Int32Array(16);
   private spellingIds = new Map<string, number>();
+  /** Codes of references as written (`codeOf`). */
+  private writtenCodes = new Map<string, number>();
   /** Reference keys (`refKey` of the canonical reference): external state per key. */
   readonly keys: string[] = [];
   private keyIds = new Map<string, number>();
@@ -321,6 +323,20 @@ export class CompactGraph {
     return -(id + 1);
   }
 
+  /**
+   * The code of a reference as written (canonical first: this repository's issues spelled with
+   * its name are numbers). A spelling seen before is not parsed again.
+   */
+  private codeOf(ref: IssueRef): number {
+    if (typeof ref === "number") return ref;
+    let code = this.writtenCodes.get(ref);
+    if (code === undefined) {
+      code = this.code(canonicalRef(ref, this.repo));
+      this.writtenCodes.set(ref, code);
+    }
+    return code;
+  }
+
   /** The reference a code stands for. */
   refOf(code: number): IssueRef {
     return code > 0 ? code : this.spellings[-code - 1]!;
@@ -394,7 +410,7 @@ export class CompactGraph {
 
   /** The parent row of `child`: a reference, or null for none. */
   setParent(child: number, parent: IssueRef | null): void {
-    const code = parent === null ? 0 : this.code(canonicalRef(parent, this.repo));
+    const code = parent === null ? 0 : this.codeOf(parent);
     const slot = code === 0 ? this.slotOf(child) : this.slotFor(child);
     if (slot === -1) return;
     this.parent[slot] = code;
@@ -428,8 +444,8 @@ export class CompactGraph {
       return;
     }
     const raw: number[] = [];
-    for (const r of refs) {
-      const code = this.code(typeof r === "number" ? r : canonicalRef(r, this.repo));
+    for (let i = 0; i < refs.length; i++) {
+      const code = this.codeOf(refs[i]!);
       if (!raw.includes(code)) raw.push(code);
     }
     this.storeBlockers(slot, raw);
@@ -439,7 +455,7 @@ export class CompactGraph {
   setBlocker(issue: number, blocker: IssueRef, present: boolean): void {
     const slot = present ? this.slotFor(issue) : this.slotOf(issue);
     if (slot === -1) return;
-    const code = this.code(canonicalRef(blocker, this.repo));
+    const code = this.codeOf(blocker);
     const raw = this.rawBlockers.get(slot) ?? [...this.blockersOfSlot(slot)];
     const at = raw.indexOf(code);
     if (present === (at !== -1)) return;
@@ -484,10 +500,12 @@ export class CompactGraph {
 
   /** `canonicalBlockers` over distinct codes, as codes. */
   private canonicalCodes(raw: readonly number[]): readonly number[] {
+    // One code is canonical as it is (the common case: a single blocker).
+    if (raw.length <= 1) return raw;
     let ownOnly = true;
-    for (const c of raw) if (c < 0) ownOnly = false;
-    // Own numbers only (the common case): distinct already, so canonical is ascending order.
-    if (ownOnly) return raw.length <= 1 ? raw : [...raw].sort((a, b) => a - b);
+    for (let i = 0; i < raw.length; i++) if (raw[i]! < 0) ownOnly = false;
+    // Own numbers only: distinct already, so canonical is ascending order.
+    if (ownOnly) return [...raw].sort((a, b) => a - b);
     const refs = raw.map((c) => this.refOf(c));
     return canonicalBlockers(refs, this.repo).map((r) => this.code(r));
   }
@@ -653,25 +671,34 @@ export function compactFromSnapshot(
   snapshot: Snapshot,
   labels: Pick<LabelNames, "ready" | "needsHuman" | "processing">,
 ): CompactGraph {
-  // Sized up front: growing the columns by doubling copied them over and over.
+  // Sized up front: growing the columns by doubling copied them over and over. Indexed loops,
+  // no `?? []`: a fresh process runs this loop before it is optimized, and there every iterator
+  // and empty list is an object, megabytes of garbage over 100k issues.
+  const issues = snapshot.issues;
   let maxNumber = 0;
   let blockers = 0;
-  for (const issue of snapshot.issues) {
+  for (let i = 0; i < issues.length; i++) {
+    const issue = issues[i]!;
     if (issue.number > maxNumber) maxNumber = issue.number;
-    blockers += issue.blockedBy?.length ?? 0;
+    if (issue.blockedBy) blockers += issue.blockedBy.length;
   }
   const graph = new CompactGraph(snapshot.repo, labels, {
-    slots: snapshot.issues.length,
+    slots: issues.length,
     maxNumber,
     blockers,
   });
-  for (const issue of snapshot.issues) {
+  for (let i = 0; i < issues.length; i++) {
+    const issue = issues[i]!;
     graph.upsertIssueRow(issue.number, issue.title, issue.state, issue.closedAt, issue.labels);
     if (issue.parent !== undefined && issue.parent !== null)
       graph.setParent(issue.number, issue.parent);
     if (issue.blockedBy?.length) graph.setBlockers(issue.number, issue.blockedBy);
-    for (const event of issue.labelEvents ?? [])
+    const events = issue.labelEvents;
+    if (events === undefined) continue;
+    for (let k = 0; k < events.length; k++) {
+      const event = events[k]!;
       graph.labelEvent(issue.number, event.label, event.action, instantMs(event.createdAt), true);
+    }
   }
   for (const entry of snapshot.external ?? [])
     graph.setExternal(entry.ref, entry.state, entry.closedAt);
