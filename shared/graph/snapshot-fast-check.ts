@@ -34,12 +34,20 @@ function two(s: string, i: number): number {
 }
 
 /**
- * `YYYY-MM-DDTHH:MM:SSZ`, the form GitHub writes, checked by character codes; the same calendar
- * rules as the pattern above (its leap years: the last two digits divisible by 4 and not 00, or
- * the first two divisible by 4 when the last two are 00).
+ * `YYYY-MM-DDTHH:MM:SSZ`, the form GitHub writes, or with a fraction of a second
+ * (`...:SS.sssZ`, as `Date.prototype.toISOString` writes), checked by character codes; the same
+ * calendar rules as the pattern above (its leap years: the last two digits divisible by 4 and
+ * not 00, or the first two divisible by 4 when the last two are 00). False leaves it to the
+ * pattern.
  */
 function isPlainUtcInstant(s: string): boolean {
-  if (s.length !== 20 || s.charCodeAt(19) !== 90 /* Z */) return false;
+  const n = s.length;
+  if (n < 20 || s.charCodeAt(n - 1) !== 90 /* Z */) return false;
+  if (n > 20) {
+    // A fraction: "." and one digit or more.
+    if (n === 21 || s.charCodeAt(19) !== 46 /* . */) return false;
+    for (let i = 20; i < n - 1; i++) if (digit(s, i) < 0) return false;
+  }
   if (s[4] !== "-" || s[7] !== "-" || s[10] !== "T" || s[13] !== ":" || s[16] !== ":") return false;
   const century = two(s, 0);
   const yy = two(s, 2);
