@@ -36,8 +36,8 @@ const LOCK = 16;
 const STANCE_SHIFT = 5;
 
 const NONE: readonly never[] = Object.freeze([]);
-/** `analyzeCompactSteps` also yields every this many issues (plus one) inside a pass. */
-const STEP_MASK = (1 << 15) - 1;
+/** `analyzeCompactSteps` yields after every this many issues of a pass, and between passes. */
+const STEP = 1 << 15;
 
 /**
  * The rules of the graph (spec 3.2) over a `CompactGraph`: facts per open issue, kicks, cycles
@@ -181,44 +181,141 @@ function* analysisPasses(
   if (!graph.fits(graph.repo, labels)) {
     throw new Error("the compact graph was built for other label names: rebuild it");
   }
-  const ttlMs = options.config.locks.processingTtlMinutes * 60_000;
-  const setBits = labelSetBits(graph, labels);
   const size = graph.size;
   const order = graph.order();
-  const { state, parent, number: numberAt } = graph;
-
-  // State of a blocker code: STATE_OPEN/STATE_CLOSED, or STATE_NONE when nothing says.
-  const ownlessKey = new Map<number, number>();
-  const stateOfCode = (code: number): number => {
-    if (code > 0) {
-      const slot = graph.presentSlot(code);
-      if (slot !== -1) return state[slot]!;
-      let key = ownlessKey.get(code);
-      if (key === undefined) {
-        key = graph.knownKey(`#${code}`);
-        ownlessKey.set(code, key);
-      }
-      return key === -1 ? STATE_NONE : graph.externalState[key]!;
-    }
-    return graph.externalState[graph.spellingKey[-code - 1]!]!;
+  // Each pass is a function of its own over a range of `order`, called a chunk at a time: the
+  // caller can pause between chunks, and a fresh process (the CLI) optimizes each small pass on
+  // its own instead of one large function again for every loop in it.
+  const edges: EdgePass = {
+    open: 0,
+    edges: 0,
+    childCounts: lend.owned(size),
+    blockCounts: lend.scratch(size),
+    blocksElsewhere: new Map(),
+    parentSlot: lend.scratch(size, -1),
+    edgeSlot: lend.scratch(graph.blockerPool.length),
   };
-  const keyOfCode = (code: number): string =>
-    code > 0 ? `#${code}` : graph.keys[graph.spellingKey[-code - 1]!]!;
+  for (let from = 0; from < order.length; from += STEP) {
+    resolveEdges(graph, order, from, Math.min(from + STEP, order.length), edges);
+    yield;
+  }
+  const children = rowsFrom(edges.childCounts, lend);
+  const blocks = rowsFrom(edges.blockCounts, lend);
+  for (let from = 0; from < order.length; from += STEP) {
+    fillReverseRows(
+      graph,
+      order,
+      from,
+      Math.min(from + STEP, order.length),
+      edges,
+      children,
+      blocks,
+    );
+    yield;
+  }
 
-  // Children and what each issue blocks, filled in ascending order so rows come out sorted.
-  const childCounts = lend.owned(size);
-  const blockCounts = lend.scratch(size);
-  const blocksElsewhere = new Map<string, number[]>();
-  // Each edge's target slot, resolved once (-1: no issue row): the later passes reuse it
-  // instead of looking numbers up again (random reads are what a large graph's scan costs).
-  const parentSlot = lend.scratch(size, -1);
-  const edgeSlot = lend.scratch(graph.blockerPool.length);
-  let edges = 0;
-  let openCount = 0;
-  for (let i = 0; i < order.length; i++) {
-    if ((i & STEP_MASK) === STEP_MASK) yield;
+  const facts: FactsPass = {
+    options,
+    ttlMs: options.config.locks.processingTtlMinutes * 60_000,
+    setBits: labelSetBits(graph, labels),
+    edgeSlot: edges.edgeSlot,
+    children,
+    flags: lend.ownedBytes(size),
+    openChildren: lend.owned(size),
+    openStart: lend.owned(size),
+    openLen: lend.owned(size),
+    openPool: lend.owned(edges.edges),
+    poolUsed: 0,
+    openOrder: lend.owned(edges.open),
+    openCount: 0,
+    unresolved: [],
+    adjStart: lend.scratch(size),
+    adjLen: lend.scratch(size),
+    adjPool: lend.scratch(edges.edges),
+    adjUsed: 0,
+    cycleRoots: [],
+    validUntilMs: Number.POSITIVE_INFINITY,
+    ownlessKey: new Map(),
+  };
+  for (let from = 0; from < order.length; from += STEP) {
+    decideFacts(graph, order, from, Math.min(from + STEP, order.length), facts);
+    yield;
+  }
+
+  const analysis: CompactAnalysis = {
+    graph,
+    options,
+    order,
+    openOrder: facts.openOrder,
+    flags: facts.flags,
+    childCount: edges.childCounts,
+    openChildren: facts.openChildren,
+    childStart: children.start,
+    childSlots: children.values,
+    blocksStart: blocks.start,
+    blocksSlots: blocks.values,
+    blocksElsewhere: edges.blocksElsewhere,
+    openStart: facts.openStart,
+    openLen: facts.openLen,
+    openPool: facts.openPool,
+    kicks: [],
+    diagnostics: [],
+    stats: { issues: order.length, open: edges.open, edges: edges.edges },
+    validUntilMs: facts.validUntilMs,
+  };
+  analysis.kicks = findKicks(analysis);
+  yield;
+
+  const { number: numberAt } = graph;
+  const cycles = findCyclesInRows(
+    size,
+    facts.adjStart,
+    facts.adjLen,
+    facts.adjPool,
+    facts.cycleRoots,
+  )
+    .map((slots) => slots.map((s) => numberAt[s]!).sort((a, b) => a - b))
+    .sort((a, b) => a[0]! - b[0]!);
+  const { unresolved } = facts;
+  unresolved.sort((a, b) => a.issue - b.issue || compareRefs(a.ref, b.ref));
+  analysis.diagnostics = [
+    ...cycles.map((issues) => ({ kind: "cycle" as const, issues })),
+    ...unresolved,
+  ];
+  return analysis;
+}
+
+/** The first pass's results: counts, and each edge's target slot. */
+interface EdgePass {
+  open: number;
+  edges: number;
+  childCounts: Int32Array;
+  blockCounts: Int32Array;
+  /** Own issues blocked by a reference the graph has no issue row for, by `refKey`. */
+  blocksElsewhere: Map<string, number[]>;
+  /**
+   * Each edge's target slot, resolved once (-1: no issue row): the later passes reuse it
+   * instead of looking numbers up again (random reads are what a large graph's scan costs).
+   */
+  parentSlot: Int32Array;
+  edgeSlot: Int32Array;
+}
+
+/** Counts open issues, edges, children and what each issue blocks; resolves edge targets. */
+function resolveEdges(
+  graph: CompactGraph,
+  order: Int32Array,
+  from: number,
+  to: number,
+  e: EdgePass,
+): void {
+  const { state, parent, blockerStart, blockerLen, blockerPool } = graph;
+  const { childCounts, blockCounts, parentSlot, edgeSlot, blocksElsewhere } = e;
+  let open = e.open;
+  let edges = e.edges;
+  for (let i = from; i < to; i++) {
     const s = order[i]!;
-    if (state[s] === STATE_OPEN) openCount += 1;
+    if (state[s] === STATE_OPEN) open += 1;
     const p = parent[s]!;
     if (p !== 0) {
       edges += 1;
@@ -228,71 +325,109 @@ function* analysisPasses(
         if (ps !== -1) childCounts[ps]! += 1;
       }
     }
-    const start = graph.blockerStart[s]!;
-    const len = graph.blockerLen[s]!;
+    const start = blockerStart[s]!;
+    const len = blockerLen[s]!;
     edges += len;
     for (let k = start; k < start + len; k++) {
-      const code = graph.blockerPool[k]!;
+      const code = blockerPool[k]!;
       const bs = code > 0 ? graph.presentSlot(code) : -1;
       edgeSlot[k] = bs;
       if (bs !== -1) blockCounts[bs]! += 1;
       else {
-        const key = keyOfCode(code);
+        const key = code > 0 ? `#${code}` : graph.keys[graph.spellingKey[-code - 1]!]!;
         const list = blocksElsewhere.get(key);
         if (list) list.push(s);
         else blocksElsewhere.set(key, [s]);
       }
     }
   }
-  yield;
-  const children = rowsFrom(childCounts, lend);
-  const blocks = rowsFrom(blockCounts, lend);
-  for (let i = 0; i < order.length; i++) {
-    if ((i & STEP_MASK) === STEP_MASK) yield;
+  e.open = open;
+  e.edges = edges;
+}
+
+type Rows = ReturnType<typeof rowsFrom>;
+
+/** Children and what each issue blocks, filled in ascending order so rows come out sorted. */
+function fillReverseRows(
+  graph: CompactGraph,
+  order: Int32Array,
+  from: number,
+  to: number,
+  e: EdgePass,
+  children: Rows,
+  blocks: Rows,
+): void {
+  const { blockerStart, blockerLen } = graph;
+  const { parentSlot, edgeSlot } = e;
+  for (let i = from; i < to; i++) {
     const s = order[i]!;
     const ps = parentSlot[s]!;
     if (ps !== -1) children.values[children.fill[ps]!++] = s;
-    const start = graph.blockerStart[s]!;
-    for (let k = start; k < start + graph.blockerLen[s]!; k++) {
+    const start = blockerStart[s]!;
+    for (let k = start; k < start + blockerLen[s]!; k++) {
       const bs = edgeSlot[k]!;
       if (bs !== -1) blocks.values[blocks.fill[bs]!++] = s;
     }
   }
+}
 
-  yield;
-  const flags = lend.ownedBytes(size);
-  const openChildren = lend.owned(size);
-  const openStart = lend.owned(size);
-  const openLen = lend.owned(size);
-  const openPool = lend.owned(edges);
-  let poolUsed = 0;
-  const openOrder = lend.owned(openCount);
-  let openK = 0;
-  const unresolved: Array<Extract<Diagnostic, { kind: "unresolved-ref" }>> = [];
-  // Own open → own open blocker edges, the only ones a cycle can run along.
-  const adjStart = lend.scratch(size);
-  const adjLen = lend.scratch(size);
-  const adjPool = lend.scratch(edges);
-  let adjUsed = 0;
-  const cycleRoots: number[] = [];
-  let validUntilMs = Number.POSITIVE_INFINITY;
+/** The facts pass's inputs, the arrays it fills and its running counts. */
+interface FactsPass {
+  options: ResolvedScanOptions;
+  ttlMs: number;
+  setBits: Uint8Array;
+  edgeSlot: Int32Array;
+  children: Rows;
+  flags: Uint8Array;
+  openChildren: Int32Array;
+  openStart: Int32Array;
+  openLen: Int32Array;
+  openPool: Int32Array;
+  poolUsed: number;
+  openOrder: Int32Array;
+  openCount: number;
+  unresolved: Array<Extract<Diagnostic, { kind: "unresolved-ref" }>>;
+  /** Own open → own open blocker edges, the only ones a cycle can run along. */
+  adjStart: Int32Array;
+  adjLen: Int32Array;
+  adjPool: Int32Array;
+  adjUsed: number;
+  cycleRoots: number[];
+  validUntilMs: number;
+  /** Key ids of own numbers without an issue row, looked up once each. */
+  ownlessKey: Map<number, number>;
+}
 
-  for (let i = 0; i < order.length; i++) {
-    if ((i & STEP_MASK) === STEP_MASK) yield;
+/**
+ * The facts of each open issue: its open blockers (unknown ones too, fail closed), open
+ * children, reservations, processing lock and stance, and whether it is ready.
+ */
+function decideFacts(
+  graph: CompactGraph,
+  order: Int32Array,
+  from: number,
+  to: number,
+  f: FactsPass,
+): void {
+  const { state, number: numberAt, blockerStart, blockerLen, blockerPool, labelSet } = graph;
+  const { options, ttlMs, setBits, edgeSlot, children, flags, openChildren } = f;
+  const { openStart, openLen, openPool, openOrder, adjStart, adjLen, adjPool } = f;
+  let { poolUsed, openCount, adjUsed, validUntilMs } = f;
+  for (let i = from; i < to; i++) {
     const s = order[i]!;
     if (state[s] !== STATE_OPEN) continue;
-    openOrder[openK++] = s;
+    openOrder[openCount++] = s;
     const n = numberAt[s]!;
     openStart[s] = poolUsed;
     adjStart[s] = adjUsed;
-    const start = graph.blockerStart[s]!;
-    for (let k = start; k < start + graph.blockerLen[s]!; k++) {
-      const code = graph.blockerPool[k]!;
+    const start = blockerStart[s]!;
+    for (let k = start; k < start + blockerLen[s]!; k++) {
+      const code = blockerPool[k]!;
       const bs = edgeSlot[k]!;
-      const st = bs !== -1 ? state[bs]! : stateOfCode(code);
+      const st = bs !== -1 ? state[bs]! : stateOfCode(graph, code, f.ownlessKey);
       if (st === STATE_NONE) {
         // Fail closed: an issue we cannot see might still be open.
-        unresolved.push({ kind: "unresolved-ref", issue: n, ref: graph.refOf(code) });
+        f.unresolved.push({ kind: "unresolved-ref", issue: n, ref: graph.refOf(code) });
         openPool[poolUsed++] = code;
       } else if (st === STATE_OPEN) {
         openPool[poolUsed++] = code;
@@ -301,73 +436,60 @@ function* analysisPasses(
     }
     openLen[s] = poolUsed - openStart[s]!;
     adjLen[s] = adjUsed - adjStart[s]!;
-    if (adjLen[s]! > 0) cycleRoots.push(s);
+    if (adjLen[s]! > 0) f.cycleRoots.push(s);
 
     let open = 0;
     for (let k = children.start[s]!; k < children.start[s + 1]!; k++)
       if (state[children.values[k]!] === STATE_OPEN) open += 1;
     openChildren[s] = open;
 
-    const set = graph.labelSet[s]!;
+    const set = labelSet[s]!;
     const b = set === -1 ? 0 : setBits[set]!;
-    let f = 0;
-    if (b & SET_HELD) f |= HELD;
-    if (b & SET_STUCK) f |= STUCK;
-    if (b & SET_EPIC) f |= EPIC;
+    let bits = 0;
+    if (b & SET_HELD) bits |= HELD;
+    if (b & SET_STUCK) bits |= STUCK;
+    if (b & SET_EPIC) bits |= EPIC;
     if (b & HAS_PROCESSING && options.ownLocks?.has(n) !== true) {
       const staleAt = lockStaleAtMs(graph, s, ttlMs);
       if (staleAt > options.nowMs) {
-        f |= LOCK;
+        bits |= LOCK;
         if (staleAt < validUntilMs) validUntilMs = staleAt;
       }
     }
     const stance = stanceAt(graph, s, b);
-    f |= stance << STANCE_SHIFT;
+    bits |= stance << STANCE_SHIFT;
     // Ready: open, not blocked, no open children, not reserved, no fresh lock, not waiting.
     if (
       openLen[s] === 0 &&
       open === 0 &&
-      (f & (HELD | STUCK | EPIC | LOCK)) === 0 &&
+      (bits & (HELD | STUCK | EPIC | LOCK)) === 0 &&
       stance !== STANCE_WAITING
     )
-      f |= READY;
-    flags[s] = f;
+      bits |= READY;
+    flags[s] = bits;
   }
+  f.poolUsed = poolUsed;
+  f.openCount = openCount;
+  f.adjUsed = adjUsed;
+  f.validUntilMs = validUntilMs;
+}
 
-  yield;
-  const analysis: CompactAnalysis = {
-    graph,
-    options,
-    order,
-    openOrder,
-    flags,
-    childCount: childCounts,
-    openChildren,
-    childStart: children.start,
-    childSlots: children.values,
-    blocksStart: blocks.start,
-    blocksSlots: blocks.values,
-    blocksElsewhere,
-    openStart,
-    openLen,
-    openPool,
-    kicks: [],
-    diagnostics: [],
-    stats: { issues: order.length, open: openCount, edges },
-    validUntilMs,
-  };
-  analysis.kicks = findKicks(analysis);
-  yield;
-
-  const cycles = findCyclesInRows(size, adjStart, adjLen, adjPool, cycleRoots)
-    .map((slots) => slots.map((s) => numberAt[s]!).sort((a, b) => a - b))
-    .sort((a, b) => a[0]! - b[0]!);
-  unresolved.sort((a, b) => a.issue - b.issue || compareRefs(a.ref, b.ref));
-  analysis.diagnostics = [
-    ...cycles.map((issues) => ({ kind: "cycle" as const, issues })),
-    ...unresolved,
-  ];
-  return analysis;
+/**
+ * State of a blocker code without an issue row: STATE_OPEN or STATE_CLOSED from `external`, or
+ * STATE_NONE when nothing says.
+ */
+function stateOfCode(graph: CompactGraph, code: number, ownlessKey: Map<number, number>): number {
+  if (code > 0) {
+    const slot = graph.presentSlot(code);
+    if (slot !== -1) return graph.state[slot]!;
+    let key = ownlessKey.get(code);
+    if (key === undefined) {
+      key = graph.knownKey(`#${code}`);
+      ownlessKey.set(code, key);
+    }
+    return key === -1 ? STATE_NONE : graph.externalState[key]!;
+  }
+  return graph.externalState[graph.spellingKey[-code - 1]!]!;
 }
 
 // --- reading the analysis --------------------------------------------------------------------
