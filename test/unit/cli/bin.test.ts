@@ -53,6 +53,23 @@ describe("the installed switchyard executable", () => {
     expect(run.stderr).toContain("--bogus");
   });
 
+  it("serves its modules from Node's compile cache on a second run", async () => {
+    // A fresh cache directory: the first run fills it, the second must take every module of a
+    // scan from it (the compile cache is on before the first TypeScript module is imported).
+    const cache = await mkdtemp(join(tmpdir(), "switchyard-cache-"));
+    const env = { NODE_COMPILE_CACHE: cache, NODE_DEBUG_NATIVE: "COMPILE_CACHE" };
+    const first = await spawnCollect(node, ["functions/cli/bin.js", ...demo], env);
+    expect(first.code).toBe(0);
+    const second = await spawnCollect(node, ["functions/cli/bin.js", ...demo], env);
+    expect(second.code).toBe(0);
+    const accepted = (file: string) =>
+      second.stderr.includes(`V8 code cache for ESM file://${root}${file} was accepted`);
+    for (const file of ["functions/cli/main.ts", "functions/cli/commands/scan.ts"])
+      expect(accepted(file), file).toBe(true);
+    expect(accepted("shared/graph/compact-analysis.ts")).toBe(true);
+    expect(second.stderr).not.toMatch(/was rejected/);
+  });
+
   it("runs without a compile cache too", async () => {
     const run = await spawnCollect(node, ["functions/cli/bin.js", ...demo], {
       NODE_DISABLE_COMPILE_CACHE: "1",
