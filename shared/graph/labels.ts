@@ -12,7 +12,7 @@ export type Stance = "ready" | "waiting" | "none";
 
 /** Stances by code, as `stanceAt` returns them. */
 export const STANCES: readonly Stance[] = ["none", "ready", "waiting"];
-export const STANCE_READY = 1;
+const STANCE_READY = 1;
 export const STANCE_WAITING = 2;
 
 /** What a label set holds, as bits (`labelSetBits`). */
