@@ -354,13 +354,13 @@ export class CompactGraph {
   upsertIssueRow(
     number: number,
     title: string,
-    open: CompactIssue["state"],
+    issueState: CompactIssue["state"],
     closedAt: string | null,
     labels: CompactIssue["labels"],
     requires?: CompactIssue["requires"],
   ): void {
     const slot = this.slotFor(number);
-    const state = open === "open" ? STATE_OPEN : STATE_CLOSED;
+    const state = issueState === "open" ? STATE_OPEN : STATE_CLOSED;
     const closedMs = closedAt ? instantMs(closedAt) : Number.NaN;
     const labelSet = this.internLabels(labels);
     const requiresSet = this.internRequires(requires);
