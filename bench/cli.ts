@@ -11,6 +11,12 @@ import type { Benchmark } from "./benchmark.ts";
 import { syntheticSnapshot } from "./synthetic.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
+/**
+ * The checkout whose CLI runs (BENCH_CLI_ROOT, default this one): a copy of an older commit gives
+ * before-and-after figures on the same files and the same load. One without phase marks leaves
+ * the phase table empty.
+ */
+const cliRoot = process.env.BENCH_CLI_ROOT ?? root;
 /** Rounds; each runs every case once, so the cases share the machine's load. */
 const ROUNDS = Number(process.env.BENCH_CLI_RUNS ?? 11);
 const MAX_RATIO = 3;
@@ -71,7 +77,7 @@ const REPORT = `data:text/javascript,${encodeURIComponent(`
 function runOnce(c: Case): Run {
   const start = performance.now();
   const child = spawnSync(process.execPath, ["--import", REPORT, ...c.args], {
-    cwd: root,
+    cwd: cliRoot,
     env: { ...process.env, ...c.env },
     maxBuffer: 64 * 2 ** 20,
     encoding: "utf8",
@@ -121,6 +127,8 @@ function phases(r: CaseResult) {
   };
 }
 
+const ms = (x: number) => (Number.isNaN(x) ? "-" : x.toFixed(0));
+
 const row = (r: CaseResult) =>
   `| ${r.name} | ${r.medianMs.toFixed(0)} | ${r.minMs.toFixed(0)} | ${r.maxMs.toFixed(0)} | ${r.mainCpuMs.toFixed(0)} | ${r.processCpuMs.toFixed(0)} |`;
 
@@ -134,7 +142,7 @@ export const cliBenchmark: Benchmark = {
     writeFileSync(big, text);
     const mb = (Buffer.byteLength(text) / 1e6).toFixed(0);
     const bin = "functions/cli/bin.js";
-    const demoFile = "infra/demo/snapshot.json";
+    const demoFile = `${root}infra/demo/snapshot.json`;
     const load = () => os.loadavg()[0]!.toFixed(1);
     const loadBefore = load();
     const cases: Case[] = [
@@ -162,7 +170,7 @@ export const cliBenchmark: Benchmark = {
     const p = phases(large);
     return {
       report: [
-        `whole processes, node ${bin}; median of ${ROUNDS} rounds (each runs every case once) after one unmeasured round; load average ${loadBefore} before, ${load()} after`,
+        `whole processes, node ${bin} in ${cliRoot}; median of ${ROUNDS} rounds (each runs every case once) after one unmeasured round; load average ${loadBefore} before, ${load()} after`,
         "| command | wall median ms | wall min ms | wall max ms | main-thread CPU ms | process CPU ms |",
         "|---|---:|---:|---:|---:|---:|",
         ...results.map(row),
@@ -170,7 +178,7 @@ export const cliBenchmark: Benchmark = {
         "the 100k scan's phases (median ms, from the CLI's marks):",
         "| start and imports | read | parse and validate | scan | output | exit |",
         "|---:|---:|---:|---:|---:|---:|",
-        `| ${p.startMs.toFixed(0)} | ${p.readMs.toFixed(0)} | ${p.parseMs.toFixed(0)} | ${p.scanMs.toFixed(0)} | ${p.outputMs.toFixed(0)} | ${p.exitMs.toFixed(0)} |`,
+        `| ${[p.startMs, p.readMs, p.parseMs, p.scanMs, p.outputMs, p.exitMs].map(ms).join(" | ")} |`,
         "",
         `100k scan / its floor: ${ratio.toFixed(2)}x wall (${large.medianMs.toFixed(0)} / ${floor.medianMs.toFixed(0)} ms), ${cpuRatio.toFixed(2)}x process CPU`,
       ],
