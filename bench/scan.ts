@@ -32,9 +32,10 @@ interface SizeResult {
   issues: number;
   edges: number;
   parseMs: number;
+  /** `scan` and `plan` of a snapshot: each builds the snapshot's compact graph, then analyses it. */
   scanMs: number;
   planMs: number;
-  /** The compact graph (typed arrays; what the RepoObject keeps): build, scan, plan. */
+  /** The compact graph kept (what the RepoObject does): its build, then a scan and a plan of it. */
   compactBuildMs: number;
   compactScanMs: number;
   compactPlanMs: number;
@@ -147,14 +148,12 @@ function measure(n: number, runs: number): SizeResult {
     const options = snapshot.now !== undefined ? { now: snapshot.now } : {};
     gc();
     t = performance.now();
-    const compactResult = renderCompactScan(analyzeCompact(compact, options));
+    renderCompactScan(analyzeCompact(compact, options));
     const compactScanMs = performance.now() - t;
     gc();
     t = performance.now();
     planFromAnalysis(asGraphAnalysis(analyzeCompact(compact, options)));
     const compactPlanMs = performance.now() - t;
-    if (i === 0 && JSON.stringify(compactResult) !== JSON.stringify(result))
-      throw new Error(`the compact scan of ${n} issues differs from the plain scan`);
     if (i === 0) continue; // warm-up
     parseTimes.push(parseMs);
     scanTimes.push(scanMs);
@@ -201,13 +200,13 @@ export const scanBenchmark: Benchmark = {
     return {
       report: [
         "median of 200 (1k), 60 (10k) or 15 (100k) runs after a warm-up, garbage collected before each timed step; one core; each size in its own process",
-        "| issues | edges | scan ms | plan ms | parse (zod) ms | compact build ms | compact scan ms | compact plan ms | one close allocates: heap / array buffers MiB | one removal ms | peak RSS MiB |",
+        "| issues | edges | scan ms (build included) | plan ms (build included) | parse ms | compact build ms | compact scan ms | compact plan ms | one close allocates: heap / array buffers MiB | one removal ms | peak RSS MiB |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ...results.map(
           (r) =>
             `| ${r.issues.toLocaleString("en")} | ${r.edges.toLocaleString("en")} | ${r.scanMs.toFixed(1)} | ${r.planMs.toFixed(1)} | ${r.parseMs.toFixed(1)} | ${r.compactBuildMs.toFixed(1)} | ${r.compactScanMs.toFixed(1)} | ${r.compactPlanMs.toFixed(1)} | ${r.closeHeapMiB.toFixed(1)} / ${r.closeArrayBufferMiB.toFixed(1)} | ${r.removeMs.toFixed(2)} | ${r.maxRssMiB.toFixed(0)} |`,
         ),
-        `100k/10k scan time ratio: ${ratio.toFixed(2)} (compact: ${compactRatio.toFixed(2)})`,
+        `100k/10k scan time ratio: ${ratio.toFixed(2)} (over a kept compact graph: ${compactRatio.toFixed(2)})`,
       ],
       targets: [
         {

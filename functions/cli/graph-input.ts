@@ -1,12 +1,15 @@
 // GitHub access (octokit) and YAML parsing are imported only by the runs that use them: a scan
 // of a snapshot file with the default configuration needs neither, and loading them would cost
 // more than the scan of a small snapshot.
-import { type Config, DEFAULT_CONFIG } from "../../shared/config/schema.ts";
-import { parseSnapshot, type Snapshot } from "../../shared/graph/snapshot.ts";
+import { DEFAULT_CONFIG } from "../../shared/config/defaults.ts";
+import type { Config } from "../../shared/config/schema.ts";
+import type { Snapshot } from "../../shared/graph/snapshot.ts";
+import { fastCheckSnapshot } from "../../shared/graph/snapshot-fast-check.ts";
 import { ValidationError } from "../../shared/validation.ts";
 import { instantFlag, numberFlag, type OptionSpec, requireFlag } from "./args.ts";
 import { type CliIo, UsageError } from "./io.ts";
-import { readJsonFile, readTextFile } from "./read-json.ts";
+import { phase } from "./phases.ts";
+import { parseJsonText, readTextFile } from "./read-json.ts";
 
 /** Flags shared by the commands that evaluate a graph (`scan`, `produce`). */
 export const graphFlags = {
@@ -38,9 +41,16 @@ export async function loadGraph(
 }
 
 export async function loadSnapshot(io: CliIo, command: string, path: string): Promise<Snapshot> {
-  const raw = await readJsonFile(io, command, path);
+  const text = await readTextFile(io, command, path);
+  phase("read");
+  const raw = parseJsonText(command, path, text);
   try {
-    return parseSnapshot(raw);
+    // Read once, so not copied (a 100k-issue file's issues would be built twice). zod, which
+    // decides and words what the fast check cannot vouch for, loads only for such a snapshot.
+    const snapshot =
+      fastCheckSnapshot(raw) ?? (await import("../../shared/graph/snapshot.ts")).parseSnapshot(raw);
+    phase("parsed");
+    return snapshot;
   } catch (error) {
     if (error instanceof ValidationError)
       throw new UsageError(`${command}: ${path}: ${error.message}`);

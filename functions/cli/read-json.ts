@@ -12,7 +12,11 @@ export async function readTextFile(io: CliIo, command: string, path: string): Pr
 
 /** Reads and parses a JSON input file; unreadable or malformed input is a usage error (exit 2). */
 export async function readJsonFile(io: CliIo, command: string, path: string): Promise<unknown> {
-  const text = await readTextFile(io, command, path);
+  return parseJsonText(command, path, await readTextFile(io, command, path));
+}
+
+/** Parses the JSON text of an input file; malformed text is a usage error (exit 2). */
+export function parseJsonText(command: string, path: string, text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CONFIG_DEFAULTS as D } from "./defaults.ts";
 
 const labelName = z
   .string()
@@ -13,31 +14,31 @@ const labelName = z
 export const ConfigSchema = z.strictObject({
   labels: z
     .strictObject({
-      ready: labelName.default("agent:ready"),
-      hold: labelName.default("agent:hold"),
-      processing: labelName.default("agent:processing"),
-      needsHuman: labelName.default("needs-human-confirm"),
-      epicManaged: labelName.default("epic-managed"),
+      ready: labelName.default(D.labels.ready),
+      hold: labelName.default(D.labels.hold),
+      processing: labelName.default(D.labels.processing),
+      needsHuman: labelName.default(D.labels.needsHuman),
+      epicManaged: labelName.default(D.labels.epicManaged),
       /** Put on an issue whose claims kept failing (the queue's dead letter); reserved like hold. */
-      stuck: labelName.default("agent:stuck"),
+      stuck: labelName.default(D.labels.stuck),
     })
     .prefault({}),
   queue: z
     .strictObject({
-      mode: z.enum(["events", "all"]).default("events"),
-      approvalLabel: labelName.nullable().default(null),
+      mode: z.enum(["events", "all"]).default(D.queue.mode),
+      approvalLabel: labelName.nullable().default(D.queue.approvalLabel),
       /** The queue's default order: by number (rotated per machine) or by impact. */
-      order: z.enum(["number", "impact"]).default("number"),
+      order: z.enum(["number", "impact"]).default(D.queue.order),
     })
     .prefault({}),
   kicks: z
     .strictObject({
-      windowHours: z.number().positive().max(8760).default(2),
+      windowHours: z.number().positive().max(8760).default(D.kicks.windowHours),
     })
     .prefault({}),
   locks: z
     .strictObject({
-      processingTtlMinutes: z.number().positive().max(10080).default(30),
+      processingTtlMinutes: z.number().positive().max(10080).default(D.locks.processingTtlMinutes),
     })
     .prefault({}),
   claims: z
@@ -47,28 +48,28 @@ export const ConfigSchema = z.strictObject({
         .number()
         .min(1, "claims.ttlMinutes must be at least 1 (60 seconds)")
         .max(1440, "claims.ttlMinutes must be at most 1440 (24 hours)")
-        .default(30),
-      branchPattern: z.string().min(1).default("issue/{number}-{slug}"),
+        .default(D.claims.ttlMinutes),
+      branchPattern: z.string().min(1).default(D.claims.branchPattern),
       /** Claims of one issue that may end without `done` before it is stuck (dead-lettered). */
-      maxAttempts: z.number().int().min(1).max(100).default(3),
+      maxAttempts: z.number().int().min(1).max(100).default(D.claims.maxAttempts),
       /** Live claims one agent may hold in this repository (null: no limit). */
-      maxPerAgent: z.number().int().min(1).nullable().default(null),
+      maxPerAgent: z.number().int().min(1).nullable().default(D.claims.maxPerAgent),
       /** Live claims in this repository (null: no limit). */
-      maxActive: z.number().int().min(1).nullable().default(null),
+      maxActive: z.number().int().min(1).nullable().default(D.claims.maxActive),
     })
     .prefault({}),
   idd: z
     .strictObject({
-      staleHours: z.number().positive().default(24),
+      staleHours: z.number().positive().default(D.idd.staleHours),
       /** Authors whose IDD markers count. Absent: no filter; empty list: nobody is trusted. */
       trustedMarkerActors: z.array(z.string().min(1)).optional(),
-      mirrorClaims: z.boolean().default(true),
+      mirrorClaims: z.boolean().default(D.idd.mirrorClaims),
     })
     .prefault({}),
   status: z
     .strictObject({
       /** Whether the status page of a public repository is readable without logging in. */
-      public: z.boolean().default(false),
+      public: z.boolean().default(D.status.public),
     })
     .prefault({}),
 });
@@ -77,4 +78,4 @@ export type Config = z.infer<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;
 export type LabelNames = Config["labels"];
 
-export const DEFAULT_CONFIG: Config = ConfigSchema.parse({});
+export { DEFAULT_CONFIG } from "./defaults.ts";

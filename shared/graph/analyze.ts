@@ -1,17 +1,19 @@
-import { findCycles } from "./cycles.ts";
-import { type GraphIndex, indexGraph } from "./index.ts";
-import { findKicks, type Kick } from "./kicks.ts";
-import {
-  hasFreshProcessingLock,
-  isEpicManaged,
-  isHeld,
-  isStuck,
-  labelStance,
-  type Stance,
-} from "./labels.ts";
-import { type ResolvedScanOptions, resolveScanOptions, type ScanOptions } from "./options.ts";
-import { compareRefs, type IssueRef } from "./refs.ts";
-import type { Snapshot } from "./snapshot.ts";
+import { DEFAULT_CONFIG } from "../config/defaults.ts";
+import { compactFromSnapshot } from "./compact.ts";
+import { analyzeCompact, asGraphAnalysis, type CompactAnalysis } from "./compact-analysis.ts";
+import type { Kick } from "./kicks.ts";
+import type { Stance } from "./labels.ts";
+import type { ResolvedScanOptions, ScanOptions } from "./options.ts";
+import type { IssueRef } from "./refs.ts";
+import type { ExternalIssue, Snapshot, SnapshotIssue } from "./snapshot.ts";
+
+/*
+ * What an analysis of the graph answers, in the shape the rules written over issues read (the
+ * producer's plan, the queue, the claim rules). One implementation makes it: the compact
+ * analysis (shared/graph/compact-analysis.ts) seen through `asGraphAnalysis`. The object-based
+ * analysis in test/support/oracle/ answers the same questions from issue objects; property
+ * tests hold the two equal.
+ */
 
 /** What the graph says about one open issue of the snapshot's repository. */
 export interface IssueFacts {
@@ -33,6 +35,34 @@ export type Diagnostic =
   | { kind: "cycle"; issues: number[] }
   | { kind: "unresolved-ref"; issue: number; ref: IssueRef };
 
+/** The graph's issues and relations, looked up by issue number. */
+export interface GraphIndex {
+  repo: string;
+  /** The snapshot's issues, ascending by number. */
+  sorted: readonly SnapshotIssue[];
+  issue(n: number): SnapshotIssue | undefined;
+  /** Position of issue `n` in `sorted`, or -1 when the snapshot lacks it. */
+  slotOf(n: number): number;
+  /** Canonical blockers of an issue, deduplicated and sorted. */
+  blockersOf(n: number): readonly IssueRef[];
+  /** Canonical parent of an issue, if it has one. */
+  parentOf(n: number): IssueRef | undefined;
+  /** Own-repository children of a parent, ascending. */
+  childrenOf(n: number): readonly number[];
+  /** How many own-repository children a parent has, and how many are open (no list allocated). */
+  childCount(n: number): number;
+  openChildCount(n: number): number;
+  /** The own issues a reference blocks, ascending. */
+  blockedBy(ref: IssueRef): readonly number[];
+  /** `external` entries by refKey; own-repository entries only where `issues` lacks the number. */
+  external: ReadonlyMap<string, ExternalIssue>;
+  edgeCount: number;
+  /** `open`/`closed`, or undefined when the snapshot does not know the issue. */
+  stateOf(ref: IssueRef): "open" | "closed" | undefined;
+  /** The issues carrying `label`, ascending (open or closed). */
+  withLabel(label: string): readonly number[];
+}
+
 export interface GraphAnalysis {
   graph: GraphIndex;
   options: ResolvedScanOptions;
@@ -46,106 +76,21 @@ export interface GraphAnalysis {
   diagnostics: Diagnostic[];
 }
 
-/** Every decision about the graph, computed once; `scan` and the producer render from it. */
-export function analyzeGraph(snapshot: Snapshot, scanOptions: ScanOptions = {}): GraphAnalysis {
-  const options = resolveScanOptions(snapshot, scanOptions);
-  const graph = indexGraph(snapshot);
-  const { labels } = options.config;
-  const ttlMs = options.config.locks.processingTtlMinutes * 60_000;
-  const unresolved: Array<Extract<Diagnostic, { kind: "unresolved-ref" }>> = [];
+/**
+ * The compact analysis of a snapshot: its compact graph, built for the configured label names,
+ * analysed at `options.now`, else the snapshot's `now`, else `options.clock`.
+ */
+export function analyzeSnapshotCompact(
+  snapshot: Snapshot,
+  options: ScanOptions = {},
+): CompactAnalysis {
+  const graph = compactFromSnapshot(snapshot, (options.config ?? DEFAULT_CONFIG).labels);
+  // The compact graph does not keep the snapshot's `now`: it is passed with the options.
+  const now = options.now ?? snapshot.now;
+  return analyzeCompact(graph, now === undefined ? options : { ...options, now });
+}
 
-  const open: IssueFacts[] = [];
-  const bySlot: Array<IssueFacts | undefined> = new Array(graph.sorted.length);
-  const factsOf = (n: number) => {
-    const slot = graph.slotOf(n);
-    return slot === -1 ? undefined : bySlot[slot];
-  };
-  // Only issues blocked by another open issue of this repository can sit on a cycle; the
-  // search runs over slots (dense ids), so it needs no map of its own.
-  const adjacency: Array<number[] | undefined> = new Array(graph.sorted.length);
-  const cycleRoots: number[] = [];
-  for (let slot = 0; slot < graph.sorted.length; slot++) {
-    const issue = graph.sorted[slot]!;
-    if (issue.state !== "open") continue;
-    let blockers: readonly IssueRef[] = graph.blockersOf(issue.number);
-    if (blockers.length > 0) {
-      const stillOpen: IssueRef[] = [];
-      let ownOpen: number[] | undefined;
-      for (const ref of blockers) {
-        const state = graph.stateOf(ref);
-        if (state === undefined) {
-          // Fail closed: an issue we cannot see might still be open.
-          unresolved.push({ kind: "unresolved-ref", issue: issue.number, ref });
-          stillOpen.push(ref);
-        } else if (state === "open") {
-          stillOpen.push(ref);
-          // An open blocker of this repository: an edge a cycle could run along.
-          const blockerSlot = typeof ref === "number" ? graph.slotOf(ref) : -1;
-          if (blockerSlot !== -1) {
-            if (ownOpen === undefined) ownOpen = [];
-            ownOpen.push(blockerSlot);
-          }
-        }
-      }
-      blockers = stillOpen;
-      if (ownOpen !== undefined) {
-        adjacency[slot] = ownOpen;
-        cycleRoots.push(slot);
-      }
-    }
-    const childCount = graph.childCount(issue.number);
-    const openChildren = childCount === 0 ? 0 : graph.openChildCount(issue.number);
-    const held = isHeld(issue, labels);
-    const stuck = isStuck(issue, labels);
-    const epicManaged = isEpicManaged(issue, labels);
-    const freshLock =
-      options.ownLocks?.has(issue.number) !== true &&
-      hasFreshProcessingLock(issue, labels, options.nowMs, ttlMs);
-    const stance = labelStance(issue, labels);
-    const ready =
-      blockers.length === 0 &&
-      openChildren === 0 &&
-      !held &&
-      !stuck &&
-      !epicManaged &&
-      !freshLock &&
-      stance !== "waiting";
-    const facts: IssueFacts = {
-      number: issue.number,
-      openBlockers: blockers,
-      childCount,
-      openChildren,
-      held,
-      stuck,
-      epicManaged,
-      freshLock,
-      stance,
-      ready,
-    };
-    open.push(facts);
-    bySlot[slot] = facts;
-  }
-
-  const kicks = findKicks(
-    graph,
-    (n) => factsOf(n)?.openBlockers.length ?? 0,
-    options.windowFromMs,
-    options.windowToMs,
-    options.causes,
-  );
-
-  const cycles = findCycles(graph.sorted.length, adjacency, cycleRoots)
-    .map((slots) => slots.map((slot) => graph.sorted[slot]!.number).sort((a, b) => a - b))
-    .sort((a, b) => a[0]! - b[0]!);
-  unresolved.sort((a, b) => a.issue - b.issue || compareRefs(a.ref, b.ref));
-  const diagnostics: Diagnostic[] = [
-    ...cycles.map((issues) => ({ kind: "cycle" as const, issues })),
-    ...unresolved,
-  ];
-  let ready: IssueFacts[] | undefined;
-  const readyFacts = () => {
-    ready ??= open.filter((f) => f.ready);
-    return ready;
-  };
-  return { graph, options, open, factsOf, readyFacts, kicks, diagnostics };
+/** Every decision about a snapshot's graph, computed once; the producer's plan reads it. */
+export function analyzeSnapshot(snapshot: Snapshot, options: ScanOptions = {}): GraphAnalysis {
+  return asGraphAnalysis(analyzeSnapshotCompact(snapshot, options));
 }

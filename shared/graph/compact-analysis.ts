@@ -1,18 +1,19 @@
-import type { Diagnostic, GraphAnalysis, IssueFacts } from "./analyze.ts";
-import {
-  type CompactGraph,
-  ROLE_HUMAN,
-  ROLE_PROCESSING,
-  ROLE_READY,
-  STATE_CLOSED,
-  STATE_NONE,
-  STATE_OPEN,
-} from "./compact.ts";
+import type { Diagnostic, GraphAnalysis, GraphIndex, IssueFacts } from "./analyze.ts";
+import { type CompactGraph, STATE_NONE, STATE_OPEN } from "./compact.ts";
 import { findCyclesInRows } from "./cycles.ts";
 import { rotateForMachine } from "./hash.ts";
-import type { GraphIndex } from "./index.ts";
-import type { Kick, KickKind } from "./kicks.ts";
-import type { Stance } from "./labels.ts";
+import { findKicks, type Kick } from "./kicks.ts";
+import {
+  HAS_PROCESSING,
+  labelSetBits,
+  lockStaleAtMs,
+  SET_EPIC,
+  SET_HELD,
+  SET_STUCK,
+  STANCE_WAITING,
+  STANCES,
+  stanceAt,
+} from "./labels.ts";
 import {
   type ResolvedScanOptions,
   resolveScanOptions,
@@ -31,26 +32,19 @@ const HELD = 2;
 const STUCK = 4;
 const EPIC = 8;
 const LOCK = 16;
+/** The stance code (shared/graph/labels.ts) sits above the other facts bits. */
 const STANCE_SHIFT = 5;
-const STANCES: readonly Stance[] = ["none", "ready", "waiting"];
-
-/** Label-set bits. */
-const HAS_READY = 1;
-const HAS_HUMAN = 2;
-const HAS_PROCESSING = 4;
-const SET_HELD = 8;
-const SET_STUCK = 16;
-const SET_EPIC = 32;
 
 const NONE: readonly never[] = Object.freeze([]);
-/** `analyzeCompactSteps` also yields every this many issues (plus one) inside a pass. */
-const STEP_MASK = (1 << 15) - 1;
+/** `analyzeCompactSteps` yields after every this many issues of a pass, and between passes. */
+const STEP = 1 << 15;
 
 /**
- * The rules of shared/graph/analyze.ts over a `CompactGraph`: the same facts, kicks, cycles and
- * diagnostics, held in typed arrays indexed by slot. Reverse edges (children, what each issue
- * blocks) are rebuilt per analysis as compressed rows, so the analysis allocates a handful of
- * arrays, not one object per issue.
+ * The rules of the graph (spec 3.2) over a `CompactGraph`: facts per open issue, kicks, cycles
+ * and diagnostics, held in typed arrays indexed by slot. Reverse edges (children, what each
+ * issue blocks) are rebuilt per analysis as compressed rows, so the analysis allocates a
+ * handful of arrays, not one object per issue. The label rules are in shared/graph/labels.ts,
+ * the kicks in shared/graph/kicks.ts; readiness is decided here, in the facts pass.
  */
 export interface CompactAnalysis {
   graph: CompactGraph;
@@ -78,26 +72,6 @@ export interface CompactAnalysis {
   stats: ScanResult["stats"];
   /** When the earliest fresh processing lock goes stale: the facts hold until then. */
   validUntilMs: number;
-}
-
-function labelSetBits(graph: CompactGraph, options: ResolvedScanOptions): Uint8Array {
-  const { labels } = options.config;
-  const bits = new Uint8Array(graph.labelSets.length);
-  for (let id = 0; id < graph.labelSets.length; id++) {
-    const set = graph.labelSets[id]!;
-    if (set.uses === 0) continue;
-    let b = 0;
-    for (const l of set.labels) {
-      if (l === labels.ready) b |= HAS_READY;
-      if (l === labels.needsHuman) b |= HAS_HUMAN;
-      if (l === labels.processing) b |= HAS_PROCESSING;
-      if (l === labels.hold) b |= SET_HELD;
-      if (l === labels.stuck) b |= SET_STUCK;
-      if (l === labels.epicManaged || l.startsWith("epic:")) b |= SET_EPIC;
-    }
-    bits[id] = b;
-  }
-  return bits;
 }
 
 /**
@@ -207,44 +181,141 @@ function* analysisPasses(
   if (!graph.fits(graph.repo, labels)) {
     throw new Error("the compact graph was built for other label names: rebuild it");
   }
-  const ttlMs = options.config.locks.processingTtlMinutes * 60_000;
-  const setBits = labelSetBits(graph, options);
   const size = graph.size;
   const order = graph.order();
-  const { state, parent, number: numberAt } = graph;
-
-  // State of a blocker code: STATE_OPEN/STATE_CLOSED, or STATE_NONE when nothing says.
-  const ownlessKey = new Map<number, number>();
-  const stateOfCode = (code: number): number => {
-    if (code > 0) {
-      const slot = graph.presentSlot(code);
-      if (slot !== -1) return state[slot]!;
-      let key = ownlessKey.get(code);
-      if (key === undefined) {
-        key = graph.knownKey(`#${code}`);
-        ownlessKey.set(code, key);
-      }
-      return key === -1 ? STATE_NONE : graph.externalState[key]!;
-    }
-    return graph.externalState[graph.spellingKey[-code - 1]!]!;
+  // Each pass is a function of its own over a range of `order`, called a chunk at a time: the
+  // caller can pause between chunks, and a fresh process (the CLI) optimizes each small pass on
+  // its own instead of one large function again for every loop in it.
+  const edges: EdgePass = {
+    open: 0,
+    edges: 0,
+    childCounts: lend.owned(size),
+    blockCounts: lend.scratch(size),
+    blocksElsewhere: new Map(),
+    parentSlot: lend.scratch(size, -1),
+    edgeSlot: lend.scratch(graph.blockerPool.length),
   };
-  const keyOfCode = (code: number): string =>
-    code > 0 ? `#${code}` : graph.keys[graph.spellingKey[-code - 1]!]!;
+  for (let from = 0; from < order.length; from += STEP) {
+    resolveEdges(graph, order, from, Math.min(from + STEP, order.length), edges);
+    yield;
+  }
+  const children = rowsFrom(edges.childCounts, lend);
+  const blocks = rowsFrom(edges.blockCounts, lend);
+  for (let from = 0; from < order.length; from += STEP) {
+    fillReverseRows(
+      graph,
+      order,
+      from,
+      Math.min(from + STEP, order.length),
+      edges,
+      children,
+      blocks,
+    );
+    yield;
+  }
 
-  // Children and what each issue blocks, filled in ascending order so rows come out sorted.
-  const childCounts = lend.owned(size);
-  const blockCounts = lend.scratch(size);
-  const blocksElsewhere = new Map<string, number[]>();
-  // Each edge's target slot, resolved once (-1: no issue row): the later passes reuse it
-  // instead of looking numbers up again (random reads are what a large graph's scan costs).
-  const parentSlot = lend.scratch(size, -1);
-  const edgeSlot = lend.scratch(graph.blockerPool.length);
-  let edges = 0;
-  let openCount = 0;
-  for (let i = 0; i < order.length; i++) {
-    if ((i & STEP_MASK) === STEP_MASK) yield;
+  const facts: FactsPass = {
+    options,
+    ttlMs: options.config.locks.processingTtlMinutes * 60_000,
+    setBits: labelSetBits(graph, labels),
+    edgeSlot: edges.edgeSlot,
+    children,
+    flags: lend.ownedBytes(size),
+    openChildren: lend.owned(size),
+    openStart: lend.owned(size),
+    openLen: lend.owned(size),
+    openPool: lend.owned(edges.edges),
+    poolUsed: 0,
+    openOrder: lend.owned(edges.open),
+    openCount: 0,
+    unresolved: [],
+    adjStart: lend.scratch(size),
+    adjLen: lend.scratch(size),
+    adjPool: lend.scratch(edges.edges),
+    adjUsed: 0,
+    cycleRoots: [],
+    validUntilMs: Number.POSITIVE_INFINITY,
+    ownlessKey: new Map(),
+  };
+  for (let from = 0; from < order.length; from += STEP) {
+    decideFacts(graph, order, from, Math.min(from + STEP, order.length), facts);
+    yield;
+  }
+
+  const analysis: CompactAnalysis = {
+    graph,
+    options,
+    order,
+    openOrder: facts.openOrder,
+    flags: facts.flags,
+    childCount: edges.childCounts,
+    openChildren: facts.openChildren,
+    childStart: children.start,
+    childSlots: children.values,
+    blocksStart: blocks.start,
+    blocksSlots: blocks.values,
+    blocksElsewhere: edges.blocksElsewhere,
+    openStart: facts.openStart,
+    openLen: facts.openLen,
+    openPool: facts.openPool,
+    kicks: [],
+    diagnostics: [],
+    stats: { issues: order.length, open: edges.open, edges: edges.edges },
+    validUntilMs: facts.validUntilMs,
+  };
+  analysis.kicks = findKicks(analysis);
+  yield;
+
+  const { number: numberAt } = graph;
+  const cycles = findCyclesInRows(
+    size,
+    facts.adjStart,
+    facts.adjLen,
+    facts.adjPool,
+    facts.cycleRoots,
+  )
+    .map((slots) => slots.map((s) => numberAt[s]!).sort((a, b) => a - b))
+    .sort((a, b) => a[0]! - b[0]!);
+  const { unresolved } = facts;
+  unresolved.sort((a, b) => a.issue - b.issue || compareRefs(a.ref, b.ref));
+  analysis.diagnostics = [
+    ...cycles.map((issues) => ({ kind: "cycle" as const, issues })),
+    ...unresolved,
+  ];
+  return analysis;
+}
+
+/** The first pass's results: counts, and each edge's target slot. */
+interface EdgePass {
+  open: number;
+  edges: number;
+  childCounts: Int32Array;
+  blockCounts: Int32Array;
+  /** Own issues blocked by a reference the graph has no issue row for, by `refKey`. */
+  blocksElsewhere: Map<string, number[]>;
+  /**
+   * Each edge's target slot, resolved once (-1: no issue row): the later passes reuse it
+   * instead of looking numbers up again (random reads are what a large graph's scan costs).
+   */
+  parentSlot: Int32Array;
+  edgeSlot: Int32Array;
+}
+
+/** Counts open issues, edges, children and what each issue blocks; resolves edge targets. */
+function resolveEdges(
+  graph: CompactGraph,
+  order: Int32Array,
+  from: number,
+  to: number,
+  e: EdgePass,
+): void {
+  const { state, parent, blockerStart, blockerLen, blockerPool } = graph;
+  const { childCounts, blockCounts, parentSlot, edgeSlot, blocksElsewhere } = e;
+  let open = e.open;
+  let edges = e.edges;
+  for (let i = from; i < to; i++) {
     const s = order[i]!;
-    if (state[s] === STATE_OPEN) openCount += 1;
+    if (state[s] === STATE_OPEN) open += 1;
     const p = parent[s]!;
     if (p !== 0) {
       edges += 1;
@@ -254,72 +325,109 @@ function* analysisPasses(
         if (ps !== -1) childCounts[ps]! += 1;
       }
     }
-    const start = graph.blockerStart[s]!;
-    const len = graph.blockerLen[s]!;
+    const start = blockerStart[s]!;
+    const len = blockerLen[s]!;
     edges += len;
     for (let k = start; k < start + len; k++) {
-      const code = graph.blockerPool[k]!;
+      const code = blockerPool[k]!;
       const bs = code > 0 ? graph.presentSlot(code) : -1;
       edgeSlot[k] = bs;
       if (bs !== -1) blockCounts[bs]! += 1;
       else {
-        const key = keyOfCode(code);
+        const key = code > 0 ? `#${code}` : graph.keys[graph.spellingKey[-code - 1]!]!;
         const list = blocksElsewhere.get(key);
         if (list) list.push(s);
         else blocksElsewhere.set(key, [s]);
       }
     }
   }
-  yield;
-  const children = rowsFrom(childCounts, lend);
-  const blocks = rowsFrom(blockCounts, lend);
-  for (let i = 0; i < order.length; i++) {
-    if ((i & STEP_MASK) === STEP_MASK) yield;
+  e.open = open;
+  e.edges = edges;
+}
+
+type Rows = ReturnType<typeof rowsFrom>;
+
+/** Children and what each issue blocks, filled in ascending order so rows come out sorted. */
+function fillReverseRows(
+  graph: CompactGraph,
+  order: Int32Array,
+  from: number,
+  to: number,
+  e: EdgePass,
+  children: Rows,
+  blocks: Rows,
+): void {
+  const { blockerStart, blockerLen } = graph;
+  const { parentSlot, edgeSlot } = e;
+  for (let i = from; i < to; i++) {
     const s = order[i]!;
     const ps = parentSlot[s]!;
     if (ps !== -1) children.values[children.fill[ps]!++] = s;
-    const start = graph.blockerStart[s]!;
-    for (let k = start; k < start + graph.blockerLen[s]!; k++) {
+    const start = blockerStart[s]!;
+    for (let k = start; k < start + blockerLen[s]!; k++) {
       const bs = edgeSlot[k]!;
       if (bs !== -1) blocks.values[blocks.fill[bs]!++] = s;
     }
   }
+}
 
-  yield;
-  const flags = lend.ownedBytes(size);
-  const openChildren = lend.owned(size);
-  const openStart = lend.owned(size);
-  const openLen = lend.owned(size);
-  const openPool = lend.owned(edges);
-  let poolUsed = 0;
-  const openOrder = lend.owned(openCount);
-  let openK = 0;
-  const unresolved: Array<Extract<Diagnostic, { kind: "unresolved-ref" }>> = [];
-  // Own open → own open blocker edges, the only ones a cycle can run along.
-  const adjStart = lend.scratch(size);
-  const adjLen = lend.scratch(size);
-  const adjPool = lend.scratch(edges);
-  let adjUsed = 0;
-  const cycleRoots: number[] = [];
-  let validUntilMs = Number.POSITIVE_INFINITY;
-  const { eventMs, eventLabeled, labeledMs } = graph;
+/** The facts pass's inputs, the arrays it fills and its running counts. */
+interface FactsPass {
+  options: ResolvedScanOptions;
+  ttlMs: number;
+  setBits: Uint8Array;
+  edgeSlot: Int32Array;
+  children: Rows;
+  flags: Uint8Array;
+  openChildren: Int32Array;
+  openStart: Int32Array;
+  openLen: Int32Array;
+  openPool: Int32Array;
+  poolUsed: number;
+  openOrder: Int32Array;
+  openCount: number;
+  unresolved: Array<Extract<Diagnostic, { kind: "unresolved-ref" }>>;
+  /** Own open → own open blocker edges, the only ones a cycle can run along. */
+  adjStart: Int32Array;
+  adjLen: Int32Array;
+  adjPool: Int32Array;
+  adjUsed: number;
+  cycleRoots: number[];
+  validUntilMs: number;
+  /** Key ids of own numbers without an issue row, looked up once each. */
+  ownlessKey: Map<number, number>;
+}
 
-  for (let i = 0; i < order.length; i++) {
-    if ((i & STEP_MASK) === STEP_MASK) yield;
+/**
+ * The facts of each open issue: its open blockers (unknown ones too, fail closed), open
+ * children, reservations, processing lock and stance, and whether it is ready.
+ */
+function decideFacts(
+  graph: CompactGraph,
+  order: Int32Array,
+  from: number,
+  to: number,
+  f: FactsPass,
+): void {
+  const { state, number: numberAt, blockerStart, blockerLen, blockerPool, labelSet } = graph;
+  const { options, ttlMs, setBits, edgeSlot, children, flags, openChildren } = f;
+  const { openStart, openLen, openPool, openOrder, adjStart, adjLen, adjPool } = f;
+  let { poolUsed, openCount, adjUsed, validUntilMs } = f;
+  for (let i = from; i < to; i++) {
     const s = order[i]!;
     if (state[s] !== STATE_OPEN) continue;
-    openOrder[openK++] = s;
+    openOrder[openCount++] = s;
     const n = numberAt[s]!;
     openStart[s] = poolUsed;
     adjStart[s] = adjUsed;
-    const start = graph.blockerStart[s]!;
-    for (let k = start; k < start + graph.blockerLen[s]!; k++) {
-      const code = graph.blockerPool[k]!;
+    const start = blockerStart[s]!;
+    for (let k = start; k < start + blockerLen[s]!; k++) {
+      const code = blockerPool[k]!;
       const bs = edgeSlot[k]!;
-      const st = bs !== -1 ? state[bs]! : stateOfCode(code);
+      const st = bs !== -1 ? state[bs]! : stateOfCode(graph, code, f.ownlessKey);
       if (st === STATE_NONE) {
         // Fail closed: an issue we cannot see might still be open.
-        unresolved.push({ kind: "unresolved-ref", issue: n, ref: graph.refOf(code) });
+        f.unresolved.push({ kind: "unresolved-ref", issue: n, ref: graph.refOf(code) });
         openPool[poolUsed++] = code;
       } else if (st === STATE_OPEN) {
         openPool[poolUsed++] = code;
@@ -328,157 +436,60 @@ function* analysisPasses(
     }
     openLen[s] = poolUsed - openStart[s]!;
     adjLen[s] = adjUsed - adjStart[s]!;
-    if (adjLen[s]! > 0) cycleRoots.push(s);
+    if (adjLen[s]! > 0) f.cycleRoots.push(s);
 
     let open = 0;
     for (let k = children.start[s]!; k < children.start[s + 1]!; k++)
       if (state[children.values[k]!] === STATE_OPEN) open += 1;
     openChildren[s] = open;
 
-    const set = graph.labelSet[s]!;
+    const set = labelSet[s]!;
     const b = set === -1 ? 0 : setBits[set]!;
-    let f = 0;
-    if (b & SET_HELD) f |= HELD;
-    if (b & SET_STUCK) f |= STUCK;
-    if (b & SET_EPIC) f |= EPIC;
+    let bits = 0;
+    if (b & SET_HELD) bits |= HELD;
+    if (b & SET_STUCK) bits |= STUCK;
+    if (b & SET_EPIC) bits |= EPIC;
     if (b & HAS_PROCESSING && options.ownLocks?.has(n) !== true) {
-      const at = labeledMs[s * 3 + ROLE_PROCESSING]!;
-      if (Number.isNaN(at)) f |= LOCK;
-      else if (options.nowMs - at < ttlMs) {
-        f |= LOCK;
-        if (at + ttlMs < validUntilMs) validUntilMs = at + ttlMs;
+      const staleAt = lockStaleAtMs(graph, s, ttlMs);
+      if (staleAt > options.nowMs) {
+        bits |= LOCK;
+        if (staleAt < validUntilMs) validUntilMs = staleAt;
       }
     }
-    // Stance: a label's latest event decides its presence; without events, the label list.
-    const readyMs = eventMs[s * 3 + ROLE_READY]!;
-    const humanMs = eventMs[s * 3 + ROLE_HUMAN]!;
-    const readyPresent = Number.isNaN(readyMs)
-      ? (b & HAS_READY) !== 0
-      : eventLabeled[s * 3 + ROLE_READY] === 1;
-    const humanPresent = Number.isNaN(humanMs)
-      ? (b & HAS_HUMAN) !== 0
-      : eventLabeled[s * 3 + ROLE_HUMAN] === 1;
-    let stance = 0;
-    if (readyPresent && humanPresent) {
-      stance = !Number.isNaN(readyMs) && !Number.isNaN(humanMs) && readyMs > humanMs ? 1 : 2;
-    } else if (humanPresent) stance = 2;
-    else if (readyPresent) stance = 1;
-    f |= stance << STANCE_SHIFT;
-    if (openLen[s] === 0 && open === 0 && (f & (HELD | STUCK | EPIC | LOCK)) === 0 && stance !== 2)
-      f |= READY;
-    flags[s] = f;
+    const stance = stanceAt(graph, s, b);
+    bits |= stance << STANCE_SHIFT;
+    // Ready: open, not blocked, no open children, not reserved, no fresh lock, not waiting.
+    if (
+      openLen[s] === 0 &&
+      open === 0 &&
+      (bits & (HELD | STUCK | EPIC | LOCK)) === 0 &&
+      stance !== STANCE_WAITING
+    )
+      bits |= READY;
+    flags[s] = bits;
   }
-
-  yield;
-  const analysis: CompactAnalysis = {
-    graph,
-    options,
-    order,
-    openOrder,
-    flags,
-    childCount: childCounts,
-    openChildren,
-    childStart: children.start,
-    childSlots: children.values,
-    blocksStart: blocks.start,
-    blocksSlots: blocks.values,
-    blocksElsewhere,
-    openStart,
-    openLen,
-    openPool,
-    kicks: [],
-    diagnostics: [],
-    stats: { issues: order.length, open: openCount, edges },
-    validUntilMs,
-  };
-  analysis.kicks = compactKicks(analysis);
-  yield;
-
-  const cycles = findCyclesInRows(size, adjStart, adjLen, adjPool, cycleRoots)
-    .map((slots) => slots.map((s) => numberAt[s]!).sort((a, b) => a - b))
-    .sort((a, b) => a[0]! - b[0]!);
-  unresolved.sort((a, b) => a.issue - b.issue || compareRefs(a.ref, b.ref));
-  analysis.diagnostics = [
-    ...cycles.map((issues) => ({ kind: "cycle" as const, issues })),
-    ...unresolved,
-  ];
-  return analysis;
+  f.poolUsed = poolUsed;
+  f.openCount = openCount;
+  f.adjUsed = adjUsed;
+  f.validUntilMs = validUntilMs;
 }
 
-/** Kicks as shared/graph/kicks.ts finds them, over the analysis's rows. */
-function compactKicks(a: CompactAnalysis): Kick[] {
-  const { graph, options } = a;
-  const merged = new Map<string, Kick>();
-  const add = (target: number, kind: KickKind, cause: IssueRef) => {
-    const key = `${target}|${kind}`;
-    const kick = merged.get(key);
-    if (kick) kick.causes.push(cause);
-    else merged.set(key, { target, kind, causes: [cause] });
-  };
-  const kickSlot = (x: number, cause: IssueRef) => {
-    if (graph.state[x] === STATE_OPEN && a.openLen[x] === 0)
-      add(graph.number[x]!, "unblocked", cause);
-  };
-  const kickUnblocked = (cause: IssueRef) => {
-    const slot = typeof cause === "number" ? graph.presentSlot(cause) : -1;
-    if (slot !== -1) {
-      for (let k = a.blocksStart[slot]!; k < a.blocksStart[slot + 1]!; k++)
-        kickSlot(a.blocksSlots[k]!, cause);
-    } else {
-      for (const x of a.blocksElsewhere.get(refKey(cause)) ?? NONE) kickSlot(x, cause);
+/**
+ * State of a blocker code without an issue row: STATE_OPEN or STATE_CLOSED from `external`, or
+ * STATE_NONE when nothing says.
+ */
+function stateOfCode(graph: CompactGraph, code: number, ownlessKey: Map<number, number>): number {
+  if (code > 0) {
+    const slot = graph.presentSlot(code);
+    if (slot !== -1) return graph.state[slot]!;
+    let key = ownlessKey.get(code);
+    if (key === undefined) {
+      key = graph.knownKey(`#${code}`);
+      ownlessKey.set(code, key);
     }
-  };
-  const kickFrom = (cause: IssueRef) => {
-    if (typeof cause === "number") {
-      const slot = graph.presentSlot(cause);
-      if (slot !== -1) {
-        if (graph.state[slot] !== STATE_CLOSED) return;
-        const p = graph.parent[slot]!;
-        if (p > 0) {
-          const ps = graph.presentSlot(p);
-          if (ps !== -1 && graph.state[ps] === STATE_OPEN) add(p, "child-closed", cause);
-        }
-        kickUnblocked(cause);
-        return;
-      }
-      const key = graph.knownKey(`#${cause}`);
-      if (key !== -1 && graph.externalState[key] === STATE_CLOSED) kickUnblocked(cause);
-      return;
-    }
-    const key = graph.knownKey(refKey(cause));
-    if (key !== -1 && graph.externalState[key] === STATE_CLOSED) kickUnblocked(cause);
-  };
-
-  if (options.causes !== undefined) {
-    const seen = new Set<string>();
-    for (const raw of options.causes) {
-      const cause = canonicalRef(raw, graph.repo);
-      const key = typeof cause === "number" ? `#${cause}` : cause.toLowerCase();
-      if (seen.has(key)) continue;
-      seen.add(key);
-      kickFrom(cause);
-    }
-  } else {
-    const inWindow = (ms: number) => ms > options.windowFromMs && ms <= options.windowToMs;
-    for (let i = 0; i < a.order.length; i++) {
-      const s = a.order[i]!;
-      if (graph.state[s] === STATE_CLOSED && inWindow(graph.closedMs[s]!))
-        kickFrom(graph.number[s]!);
-    }
-    for (let id = 0; id < graph.keys.length; id++) {
-      const ref = graph.externalRef[id];
-      if (ref === undefined || graph.externalState[id] !== STATE_CLOSED) continue;
-      const key = graph.keys[id]!;
-      // An own issue the graph holds is never read from `external`.
-      if (key.startsWith("#") && graph.presentSlot(Number(key.slice(1))) !== -1) continue;
-      if (inWindow(graph.externalClosedMs[id]!)) kickFrom(canonicalRef(ref, graph.repo));
-    }
+    return key === -1 ? STATE_NONE : graph.externalState[key]!;
   }
-  const kicks = [...merged.values()];
-  for (const kick of kicks) kick.causes.sort(compareRefs);
-  return kicks.sort(
-    (x, y) => x.target - y.target || (x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0),
-  );
+  return graph.externalState[graph.spellingKey[-code - 1]!]!;
 }
 
 // --- reading the analysis --------------------------------------------------------------------
@@ -502,7 +513,7 @@ export function childrenOf(a: CompactAnalysis, slot: number): number[] {
   return out;
 }
 
-/** The facts object of an open slot (as `analyzeGraph` makes them). */
+/** The facts object of an open slot. */
 export function factsAt(a: CompactAnalysis, slot: number): IssueFacts {
   const f = a.flags[slot]!;
   return {
@@ -529,7 +540,7 @@ export function readyNumbers(a: CompactAnalysis): number[] {
   return out;
 }
 
-/** The scan output of spec 3.3, equal to `scan` over the equivalent snapshot. */
+/** The scan output of spec 3.3. */
 export function renderCompactScan(a: CompactAnalysis): ScanResult {
   const rollupCandidates: ScanResult["rollupCandidates"] = [];
   const blocked: ScanResult["blocked"] = [];
@@ -559,12 +570,6 @@ export function scanCompact(graph: CompactGraph, options: ScanOptions = {}): Sca
   return renderCompactScan(analyzeCompact(graph, options));
 }
 
-/**
- * The analysis in the shape of `GraphAnalysis`, for the rules written against it (the producer's
- * plan, the queue, impact): issues and facts are made on demand, one at a time; `open` and
- * `graph.sorted` only when read. Issues carry what the compact graph keeps (number, title,
- * state, close time, labels); their other fields are empty.
- */
 const COMPACT = new WeakMap<GraphAnalysis, CompactAnalysis>();
 
 /** The compact analysis a `GraphAnalysis` was made from (`asGraphAnalysis`), if any. */
@@ -572,6 +577,12 @@ export function compactOf(analysis: GraphAnalysis): CompactAnalysis | undefined 
   return COMPACT.get(analysis);
 }
 
+/**
+ * The analysis in the shape of `GraphAnalysis`, for the rules written against it (the producer's
+ * plan, the queue, impact): issues and facts are made on demand, one at a time; `open` and
+ * `graph.sorted` only when read. Issues carry what the compact graph keeps (number, title,
+ * state, close time, labels); their other fields are empty.
+ */
 export function asGraphAnalysis(a: CompactAnalysis): GraphAnalysis {
   const { graph } = a;
   const issueAt = (slot: number): SnapshotIssue => {

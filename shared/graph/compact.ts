@@ -1,6 +1,5 @@
 import type { LabelNames } from "../config/schema.ts";
-import { canonicalBlockers } from "./index.ts";
-import { canonicalRef, type IssueRef, refKey } from "./refs.ts";
+import { canonicalBlockers, canonicalRef, type IssueRef, refKey } from "./refs.ts";
 import type { Snapshot } from "./snapshot.ts";
 import { instantMs } from "./time.ts";
 
@@ -15,14 +14,16 @@ import { instantMs } from "./time.ts";
  * References are codes: a positive code is an issue number of this repository, a negative one
  * `-(id + 1)` names an interned cross-repository spelling (`spellings[id]`, compared by its
  * `refKey`). shared/graph/compact-analysis.ts runs the rules over it; it answers exactly what
- * `analyzeGraph` answers over the equivalent snapshot (the property tests hold them equal).
+ * the object-based analysis of the equivalent snapshot answers (test/support/oracle/; the property
+ * tests hold them equal).
  */
 
 /** Which label histories the rules read (shared/graph/labels.ts): ready, needs-human, processing. */
 export const ROLE_READY = 0;
 export const ROLE_HUMAN = 1;
 export const ROLE_PROCESSING = 2;
-const ROLES = 3;
+/** Role columns per slot: a role's value of slot `s` is at `s * ROLES + role`. */
+export const ROLES = 3;
 
 export const STATE_NONE = 0;
 export const STATE_OPEN = 1;
@@ -103,6 +104,9 @@ export class CompactGraph {
 
   readonly labelSets: LabelSet[] = [];
   private labelSetIds = new Map<string, number>();
+  /** The label set ids of the empty list and of one-label lists (by the label). */
+  private emptyLabelSetId: number | undefined;
+  private oneLabelSetIds = new Map<string, number>();
   readonly requiresSets: Array<readonly string[]> = [NONE as unknown as readonly string[]];
   private requiresIds = new Map<string, number>([["[]", 0]]);
 
@@ -110,6 +114,8 @@ export class CompactGraph {
   readonly spellings: string[] = [];
   spellingKey: Int32Array = new Int32Array(16);
   private spellingIds = new Map<string, number>();
+  /** Codes of references as written (`codeOf`). */
+  private writtenCodes = new Map<string, number>();
   /** Reference keys (`refKey` of the canonical reference): external state per key. */
   readonly keys: string[] = [];
   private keyIds = new Map<string, number>();
@@ -128,10 +134,18 @@ export class CompactGraph {
    */
   ruleChanges = 0;
 
-  constructor(repo: string, labels: Pick<LabelNames, "ready" | "needsHuman" | "processing">) {
+  /**
+   * `sizes` presizes the columns for a graph built at once (`compactFromSnapshot`): slots, the
+   * highest issue number and blocker rows expected; they grow past it as needed.
+   */
+  constructor(
+    repo: string,
+    labels: Pick<LabelNames, "ready" | "needsHuman" | "processing">,
+    sizes: { slots?: number; maxNumber?: number; blockers?: number } = {},
+  ) {
     this.repo = repo;
     this.roleLabels = [labels.ready, labels.needsHuman, labels.processing];
-    this.capacity = 64;
+    this.capacity = Math.max(64, sizes.slots ?? 0);
     const c = this.capacity;
     this.number = new Int32Array(c);
     this.state = new Uint8Array(c);
@@ -141,10 +155,13 @@ export class CompactGraph {
     this.parent = new Int32Array(c);
     this.blockerStart = new Int32Array(c);
     this.blockerLen = new Int32Array(c);
-    this.blockerPool = new Int32Array(256);
+    this.blockerPool = new Int32Array(Math.max(256, sizes.blockers ?? 0));
     this.eventMs = new Float64Array(c * ROLES).fill(Number.NaN);
     this.eventLabeled = new Uint8Array(c * ROLES);
     this.labeledMs = new Float64Array(c * ROLES).fill(Number.NaN);
+    const maxNumber = sizes.maxNumber ?? -1;
+    if (maxNumber >= 0 && maxNumber < DENSE_LIMIT)
+      this.dense = new Int32Array(maxNumber + 1).fill(-1);
   }
 
   /** True when the role columns were filled for these label names. */
@@ -235,6 +252,20 @@ export class CompactGraph {
   // --- interning ------------------------------------------------------------------------
 
   private internLabels(labels: readonly string[] | string): number {
+    // Most issues carry no label or one: their sets are found without writing the list's text.
+    if (typeof labels !== "string" && labels.length <= 1) {
+      if (labels.length === 0) {
+        this.emptyLabelSetId ??= this.internLabels("[]");
+        return this.emptyLabelSetId;
+      }
+      const label = labels[0]!;
+      let id = this.oneLabelSetIds.get(label);
+      if (id === undefined) {
+        id = this.internLabels(JSON.stringify(labels));
+        this.oneLabelSetIds.set(label, id);
+      }
+      return id;
+    }
     const text = typeof labels === "string" ? labels : JSON.stringify(labels);
     let id = this.labelSetIds.get(text);
     if (id === undefined) {
@@ -292,6 +323,20 @@ export class CompactGraph {
     return -(id + 1);
   }
 
+  /**
+   * The code of a reference as written (canonical first: this repository's issues spelled with
+   * its name are numbers). A spelling seen before is not parsed again.
+   */
+  private codeOf(ref: IssueRef): number {
+    if (typeof ref === "number") return ref;
+    let code = this.writtenCodes.get(ref);
+    if (code === undefined) {
+      code = this.code(canonicalRef(ref, this.repo));
+      this.writtenCodes.set(ref, code);
+    }
+    return code;
+  }
+
   /** The reference a code stands for. */
   refOf(code: number): IssueRef {
     return code > 0 ? code : this.spellings[-code - 1]!;
@@ -301,11 +346,24 @@ export class CompactGraph {
 
   /** An issue row written (inserted or replaced); its parent and blockers are rows of their own. */
   upsertIssue(issue: CompactIssue): void {
-    const slot = this.slotFor(issue.number);
-    const state = issue.state === "open" ? STATE_OPEN : STATE_CLOSED;
-    const closedMs = issue.closedAt ? instantMs(issue.closedAt) : Number.NaN;
-    const labelSet = this.internLabels(issue.labels);
-    const requiresSet = this.internRequires(issue.requires);
+    const { number, title, state, closedAt, labels, requires } = issue;
+    this.upsertIssueRow(number, title, state, closedAt, labels, requires);
+  }
+
+  /** `upsertIssue` from its fields: a bulk build (`compactFromSnapshot`) makes no row objects. */
+  upsertIssueRow(
+    number: number,
+    title: string,
+    issueState: CompactIssue["state"],
+    closedAt: string | null,
+    labels: CompactIssue["labels"],
+    requires?: CompactIssue["requires"],
+  ): void {
+    const slot = this.slotFor(number);
+    const state = issueState === "open" ? STATE_OPEN : STATE_CLOSED;
+    const closedMs = closedAt ? instantMs(closedAt) : Number.NaN;
+    const labelSet = this.internLabels(labels);
+    const requiresSet = this.internRequires(requires);
     const retitledOnly =
       this.state[slot] === state &&
       Object.is(this.closedMs[slot], closedMs) &&
@@ -314,7 +372,7 @@ export class CompactGraph {
     if (this.state[slot] === STATE_NONE) this.membership += 1;
     this.state[slot] = state;
     this.closedMs[slot] = closedMs;
-    this.titles[slot] = issue.title;
+    this.titles[slot] = title;
     this.setLabelSet(slot, labelSet);
     this.requiresSet[slot] = requiresSet;
     this.changes += 1;
@@ -352,7 +410,7 @@ export class CompactGraph {
 
   /** The parent row of `child`: a reference, or null for none. */
   setParent(child: number, parent: IssueRef | null): void {
-    const code = parent === null ? 0 : this.code(canonicalRef(parent, this.repo));
+    const code = parent === null ? 0 : this.codeOf(parent);
     const slot = code === 0 ? this.slotOf(child) : this.slotFor(child);
     if (slot === -1) return;
     this.parent[slot] = code;
@@ -380,9 +438,14 @@ export class CompactGraph {
   setBlockers(issue: number, refs: readonly IssueRef[]): void {
     const slot = refs.length === 0 ? this.slotOf(issue) : this.slotFor(issue);
     if (slot === -1) return;
+    // One blocker of this repository, the common case: the list is its own codes (no copy).
+    if (refs.length === 1 && typeof refs[0] === "number") {
+      this.storeBlockers(slot, refs as readonly number[]);
+      return;
+    }
     const raw: number[] = [];
-    for (const r of refs) {
-      const code = this.code(typeof r === "number" ? r : canonicalRef(r, this.repo));
+    for (let i = 0; i < refs.length; i++) {
+      const code = this.codeOf(refs[i]!);
       if (!raw.includes(code)) raw.push(code);
     }
     this.storeBlockers(slot, raw);
@@ -392,7 +455,7 @@ export class CompactGraph {
   setBlocker(issue: number, blocker: IssueRef, present: boolean): void {
     const slot = present ? this.slotFor(issue) : this.slotOf(issue);
     if (slot === -1) return;
-    const code = this.code(canonicalRef(blocker, this.repo));
+    const code = this.codeOf(blocker);
     const raw = this.rawBlockers.get(slot) ?? [...this.blockersOfSlot(slot)];
     const at = raw.indexOf(code);
     if (present === (at !== -1)) return;
@@ -435,9 +498,20 @@ export class CompactGraph {
     return this.blockerPool.subarray(start, start + this.blockerLen[slot]!);
   }
 
-  private storeBlockers(slot: number, raw: readonly number[]): void {
+  /** `canonicalBlockers` over distinct codes, as codes. */
+  private canonicalCodes(raw: readonly number[]): readonly number[] {
+    // One code is canonical as it is (the common case: a single blocker).
+    if (raw.length <= 1) return raw;
+    let ownOnly = true;
+    for (let i = 0; i < raw.length; i++) if (raw[i]! < 0) ownOnly = false;
+    // Own numbers only: distinct already, so canonical is ascending order.
+    if (ownOnly) return [...raw].sort((a, b) => a - b);
     const refs = raw.map((c) => this.refOf(c));
-    const canonical = canonicalBlockers(refs, this.repo).map((r) => this.code(r));
+    return canonicalBlockers(refs, this.repo).map((r) => this.code(r));
+  }
+
+  private storeBlockers(slot: number, raw: readonly number[]): void {
+    const canonical = this.canonicalCodes(raw);
     if (canonical.length === raw.length) this.rawBlockers.delete(slot);
     else this.rawBlockers.set(slot, [...raw]);
     const len = canonical.length;
@@ -597,20 +671,34 @@ export function compactFromSnapshot(
   snapshot: Snapshot,
   labels: Pick<LabelNames, "ready" | "needsHuman" | "processing">,
 ): CompactGraph {
-  const graph = new CompactGraph(snapshot.repo, labels);
-  for (const issue of snapshot.issues) {
-    graph.upsertIssue({
-      number: issue.number,
-      title: issue.title,
-      state: issue.state,
-      closedAt: issue.closedAt,
-      labels: issue.labels,
-    });
+  // Sized up front: growing the columns by doubling copied them over and over. Indexed loops,
+  // no `?? []`: a fresh process runs this loop before it is optimized, and there every iterator
+  // and empty list is an object, megabytes of garbage over 100k issues.
+  const issues = snapshot.issues;
+  let maxNumber = 0;
+  let blockers = 0;
+  for (let i = 0; i < issues.length; i++) {
+    const issue = issues[i]!;
+    if (issue.number > maxNumber) maxNumber = issue.number;
+    if (issue.blockedBy) blockers += issue.blockedBy.length;
+  }
+  const graph = new CompactGraph(snapshot.repo, labels, {
+    slots: issues.length,
+    maxNumber,
+    blockers,
+  });
+  for (let i = 0; i < issues.length; i++) {
+    const issue = issues[i]!;
+    graph.upsertIssueRow(issue.number, issue.title, issue.state, issue.closedAt, issue.labels);
     if (issue.parent !== undefined && issue.parent !== null)
       graph.setParent(issue.number, issue.parent);
     if (issue.blockedBy?.length) graph.setBlockers(issue.number, issue.blockedBy);
-    for (const event of issue.labelEvents ?? [])
+    const events = issue.labelEvents;
+    if (events === undefined) continue;
+    for (let k = 0; k < events.length; k++) {
+      const event = events[k]!;
       graph.labelEvent(issue.number, event.label, event.action, instantMs(event.createdAt), true);
+    }
   }
   for (const entry of snapshot.external ?? [])
     graph.setExternal(entry.ref, entry.state, entry.closedAt);

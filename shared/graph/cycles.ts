@@ -1,28 +1,5 @@
 import { scratch } from "./scratch.ts";
 
-/** `findCyclesInRows` over per-node neighbour lists (the object-based scan's adjacency). */
-export function findCycles(
-  size: number,
-  adjacency: ReadonlyArray<readonly number[] | undefined>,
-  roots: readonly number[],
-): number[][] {
-  if (roots.length === 0) return [];
-  const adjStart = new Int32Array(size);
-  const adjLen = new Int32Array(size);
-  let total = 0;
-  for (let n = 0; n < size; n++) {
-    adjStart[n] = total;
-    adjLen[n] = adjacency[n]?.length ?? 0;
-    total += adjLen[n]!;
-  }
-  const adjPool = new Int32Array(total);
-  for (let n = 0; n < size; n++) {
-    const row = adjacency[n];
-    if (row) adjPool.set(row, adjStart[n]!);
-  }
-  return findCyclesInRows(size, adjStart, adjLen, adjPool, roots);
-}
-
 /**
  * Strongly connected components of a directed graph over dense node ids `0..size-1`, with
  * Tarjan's algorithm made iterative (a 100k-issue chain cannot overflow the call stack) and run

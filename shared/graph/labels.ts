@@ -1,82 +1,85 @@
 import type { LabelNames } from "../config/schema.ts";
-import type { LabelEvent, SnapshotIssue } from "./snapshot.ts";
-import { instantMs } from "./time.ts";
+import { type CompactGraph, ROLE_HUMAN, ROLE_PROCESSING, ROLE_READY, ROLES } from "./compact.ts";
+
+/*
+ * The label rules (spec 3.2), over a compact graph (shared/graph/compact.ts): which labels
+ * reserve an issue (hold, stuck, epic-managed), when a processing lock is fresh, and an issue's
+ * stance between the ready label and the human gate. A label's presence is read from its
+ * latest event when the graph holds one, else from the issue's label list.
+ */
 
 export type Stance = "ready" | "waiting" | "none";
 
+/** Stances by code, as `stanceAt` returns them. */
+export const STANCES: readonly Stance[] = ["none", "ready", "waiting"];
+const STANCE_READY = 1;
+export const STANCE_WAITING = 2;
+
+/** What a label set holds, as bits (`labelSetBits`). */
+export const HAS_READY = 1;
+export const HAS_HUMAN = 2;
+export const HAS_PROCESSING = 4;
+/** Carries the hold label. */
+export const SET_HELD = 8;
+/** Dead-lettered by the fleet API after repeated failed claims: reserved like hold. */
+export const SET_STUCK = 16;
+/** Epic-managed: the epic-managed label or any `epic:` label. */
+export const SET_EPIC = 32;
+
 /**
- * The latest event for `label`: by time, and for equal times the later one in the list
- * (GitHub lists an issue's events in the order they happened).
+ * The bits of each interned label set of `graph` (by label set id), for these label names. Sets
+ * no slot uses are left at 0: they are read for no issue.
  */
-function latestEvent(
-  events: readonly LabelEvent[] | undefined,
-  label: string,
-  action?: LabelEvent["action"],
-): LabelEvent | undefined {
-  let latest: LabelEvent | undefined;
-  let latestMs = Number.NEGATIVE_INFINITY;
-  for (const event of events ?? []) {
-    if (event.label !== label || (action !== undefined && event.action !== action)) continue;
-    const ms = instantMs(event.createdAt);
-    if (ms >= latestMs) {
-      latest = event;
-      latestMs = ms;
+export function labelSetBits(graph: CompactGraph, labels: LabelNames): Uint8Array {
+  const bits = new Uint8Array(graph.labelSets.length);
+  for (let id = 0; id < graph.labelSets.length; id++) {
+    const set = graph.labelSets[id]!;
+    if (set.uses === 0) continue;
+    let b = 0;
+    for (const l of set.labels) {
+      if (l === labels.ready) b |= HAS_READY;
+      if (l === labels.needsHuman) b |= HAS_HUMAN;
+      if (l === labels.processing) b |= HAS_PROCESSING;
+      if (l === labels.hold) b |= SET_HELD;
+      if (l === labels.stuck) b |= SET_STUCK;
+      if (l === labels.epicManaged || l.startsWith("epic:")) b |= SET_EPIC;
     }
+    bits[id] = b;
   }
-  return latest;
-}
-
-/** A label counts as present if its latest event is `labeled`, or with no events if listed. */
-function labelPresence(
-  issue: SnapshotIssue,
-  label: string,
-): { present: boolean; at: number | null } {
-  const event = latestEvent(issue.labelEvents, label);
-  if (event === undefined) return { present: issue.labels.includes(label), at: null };
-  return { present: event.action === "labeled", at: instantMs(event.createdAt) };
+  return bits;
 }
 
 /**
- * `agent:ready` against `needs-human-confirm`: the one labeled later wins; on a tie or without
- * timestamps the human gate wins, because waiting wrongly costs less than acting wrongly.
+ * When the processing lock of a slot that carries the processing label goes stale: its latest
+ * `labeled` event plus the TTL. Never (+Infinity) when no event is known: the label's presence
+ * alone counts as a fresh lock (fail closed: never double-process). Fresh while later than now.
  */
-export function labelStance(issue: SnapshotIssue, labels: LabelNames): Stance {
-  const ready = labelPresence(issue, labels.ready);
-  const human = labelPresence(issue, labels.needsHuman);
-  if (ready.present && human.present) {
-    if (ready.at !== null && human.at !== null && ready.at > human.at) return "ready";
-    return "waiting";
-  }
-  if (human.present) return "waiting";
-  if (ready.present) return "ready";
-  return "none";
+export function lockStaleAtMs(graph: CompactGraph, slot: number, ttlMs: number): number {
+  const at = graph.labeledMs[slot * ROLES + ROLE_PROCESSING]!;
+  return Number.isNaN(at) ? Number.POSITIVE_INFINITY : at + ttlMs;
 }
 
 /**
- * A processing lock is fresh while its latest `labeled` event is younger than the TTL. With no
- * event known, the label's presence alone counts as fresh (fail closed: never double-process).
+ * The ready label against the human gate, as a code of `STANCES`: the one labeled later wins; on
+ * a tie or without timestamps the human gate wins, because waiting wrongly costs less than
+ * acting wrongly. `bits` are the slot's label set bits (`labelSetBits`).
  */
-export function hasFreshProcessingLock(
-  issue: SnapshotIssue,
-  labels: LabelNames,
-  nowMs: number,
-  ttlMs: number,
-): boolean {
-  if (!issue.labels.includes(labels.processing)) return false;
-  const event = latestEvent(issue.labelEvents, labels.processing, "labeled");
-  if (event === undefined) return true;
-  return nowMs - instantMs(event.createdAt) < ttlMs;
-}
-
-export function isEpicManaged(issue: SnapshotIssue, labels: LabelNames): boolean {
-  return issue.labels.some((l) => l === labels.epicManaged || l.startsWith("epic:"));
-}
-
-export function isHeld(issue: SnapshotIssue, labels: LabelNames): boolean {
-  return issue.labels.includes(labels.hold);
-}
-
-/** Dead-lettered by the fleet API after repeated failed claims; reserved like hold until a human removes it. */
-export function isStuck(issue: SnapshotIssue, labels: LabelNames): boolean {
-  return issue.labels.includes(labels.stuck);
+export function stanceAt(graph: CompactGraph, slot: number, bits: number): number {
+  const { eventMs, eventLabeled } = graph;
+  const readyMs = eventMs[slot * ROLES + ROLE_READY]!;
+  const humanMs = eventMs[slot * ROLES + ROLE_HUMAN]!;
+  const readyPresent = Number.isNaN(readyMs)
+    ? (bits & HAS_READY) !== 0
+    : eventLabeled[slot * ROLES + ROLE_READY] === 1;
+  const humanPresent = Number.isNaN(humanMs)
+    ? (bits & HAS_HUMAN) !== 0
+    : eventLabeled[slot * ROLES + ROLE_HUMAN] === 1;
+  if (readyPresent && humanPresent) {
+    return !Number.isNaN(readyMs) && !Number.isNaN(humanMs) && readyMs > humanMs
+      ? STANCE_READY
+      : STANCE_WAITING;
+  }
+  if (humanPresent) return STANCE_WAITING;
+  if (readyPresent) return STANCE_READY;
+  return 0;
 }

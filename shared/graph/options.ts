@@ -1,4 +1,5 @@
-import { type Config, DEFAULT_CONFIG } from "../config/schema.ts";
+import { DEFAULT_CONFIG } from "../config/defaults.ts";
+import type { Config } from "../config/schema.ts";
 import type { IssueRef } from "./refs.ts";
 import type { Snapshot } from "./snapshot.ts";
 import { formatInstant, HOUR_MS, instantMs } from "./time.ts";

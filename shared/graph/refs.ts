@@ -49,3 +49,19 @@ export function compareRefs(a: IssueRef, b: IssueRef): number {
   if (typeof b === "number") return 1;
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/**
+ * Canonical, deduplicated, sorted blockers. Two spellings of one cross-repo issue keep the one
+ * that sorts first, so the result does not depend on input order.
+ */
+export function canonicalBlockers(raw: readonly IssueRef[], repo: string): readonly IssueRef[] {
+  if (raw.length === 1 && typeof raw[0] === "number") return raw;
+  const seen = new Map<string | number, IssueRef>();
+  for (const r of raw) {
+    const ref = canonicalRef(r, repo);
+    const key = typeof ref === "number" ? ref : refKey(ref);
+    const prior = seen.get(key);
+    if (prior === undefined || compareRefs(ref, prior) < 0) seen.set(key, ref);
+  }
+  return [...seen.values()].sort(compareRefs);
+}

@@ -7,8 +7,10 @@
  * every error message: whenever this check says "not sure" (`undefined`), `parseSnapshot` asks
  * zod, which either accepts (an input shape this check does not cover) or names the first bad
  * path. So the one rule this module must keep is: what it returns is exactly what zod returns
- * for the same input (same values, same keys, same key order). Property tests compare the two
- * on random valid and invalid inputs (test/unit/graph/snapshot-fast-check.test.ts).
+ * for the same input (same values, same keys, same key order), or, without the copy
+ * (`fastCheckSnapshot`), the input itself only when zod would accept it and make the same values
+ * of it. Property tests compare them with zod on random valid and invalid inputs
+ * (test/unit/graph/snapshot-fast-check.test.ts).
  */
 import { CROSS_REPO_REF_PATTERN, canonicalRef, refKey } from "./refs.ts";
 import type { ExternalIssue, LabelEvent, Snapshot, SnapshotIssue } from "./snapshot.ts";
@@ -32,12 +34,20 @@ function two(s: string, i: number): number {
 }
 
 /**
- * `YYYY-MM-DDTHH:MM:SSZ`, the form GitHub writes, checked by character codes; the same calendar
- * rules as the pattern above (its leap years: the last two digits divisible by 4 and not 00, or
- * the first two divisible by 4 when the last two are 00).
+ * `YYYY-MM-DDTHH:MM:SSZ`, the form GitHub writes, or with a fraction of a second
+ * (`...:SS.sssZ`, as `Date.prototype.toISOString` writes), checked by character codes; the same
+ * calendar rules as the pattern above (its leap years: the last two digits divisible by 4 and
+ * not 00, or the first two divisible by 4 when the last two are 00). False leaves it to the
+ * pattern.
  */
 function isPlainUtcInstant(s: string): boolean {
-  if (s.length !== 20 || s.charCodeAt(19) !== 90 /* Z */) return false;
+  const n = s.length;
+  if (n < 20 || s.charCodeAt(n - 1) !== 90 /* Z */) return false;
+  if (n > 20) {
+    // A fraction: "." and one digit or more.
+    if (n === 21 || s.charCodeAt(19) !== 46 /* . */) return false;
+    for (let i = 20; i < n - 1; i++) if (digit(s, i) < 0) return false;
+  }
   if (s[4] !== "-" || s[7] !== "-" || s[10] !== "T" || s[13] !== ":" || s[16] !== ":") return false;
   const century = two(s, 0);
   const yy = two(s, 2);
@@ -73,49 +83,36 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-const GIVE_UP = Symbol("give up");
-
-/** A copy of a string array whose entries are all non-empty, or GIVE_UP. */
-function labelList(value: unknown): string[] | typeof GIVE_UP {
-  if (!Array.isArray(value)) return GIVE_UP;
-  const out = new Array<string>(value.length);
+/** A string array whose entries are all non-empty. */
+function isLabelList(value: unknown): value is string[] {
+  if (!Array.isArray(value)) return false;
   for (let i = 0; i < value.length; i++) {
     const label = value[i];
-    if (typeof label !== "string" || label.length === 0) return GIVE_UP;
-    out[i] = label;
+    if (typeof label !== "string" || label.length === 0) return false;
   }
-  return out;
+  return true;
 }
 
-function refList(value: unknown): Array<number | string> | typeof GIVE_UP {
-  if (!Array.isArray(value)) return GIVE_UP;
-  const out = new Array<number | string>(value.length);
-  for (let i = 0; i < value.length; i++) {
-    const ref = value[i];
-    if (!isIssueRef(ref)) return GIVE_UP;
-    out[i] = ref;
-  }
-  return out;
+function isRefList(value: unknown): value is Array<number | string> {
+  if (!Array.isArray(value)) return false;
+  for (let i = 0; i < value.length; i++) if (!isIssueRef(value[i])) return false;
+  return true;
 }
 
-function labelEvent(value: unknown): LabelEvent | typeof GIVE_UP {
-  if (!isRecord(value)) return GIVE_UP;
+function isLabelEvent(value: unknown): value is LabelEvent {
+  if (!isRecord(value)) return false;
   const { label, action, actor, createdAt } = value;
-  if (typeof label !== "string" || label.length === 0) return GIVE_UP;
-  if (action !== "labeled" && action !== "unlabeled") return GIVE_UP;
-  if (actor !== undefined && actor !== null && typeof actor !== "string") return GIVE_UP;
-  if (!isInstant(createdAt)) return GIVE_UP;
-  // Keys in the schema's order; `actor` only when the input has it (as zod does).
-  return actor !== undefined || "actor" in value
-    ? { label, action, actor, createdAt }
-    : { label, action, createdAt };
+  if (typeof label !== "string" || label.length === 0) return false;
+  if (action !== "labeled" && action !== "unlabeled") return false;
+  if (actor !== undefined && actor !== null && typeof actor !== "string") return false;
+  return isInstant(createdAt);
 }
 
-function issue(value: unknown): SnapshotIssue | typeof GIVE_UP {
-  if (!isRecord(value)) return GIVE_UP;
+function isIssue(value: unknown): value is SnapshotIssue {
+  if (!isRecord(value)) return false;
   const { number, title, state, stateReason, createdAt, updatedAt, closedAt } = value;
-  if (!isIssueNumber(number) || typeof title !== "string") return GIVE_UP;
-  if (state !== "open" && state !== "closed") return GIVE_UP;
+  if (!isIssueNumber(number) || typeof title !== "string") return false;
+  if (state !== "open" && state !== "closed") return false;
   if (
     stateReason !== null &&
     stateReason !== "completed" &&
@@ -123,59 +120,60 @@ function issue(value: unknown): SnapshotIssue | typeof GIVE_UP {
     stateReason !== "reopened" &&
     stateReason !== "duplicate"
   )
-    return GIVE_UP;
-  if (!isInstant(createdAt) || !isInstant(updatedAt)) return GIVE_UP;
-  if (closedAt !== null && !isInstant(closedAt)) return GIVE_UP;
-  const labels = labelList(value.labels);
-  if (labels === GIVE_UP) return GIVE_UP;
-  const out: SnapshotIssue = {
-    number,
-    title,
-    state,
-    stateReason,
-    createdAt,
-    updatedAt,
-    closedAt,
-    labels,
-  };
-  // Optional keys: present in the output exactly when present in the input (as zod does).
+    return false;
+  if (!isInstant(createdAt) || !isInstant(updatedAt)) return false;
+  if (closedAt !== null && !isInstant(closedAt)) return false;
+  if (!isLabelList(value.labels)) return false;
   const { parent, blockedBy, body, labelEvents } = value;
-  if (parent !== undefined) {
-    if (parent !== null && !isIssueRef(parent)) return GIVE_UP;
-    out.parent = parent;
-  } else if ("parent" in value) out.parent = undefined;
-  if (blockedBy !== undefined) {
-    const refs = refList(blockedBy);
-    if (refs === GIVE_UP) return GIVE_UP;
-    out.blockedBy = refs;
-  } else if ("blockedBy" in value) out.blockedBy = undefined;
-  if (body !== undefined) {
-    if (body !== null && typeof body !== "string") return GIVE_UP;
-    out.body = body;
-  } else if ("body" in value) out.body = undefined;
+  if (parent !== undefined && parent !== null && !isIssueRef(parent)) return false;
+  if (blockedBy !== undefined && !isRefList(blockedBy)) return false;
+  if (body !== undefined && body !== null && typeof body !== "string") return false;
   if (labelEvents !== undefined) {
-    if (!Array.isArray(labelEvents)) return GIVE_UP;
-    const events = new Array<LabelEvent>(labelEvents.length);
-    for (let i = 0; i < labelEvents.length; i++) {
-      const event = labelEvent(labelEvents[i]);
-      if (event === GIVE_UP) return GIVE_UP;
-      events[i] = event;
-    }
-    out.labelEvents = events;
-  } else if ("labelEvents" in value) out.labelEvents = undefined;
+    if (!Array.isArray(labelEvents)) return false;
+    for (let i = 0; i < labelEvents.length; i++) if (!isLabelEvent(labelEvents[i])) return false;
+  }
+  return true;
+}
+
+function isExternalIssue(value: unknown): value is ExternalIssue {
+  if (!isRecord(value)) return false;
+  const { ref, state, closedAt } = value;
+  if (typeof ref !== "string" || !CROSS_REPO_REF_PATTERN.test(ref)) return false;
+  if (state !== "open" && state !== "closed") return false;
+  return closedAt === undefined || closedAt === null || isInstant(closedAt);
+}
+
+// Copies of checked values as zod makes them: the schema's keys in the schema's order, an
+// optional key exactly when the input has it (even as undefined), unknown keys dropped.
+
+function copyLabelEvent(value: LabelEvent): LabelEvent {
+  const { label, action, actor, createdAt } = value;
+  return actor !== undefined || "actor" in value
+    ? { label, action, actor, createdAt }
+    : { label, action, createdAt };
+}
+
+function copyIssue(value: SnapshotIssue): SnapshotIssue {
+  const out: SnapshotIssue = {
+    number: value.number,
+    title: value.title,
+    state: value.state,
+    stateReason: value.stateReason,
+    createdAt: value.createdAt,
+    updatedAt: value.updatedAt,
+    closedAt: value.closedAt,
+    labels: [...value.labels],
+  };
+  if ("parent" in value) out.parent = value.parent;
+  if ("blockedBy" in value) out.blockedBy = value.blockedBy && [...value.blockedBy];
+  if ("body" in value) out.body = value.body;
+  if ("labelEvents" in value) out.labelEvents = value.labelEvents?.map(copyLabelEvent);
   return out;
 }
 
-function externalIssue(value: unknown): ExternalIssue | typeof GIVE_UP {
-  if (!isRecord(value)) return GIVE_UP;
-  const { ref, state, closedAt } = value;
-  if (typeof ref !== "string" || !CROSS_REPO_REF_PATTERN.test(ref)) return GIVE_UP;
-  if (state !== "open" && state !== "closed") return GIVE_UP;
-  const out: ExternalIssue = { ref, state };
-  if (closedAt !== undefined) {
-    if (closedAt !== null && !isInstant(closedAt)) return GIVE_UP;
-    out.closedAt = closedAt;
-  } else if ("closedAt" in value) out.closedAt = undefined;
+function copyExternalIssue(value: ExternalIssue): ExternalIssue {
+  const out: ExternalIssue = { ref: value.ref, state: value.state };
+  if ("closedAt" in value) out.closedAt = value.closedAt;
   return out;
 }
 
@@ -184,20 +182,33 @@ function externalIssue(value: unknown): ExternalIssue | typeof GIVE_UP {
  * input (invalid, or a shape it does not cover): then ask `SnapshotSchema`.
  */
 export function fastParseSnapshot(input: unknown): Snapshot | undefined {
+  return checkSnapshot(input, true);
+}
+
+/**
+ * `input` itself when this check vouches for it, else `undefined` (then ask `SnapshotSchema`):
+ * no copy is made, so unknown fields stay on it; read on every key of the schema, it is what
+ * zod would make of it. For a caller that reads it once (the CLI's scan of a large file).
+ */
+export function fastCheckSnapshot(input: unknown): Snapshot | undefined {
+  return checkSnapshot(input, false);
+}
+
+function checkSnapshot(input: unknown, copy: boolean): Snapshot | undefined {
   if (!isRecord(input)) return undefined;
   const { repo, now, issues, external } = input;
   if (typeof repo !== "string" || !REPO_NAME.test(repo)) return undefined;
   if (now !== undefined && !isInstant(now)) return undefined;
   if (!Array.isArray(issues)) return undefined;
-  const outIssues = new Array<SnapshotIssue>(issues.length);
+  const outIssues = copy ? new Array<SnapshotIssue>(issues.length) : undefined;
   // The refinement's duplicate check, in the same pass: numbers are usually dense (1..N), so a
   // bitmap holds them, and a Set the few beyond it.
   const seen = new Uint8Array(issues.length * 4 + 1024);
   let seenBeyond: Set<number> | undefined;
   for (let i = 0; i < issues.length; i++) {
-    const parsed = issue(issues[i]);
-    if (parsed === GIVE_UP) return undefined;
-    const n = parsed.number;
+    const issue: unknown = issues[i];
+    if (!isIssue(issue)) return undefined;
+    const n = issue.number;
     if (n < seen.length) {
       if (seen[n] === 1) return undefined;
       seen[n] = 1;
@@ -206,24 +217,20 @@ export function fastParseSnapshot(input: unknown): Snapshot | undefined {
       if (seenBeyond.has(n)) return undefined;
       seenBeyond.add(n);
     }
-    outIssues[i] = parsed;
+    if (outIssues !== undefined) outIssues[i] = copyIssue(issue);
   }
-  let outExternal: ExternalIssue[] | undefined;
   if (external !== undefined) {
     if (!Array.isArray(external)) return undefined;
-    outExternal = new Array<ExternalIssue>(external.length);
-    for (let i = 0; i < external.length; i++) {
-      const parsed = externalIssue(external[i]);
-      if (parsed === GIVE_UP) return undefined;
-      outExternal[i] = parsed;
-    }
+    for (let i = 0; i < external.length; i++) if (!isExternalIssue(external[i])) return undefined;
+    if (hasDuplicateRefs(repo, external as ExternalIssue[])) return undefined;
   }
-  if (outExternal !== undefined && hasDuplicateRefs(repo, outExternal)) return undefined;
+  if (!copy) return input as Snapshot;
   // Built key by key to keep the schema's key order with optional keys in between.
   const out: Record<string, unknown> = { repo };
   if (now !== undefined || "now" in input) out.now = now;
   out.issues = outIssues;
-  if (outExternal !== undefined || "external" in input) out.external = outExternal;
+  if (external !== undefined || "external" in input)
+    out.external = (external as ExternalIssue[] | undefined)?.map(copyExternalIssue);
   return out as Snapshot;
 }
 

@@ -1,4 +1,4 @@
-import { analyzeGraph, type GraphAnalysis, type IssueFacts } from "../graph/analyze.ts";
+import { analyzeSnapshot, type GraphAnalysis, type IssueFacts } from "../graph/analyze.ts";
 import type { Kick } from "../graph/kicks.ts";
 import type { ScanOptions } from "../graph/options.ts";
 import type { IssueRef } from "../graph/refs.ts";
@@ -125,5 +125,5 @@ export function planFromAnalysis(analysis: GraphAnalysis, options: PlanOptions =
 }
 
 export function plan(snapshot: Snapshot, options: PlanOptions = {}): LabelPlan {
-  return planFromAnalysis(analyzeGraph(snapshot, options), options);
+  return planFromAnalysis(analyzeSnapshot(snapshot, options), options);
 }

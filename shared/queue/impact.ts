@@ -18,40 +18,22 @@ export const EXACT_IMPACT_LIMIT = 5_000;
  * (strongly connected components in reverse topological order), so cycles count each member once.
  */
 export function impactScores(analysis: GraphAnalysis): Map<number, number> {
-  const compact = compactOf(analysis);
-  if (compact !== undefined) return compactImpactScores(compact);
-  const { graph, open } = analysis;
-  const size = open.length;
-  const slotOfOpen = new Map<number, number>();
-  for (let i = 0; i < size; i++) slotOfOpen.set(open[i]!.number, i);
-
-  // Successors of X: the open issues waiting on it.
-  const start = new Int32Array(size + 1);
-  const targets: number[] = [];
-  for (let i = 0; i < size; i++) {
-    const number = open[i]!.number;
-    for (const waiter of graph.blockedBy(number)) {
-      const slot = slotOfOpen.get(waiter);
-      if (slot !== undefined) targets.push(slot);
-    }
-    const parent = graph.parentOf(number);
-    if (typeof parent === "number") {
-      const slot = slotOfOpen.get(parent);
-      if (slot !== undefined && slot !== i) targets.push(slot);
-    }
-    start[i + 1] = targets.length;
-  }
-  const scores = new Map<number, number>();
-  scoresOver(size, start, Int32Array.from(targets), (i, score) =>
-    scores.set(open[i]!.number, score),
-  );
-  return scores;
+  return compactImpactScores(compactBehind(analysis));
 }
 
 /**
- * The same scores over a compact analysis (shared/graph/compact-analysis.ts): the edges come
- * from its rows of what each issue blocks and each issue's parent, no objects per issue.
+ * The compact analysis behind `analysis`: the edges come from its rows (what each issue blocks,
+ * each issue's parent), not from objects per issue. Every analysis switchyard makes has one
+ * (`asGraphAnalysis`, `analyzeSnapshot`).
  */
+function compactBehind(analysis: GraphAnalysis): CompactAnalysis {
+  const compact = compactOf(analysis);
+  if (compact === undefined)
+    throw new TypeError("impact reads a compact analysis: make it with analyzeSnapshot");
+  return compact;
+}
+
+/** `impactScores` over a compact analysis (shared/graph/compact-analysis.ts). */
 export function compactImpactScores(a: CompactAnalysis): Map<number, number> {
   const scores = new Map<number, number>();
   const { graph, openOrder } = a;
@@ -65,13 +47,11 @@ export interface ImpactScores {
 }
 
 /**
- * The impact scores as a lookup: over a compact analysis, one integer per slot instead of a Map
- * entry per open issue (tens of thousands at 100,000 issues, rebuilt with every queue view);
- * otherwise the Map of `impactScores`.
+ * The impact scores as a lookup: one integer per slot instead of a Map entry per open issue
+ * (tens of thousands at 100,000 issues, rebuilt with every queue view).
  */
 export function impactLookup(analysis: GraphAnalysis): ImpactScores {
-  const a = compactOf(analysis);
-  if (a === undefined) return impactScores(analysis);
+  const a = compactBehind(analysis);
   const { graph, openOrder } = a;
   const bySlot = new Int32Array(graph.size).fill(-1);
   compactScoresOver(a, (i, score) => {

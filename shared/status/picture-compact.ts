@@ -1,16 +1,21 @@
-// Which issues the status page's picture draws, chosen from the compact analysis the graph API
-// keeps (shared/graph/compact-analysis.ts) instead of a snapshot of every issue: the same kinds
-// (`kindOf`) and the same choice (`chooseNodes`) as `pictureOf` over the whole snapshot, held in
-// typed arrays, so only the chosen issues need reading as objects. Pure.
+// Which issues the status page's picture draws, chosen from a compact analysis (the one the graph
+// API keeps, shared/graph/compact-analysis.ts) in typed arrays, so only the chosen issues need
+// reading as objects: each issue's kind (`kindOf`), then the `max` nearest the queue. Pure.
 
+import type { Config } from "../config/schema.ts";
+import { analyzeSnapshotCompact } from "../graph/analyze.ts";
 import { STATE_OPEN } from "../graph/compact.ts";
 import { type CompactAnalysis, factsAt } from "../graph/compact-analysis.ts";
+import type { Snapshot } from "../graph/snapshot.ts";
 import {
+  drawPicture,
   type FleetMarks,
   kindOf,
   MAX_PICTURE_NODES,
+  NO_FLEET_MARKS,
   NODE_KINDS,
   type NodeKind,
+  type Picture,
 } from "./picture.ts";
 
 export interface PictureChoice {
@@ -25,9 +30,9 @@ const CLAIMED = NODE_KINDS.indexOf("claimed");
 const CLOSED = NODE_KINDS.indexOf("closed");
 
 /**
- * The `max` issues nearest the queue, as `chooseNodes` picks them: distance from a ready or
- * claimed issue over parent and blocker links of this repository (either direction), open
- * issues before closed ones, then by number.
+ * The `max` issues nearest the queue: distance from a ready or claimed issue over parent and
+ * blocker links of this repository (either direction), open issues before closed ones, then by
+ * number.
  */
 export function choosePicture(
   a: CompactAnalysis,
@@ -109,4 +114,16 @@ export function choosePicture(
       graph.number[s]! - graph.number[t]!,
   );
   return pick(ranked, max);
+}
+
+/** The picture of a whole snapshot: each issue's kind, the `max` nearest the queue drawn. */
+export function pictureOf(
+  snapshot: Snapshot,
+  config: Config,
+  marks: FleetMarks = NO_FLEET_MARKS,
+  max = MAX_PICTURE_NODES,
+): Picture {
+  const { kinds, total } = choosePicture(analyzeSnapshotCompact(snapshot, { config }), marks, max);
+  const chosen = snapshot.issues.filter((issue) => kinds.has(issue.number));
+  return drawPicture(snapshot.repo, chosen, kinds, total);
 }

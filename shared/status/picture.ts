@@ -1,9 +1,9 @@
-// What the status page's graph picture shows: each issue's kind, its drawn relations, and which
-// issues make the cut when the graph is large. Pure: the same inputs give the same picture.
-import type { Config } from "../config/schema.ts";
-import { analyzeGraph, type IssueFacts } from "../graph/analyze.ts";
+// What the status page's graph picture shows: each issue's kind and its drawn relations (which
+// issues make the cut when the graph is large: picture-compact.ts). Pure: the same inputs give
+// the same picture.
+import type { IssueFacts } from "../graph/analyze.ts";
 import { canonicalRef } from "../graph/refs.ts";
-import type { Snapshot, SnapshotIssue } from "../graph/snapshot.ts";
+import type { SnapshotIssue } from "../graph/snapshot.ts";
 
 /** The kinds the picture distinguishes (by colour and shape); `open` is everything else open. */
 export const NODE_KINDS = [
@@ -57,7 +57,7 @@ export const NO_FLEET_MARKS: FleetMarks = {
   stuck: new Set(),
 };
 
-/** The facts `kindOf` reads (as `analyzeGraph` makes them; undefined for a closed issue). */
+/** The facts `kindOf` reads (undefined for a closed issue). */
 export type KindFacts = Pick<IssueFacts, "stuck" | "freshLock" | "held" | "stance" | "ready"> & {
   openBlockers: { readonly length: number };
 };
@@ -80,40 +80,6 @@ export function kindOf(
   if ((facts?.openBlockers.length ?? 0) > 0) return "blocked";
   if (marks.queued.has(n) || facts?.ready) return "ready";
   return "open";
-}
-
-/** The picture of a whole snapshot: each issue's kind (`kindOf`), the `max` drawn (`chooseNodes`). */
-export function pictureOf(
-  snapshot: Snapshot,
-  config: Config,
-  marks: FleetMarks = NO_FLEET_MARKS,
-  max = MAX_PICTURE_NODES,
-): Picture {
-  const analysis = analyzeGraph(snapshot, { config });
-  const own = (ref: number | string) => canonicalRef(ref, snapshot.repo);
-  const kinds = new Map<number, NodeKind>();
-  for (const issue of snapshot.issues)
-    kinds.set(
-      issue.number,
-      kindOf(issue.number, issue.state === "closed", analysis.factsOf(issue.number), marks),
-    );
-  const chosen = chooseNodes(
-    snapshot.issues.map((issue) => ({
-      number: issue.number,
-      kind: kinds.get(issue.number)!,
-      neighbours: [
-        ...(issue.parent == null ? [] : [own(issue.parent)]),
-        ...(issue.blockedBy ?? []).map(own),
-      ].filter((r): r is number => typeof r === "number"),
-    })),
-    max,
-  );
-  return drawPicture(
-    snapshot.repo,
-    snapshot.issues.filter((issue) => chosen.has(issue.number)),
-    kinds,
-    snapshot.issues.length,
-  );
 }
 
 /**
@@ -155,57 +121,4 @@ export function drawPicture(
   }
   nodes.sort((a, b) => a.number - b.number);
   return { repo, nodes, leftOut: total - nodes.length };
-}
-
-const IN_QUEUE: ReadonlySet<NodeKind> = new Set(["ready", "claimed"]);
-
-/**
- * The `max` issues nearest the queue: distance from a ready or claimed issue over blocker and
- * parent links (either direction), open issues before closed ones, then by number.
- */
-export function chooseNodes(
-  issues: ReadonlyArray<{ number: number; kind: NodeKind; neighbours: readonly number[] }>,
-  max: number,
-): Set<number> {
-  if (issues.length <= max) return new Set(issues.map((i) => i.number));
-  const adjacent = new Map<number, number[]>();
-  const link = (a: number, b: number) => {
-    const list = adjacent.get(a);
-    if (list) list.push(b);
-    else adjacent.set(a, [b]);
-  };
-  const known = new Set(issues.map((i) => i.number));
-  for (const i of issues) {
-    for (const n of i.neighbours) {
-      if (!known.has(n) || n === i.number) continue;
-      link(i.number, n);
-      link(n, i.number);
-    }
-  }
-  const distance = new Map<number, number>();
-  let frontier = issues
-    .filter((i) => IN_QUEUE.has(i.kind))
-    .map((i) => i.number)
-    .sort((a, b) => a - b);
-  for (const n of frontier) distance.set(n, 0);
-  for (let d = 1; frontier.length > 0; d++) {
-    const next: number[] = [];
-    for (const n of frontier) {
-      for (const m of adjacent.get(n) ?? []) {
-        if (distance.has(m)) continue;
-        distance.set(m, d);
-        next.push(m);
-      }
-    }
-    frontier = next;
-  }
-  const rank = (i: { number: number; kind: NodeKind }) => [
-    i.kind === "closed" ? 1 : 0,
-    distance.get(i.number) ?? Number.MAX_SAFE_INTEGER,
-    i.number,
-  ];
-  const ranked = issues
-    .map((i) => ({ number: i.number, key: rank(i) }))
-    .sort((a, b) => a.key[0]! - b.key[0]! || a.key[1]! - b.key[1]! || a.key[2]! - b.key[2]!);
-  return new Set(ranked.slice(0, max).map((r) => r.number));
 }

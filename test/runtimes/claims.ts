@@ -13,7 +13,7 @@ import {
 } from "../../shared/claims/rules.ts";
 import { fencedWriteProblem } from "../../shared/claims/writes.ts";
 import { DEFAULT_CONFIG } from "../../shared/config/schema.ts";
-import { analyzeGraph } from "../../shared/graph/analyze.ts";
+import { analyzeSnapshot } from "../../shared/graph/analyze.ts";
 import { permissionGrantsWrite, trustedMarkerAuthors } from "../../shared/idd/trust.ts";
 import { impactScores } from "../../shared/queue/impact.ts";
 import {
@@ -131,7 +131,7 @@ export const checks: Check[] = [
   {
     name: "queue sections, order, impact, capabilities and availability",
     run() {
-      const analysis = analyzeGraph({
+      const analysis = analyzeSnapshot({
         repo: "o/r",
         now: "2026-12-01T00:00:00Z",
         issues: [

@@ -8,7 +8,7 @@ import { DEFAULT_CONFIG } from "../../shared/config/schema.ts";
 import { scan } from "../../shared/graph/scan.ts";
 import { parseSnapshot } from "../../shared/graph/snapshot.ts";
 import { repoPage } from "../../shared/status/page.ts";
-import { pictureOf } from "../../shared/status/picture.ts";
+import { pictureOf } from "../../shared/status/picture-compact.ts";
 import { signSession, verifySession } from "../../shared/status/session.ts";
 import { renderGraphSvg } from "../../shared/status/svg.ts";
 import { type GraphRead, repoPageModel } from "../../shared/status/view.ts";

@@ -6,12 +6,13 @@ import { buildQueueView, buildQueueViewSteps } from "../../functions/objects/rep
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { compactOf, scanCompact } from "../../shared/graph/compact-analysis.ts";
 import { decodeCursor, type GraphList, type PageCursor } from "../../shared/graph/pages.ts";
-import { scan } from "../../shared/graph/scan.ts";
 import { scratch } from "../../shared/graph/scratch.ts";
 import type { GraphEvent, IssueRecord } from "../../shared/ingest/events.ts";
 import { retentionCutoffs } from "../../shared/schedule/retention.ts";
-import { MAX_PICTURE_NODES, pictureOf } from "../../shared/status/picture.ts";
+import { MAX_PICTURE_NODES } from "../../shared/status/picture.ts";
 import { renderGraphSvg } from "../../shared/status/svg.ts";
+import { oraclePicture } from "../support/oracle/picture.ts";
+import { oracleScan } from "../support/oracle/scan.ts";
 import { install, seedIssue, sim } from "./helpers.ts";
 
 const NOW_MS = Date.parse("2026-11-29T12:00:00Z");
@@ -146,7 +147,7 @@ describe("graph API pages", () => {
       const config = o.store.config();
       const { causes } = o.store.pendingCloses(o.store.watermarks().producer.seq);
       const options = { now, config, causes, machine: "m-7" };
-      const plain = scan(o.store.snapshot(now), options);
+      const plain = oracleScan(o.store.snapshot(now), options);
       expect(scanCompact(o.store.compactGraph(), options)).toEqual(plain);
       expect(scanCompact(o.store.reads.compact("acme/pages", config.labels), options)).toEqual(
         plain,
@@ -403,7 +404,7 @@ describe("graph API pages", () => {
       const now = iso(NOW_MS);
       const options = { now, config: o.store.config() };
       expect(scanCompact(o.store.compactGraph(), options)).toEqual(
-        scan(o.store.snapshot(now), options),
+        oracleScan(o.store.snapshot(now), options),
       );
     });
   });
@@ -481,7 +482,7 @@ describe("graph API pages", () => {
               o.store.apply(batch);
               const options = { now, config: o.store.config() };
               expect(scanCompact(o.store.compactGraph(), options)).toEqual(
-                scan(o.store.snapshot(now), options),
+                oracleScan(o.store.snapshot(now), options),
               );
             }
             const graph = o.store.compactGraph();
@@ -501,7 +502,7 @@ describe("graph API pages", () => {
 });
 
 describe("status page picture", () => {
-  it("draws from the kept scan and the chosen issues what pictureOf draws from every issue", async () => {
+  it("draws from the kept scan and the chosen issues what the oracle draws from every issue", async () => {
     const stub = await freshRepo();
     // 450 issues with parents and blockers (own, own spelled with the repository, and in other
     // repositories), a third closed, some held, waiting on a human or locked: the picture keeps 300.
@@ -557,7 +558,7 @@ describe("status page picture", () => {
       };
       return [
         view.picture,
-        pictureOf(o.store.snapshot(iso(NOW_MS)), o.store.config(), marks),
+        oraclePicture(o.store.snapshot(iso(NOW_MS)), o.store.config(), marks),
       ] as const;
     });
     expect(whole.nodes).toHaveLength(MAX_PICTURE_NODES);

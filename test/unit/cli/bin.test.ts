@@ -53,6 +53,23 @@ describe("the installed switchyard executable", () => {
     expect(run.stderr).toContain("--bogus");
   });
 
+  it("serves its modules from Node's compile cache on a second run", async () => {
+    // A fresh cache directory: the first run fills it, the second must take every module of a
+    // scan from it (the compile cache is on before the first TypeScript module is imported).
+    const cache = await mkdtemp(join(tmpdir(), "switchyard-cache-"));
+    const env = { NODE_COMPILE_CACHE: cache, NODE_DEBUG_NATIVE: "COMPILE_CACHE" };
+    const first = await spawnCollect(node, ["functions/cli/bin.js", ...demo], env);
+    expect(first.code).toBe(0);
+    const second = await spawnCollect(node, ["functions/cli/bin.js", ...demo], env);
+    expect(second.code).toBe(0);
+    const accepted = (file: string) =>
+      second.stderr.includes(`V8 code cache for ESM file://${root}${file} was accepted`);
+    for (const file of ["functions/cli/main.ts", "functions/cli/commands/scan.ts"])
+      expect(accepted(file), file).toBe(true);
+    expect(accepted("shared/graph/compact-analysis.ts")).toBe(true);
+    expect(second.stderr).not.toMatch(/was rejected/);
+  });
+
   it("runs without a compile cache too", async () => {
     const run = await spawnCollect(node, ["functions/cli/bin.js", ...demo], {
       NODE_DISABLE_COMPILE_CACHE: "1",
@@ -63,9 +80,19 @@ describe("the installed switchyard executable", () => {
 });
 
 describe("lazy loading", () => {
-  it("a snapshot scan loads zod and nothing only other commands need", async () => {
+  it("a snapshot scan with the default configuration loads no library, not even zod", async () => {
     const run = await loadedPackages("functions/cli/bin.js", demo);
     expect(run.code).toBe(0);
+    expect(run.packages).toEqual([]);
+  });
+
+  it("a snapshot the fast check cannot vouch for loads zod, which words the error", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "switchyard-bin-"));
+    const file = join(dir, "bad.json");
+    await writeFile(file, JSON.stringify({ repo: "a/b", issues: [{ number: 1, title: 2 }] }));
+    const run = await loadedPackages("functions/cli/bin.js", ["scan", "--snapshot", file]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${file}: invalid snapshot at issues[0].title: `);
     expect(run.packages).toEqual(["zod"]);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfigYaml } from "../../../shared/config/parse.ts";
-import { DEFAULT_CONFIG } from "../../../shared/config/schema.ts";
+import { ConfigSchema, DEFAULT_CONFIG } from "../../../shared/config/schema.ts";
 
 describe(".github/switchyard.yml", () => {
   it("an empty file means every default", () => {
@@ -11,6 +11,11 @@ describe(".github/switchyard.yml", () => {
     expect(DEFAULT_CONFIG.claims.branchPattern).toBe("issue/{number}-{slug}");
     expect(DEFAULT_CONFIG.idd.staleHours).toBe(24);
     expect(DEFAULT_CONFIG.idd.mirrorClaims).toBe(true);
+  });
+
+  it("the defaults without zod (shared/config/defaults.ts) are what the schema makes of {}", () => {
+    // Key for key, absent keys too: a default added to the schema alone fails here.
+    expect(ConfigSchema.parse({})).toStrictEqual(DEFAULT_CONFIG);
   });
 
   it("merges given keys over the defaults", () => {

@@ -1,7 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../shared/config/schema.ts";
-import { analyzeGraph } from "../../../shared/graph/analyze.ts";
 import { CompactGraph, compactFromSnapshot } from "../../../shared/graph/compact.ts";
 import {
   analyzeCompact,
@@ -10,7 +9,6 @@ import {
   scanCompact,
 } from "../../../shared/graph/compact-analysis.ts";
 import type { ScanOptions } from "../../../shared/graph/options.ts";
-import { scan } from "../../../shared/graph/scan.ts";
 import { parseSnapshot, type Snapshot } from "../../../shared/graph/snapshot.ts";
 import { planFromAnalysis } from "../../../shared/producer/plan.ts";
 import { impactLookup, impactScores } from "../../../shared/queue/impact.ts";
@@ -25,6 +23,9 @@ import {
 } from "../../support/compact-model.ts";
 import { snapshotArbitrary } from "../../support/graph-arbitraries.ts";
 import { loadGraphFixtures } from "../../support/graph-fixtures.ts";
+import { analyzeGraph } from "../../support/oracle/analyze.ts";
+import { oracleImpact } from "../../support/oracle/impact.ts";
+import { oracleScan } from "../../support/oracle/scan.ts";
 
 const fixtures = await loadGraphFixtures();
 const labelsOf = (options: ScanOptions) => (options.config ?? DEFAULT_CONFIG).labels;
@@ -34,17 +35,17 @@ const withNow = (snapshot: Snapshot, options: ScanOptions): ScanOptions =>
     ? { ...options, now: snapshot.now }
     : options;
 
-/** Every answer the Worker reads, from both representations. */
+/** Every answer the Worker reads, from the compact analysis and from the oracle (test/support). */
 function expectSameAnswers(snapshot: Snapshot, options: ScanOptions, compact: CompactGraph) {
   const opts = withNow(snapshot, options);
   const plain = analyzeGraph(snapshot, options);
   const analysis = analyzeCompact(compact, opts);
-  expect(renderCompactScan(analysis)).toEqual(scan(snapshot, options));
+  expect(renderCompactScan(analysis)).toEqual(oracleScan(snapshot, options));
   const adapted = asGraphAnalysis(analysis);
   expect(adapted.open).toEqual(plain.open);
   expect(planFromAnalysis(adapted, options)).toEqual(planFromAnalysis(plain, options));
   expect(adapted.readyFacts()).toEqual(plain.readyFacts());
-  const impact = impactScores(plain);
+  const impact = oracleImpact(snapshot);
   expect(impactScores(adapted)).toEqual(impact);
   // The queue view's lookup (a score per slot) answers what the Map does, absent numbers too.
   const lookup = impactLookup(adapted);
@@ -82,7 +83,7 @@ const modes = fc.record({
   ),
 });
 
-describe("compact graph (typed arrays) against the plain scan", () => {
+describe("compact graph (typed arrays) against the oracle", () => {
   for (const fixture of fixtures) {
     it(`golden ${fixture.name}`, () => {
       const snapshot = parseSnapshot(fixture.snapshot);
@@ -118,7 +119,7 @@ describe("compact graph (typed arrays) against the plain scan", () => {
           for (const op of ops) {
             applyToCompact(compact, op);
             model.apply(op);
-            expect(scanCompact(compact, opts)).toEqual(scan(model.snapshot(), opts));
+            expect(scanCompact(compact, opts)).toEqual(oracleScan(model.snapshot(), opts));
           }
           expectSameAnswers(model.snapshot(), opts, compact);
           for (const [number, requires] of model.requires) {
@@ -160,7 +161,7 @@ describe("compact graph (typed arrays) against the plain scan", () => {
       const opts = { now: new Date(NOW_MS).toISOString() };
       // `unlabeled` lists after `labeled` at one time: the human gate is off, #1 is ready.
       expect(scanCompact(compact, opts).ready).toEqual([1]);
-      expect(scan(model.snapshot(), opts).ready).toEqual([1]);
+      expect(oracleScan(model.snapshot(), opts).ready).toEqual([1]);
     }
   });
 

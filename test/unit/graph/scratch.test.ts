@@ -6,7 +6,6 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { syntheticSnapshot } from "../../../bench/synthetic.ts";
 import { DEFAULT_CONFIG } from "../../../shared/config/schema.ts";
-import { analyzeGraph } from "../../../shared/graph/analyze.ts";
 import { compactFromSnapshot } from "../../../shared/graph/compact.ts";
 import {
   analyzeCompact,
@@ -18,6 +17,7 @@ import {
 import { ScratchArrays, scratch } from "../../../shared/graph/scratch.ts";
 import { parseSnapshot } from "../../../shared/graph/snapshot.ts";
 import { impactScores } from "../../../shared/queue/impact.ts";
+import { oracleImpact } from "../../support/oracle/impact.ts";
 
 const NOW = "2026-11-29T12:00:00Z";
 
@@ -135,10 +135,10 @@ describe("analyses borrowing scratch arrays", () => {
       });
     }
     expect(done).toEqual(alone);
-    // And with the object-based rules, for the same snapshots.
+    // And impact, with the oracle's walk (test/support/oracle), for the same snapshots.
     snapshots.forEach((snapshot, i) => {
       expect(impactScores(asGraphAnalysis(analyzeCompact(graphs[i]!, { now: NOW })))).toEqual(
-        impactScores(analyzeGraph(snapshot)),
+        oracleImpact(snapshot),
       );
     });
   });

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { syntheticSnapshot } from "../../../bench/synthetic.ts";
 import { parseSnapshot, SnapshotSchema } from "../../../shared/graph/snapshot.ts";
-import { fastParseSnapshot } from "../../../shared/graph/snapshot-fast-check.ts";
+import { fastCheckSnapshot, fastParseSnapshot } from "../../../shared/graph/snapshot-fast-check.ts";
 import { ValidationError } from "../../../shared/validation.ts";
 import { snapshotArbitrary } from "../../support/graph-arbitraries.ts";
 
@@ -21,6 +21,14 @@ function expectAgreement(input: unknown): boolean {
   const zod = SnapshotSchema.safeParse(input);
   expect(fast !== undefined, "fast path and zod disagree on acceptance").toBe(zod.success);
   if (fast !== undefined && zod.success) expect(layout(fast)).toEqual(layout(zod.data));
+  // Without the copy: the same verdict, and the input itself, which reads as zod's snapshot on
+  // every key of the schema (unknown keys aside).
+  const checked = fastCheckSnapshot(input);
+  expect(checked !== undefined, "the check without copy disagrees").toBe(fast !== undefined);
+  if (checked !== undefined && zod.success) {
+    expect(checked).toBe(input);
+    expect(input).toMatchObject(zod.data as object);
+  }
   return zod.success;
 }
 
@@ -219,6 +227,12 @@ describe("fast snapshot check agrees with the zod schema", () => {
       "2026-12-31T23:59:59Z",
       "2026-12-31T24:00:00Z",
       "2026-00-10T00:00:00Z",
+      "2024-02-29T00:00:00.5Z",
+      "2023-02-29T00:00:00.123Z",
+      "2026-11-29T12:00:00.Z",
+      "2026-11-29T12:00:60.1Z",
+      "2026-11-29T12:00:00.12a4Z",
+      "2026-11-29T12:00:00.1234567Z",
     ]) {
       expectAgreement({ repo: "a/b", now, issues: [] });
     }
@@ -282,13 +296,21 @@ describe("fast snapshot check agrees with the zod schema", () => {
   });
 
   it("leaves errors to zod: parseSnapshot still names the first bad path", () => {
+    const bad = { repo: "a/b", issues: [{ number: 1, title: 2 }] };
+    expect(fastCheckSnapshot(bad)).toBeUndefined();
     try {
-      parseSnapshot({ repo: "a/b", issues: [{ number: 1, title: 2 }] });
+      parseSnapshot(bad);
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).path).toBe("issues[0].title");
     }
+  });
+
+  it("without the copy, gives back the input it vouches for", () => {
+    const input = syntheticSnapshot(50);
+    expect(fastCheckSnapshot(input)).toBe(input);
+    expect(fastCheckSnapshot(input)).toEqual(parseSnapshot(input));
   });
 
   it("never shares mutable parts with its input", () => {

@@ -1,11 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CONFIG } from "../../../shared/config/schema.ts";
-import { analyzeGraph } from "../../../shared/graph/analyze.ts";
-import { compactFromSnapshot } from "../../../shared/graph/compact.ts";
-import { analyzeCompact, asGraphAnalysis } from "../../../shared/graph/compact-analysis.ts";
+import { analyzeSnapshot } from "../../../shared/graph/analyze.ts";
 import { parseSnapshot, type Snapshot } from "../../../shared/graph/snapshot.ts";
 import { EXACT_IMPACT_LIMIT, impactLookup, impactScores } from "../../../shared/queue/impact.ts";
+import { oracleImpact } from "../../support/oracle/impact.ts";
 
 const issue = (number: number, extra: Partial<Snapshot["issues"][number]> = {}) => ({
   number,
@@ -19,43 +17,10 @@ const issue = (number: number, extra: Partial<Snapshot["issues"][number]> = {}) 
   ...extra,
 });
 
+const snapshotOf = (issues: Snapshot["issues"]) =>
+  parseSnapshot({ repo: "o/r", now: "2026-12-01T00:00:00Z", issues });
 const scores = (issues: Snapshot["issues"]) =>
-  Object.fromEntries(
-    impactScores(analyzeGraph({ repo: "o/r", now: "2026-12-01T00:00:00Z", issues })),
-  );
-
-/** Brute force: every open issue reachable from X along "waits on X" edges, X excluded. */
-function bruteForce(issues: Snapshot["issues"]): Record<number, number> {
-  const open = new Set(issues.filter((i) => i.state === "open").map((i) => i.number));
-  const waiters = new Map<number, number[]>();
-  for (const i of issues) {
-    if (!open.has(i.number)) continue;
-    for (const b of i.blockedBy ?? []) {
-      if (typeof b === "number" && open.has(b))
-        waiters.set(b, [...(waiters.get(b) ?? []), i.number]);
-    }
-    if (typeof i.parent === "number" && open.has(i.parent) && i.parent !== i.number) {
-      waiters.set(i.number, [...(waiters.get(i.number) ?? []), i.parent]);
-    }
-  }
-  const out: Record<number, number> = {};
-  for (const x of open) {
-    const seen = new Set<number>([x]);
-    const stack = [x];
-    while (stack.length > 0) {
-      for (const w of waiters.get(stack.pop()!) ?? []) {
-        if (!seen.has(w)) {
-          seen.add(w);
-          stack.push(w);
-        }
-      }
-    }
-    seen.delete(x);
-    // A cycle back to x: x waits on itself through others, but counts others only.
-    out[x] = seen.size;
-  }
-  return out;
-}
+  Object.fromEntries(impactScores(analyzeSnapshot(snapshotOf(issues))));
 
 describe("impact", () => {
   it("counts open issues transitively waiting: blocked issues and parents, closed ones not", () => {
@@ -80,7 +45,7 @@ describe("impact", () => {
     expect(s).toEqual({ 1: 2, 2: 2, 3: 0 });
   });
 
-  it("equals a brute-force reachability count on random graphs (diamonds, cycles, parents)", () => {
+  it("equals the oracle's reachability walk on random graphs (diamonds, cycles, parents)", () => {
     const graph = fc.integer({ min: 1, max: 14 }).chain((n) =>
       fc.tuple(
         fc.constant(n),
@@ -105,13 +70,13 @@ describe("impact", () => {
             ...(closed[k] ? { state: "closed" as const, closedAt: "2026-11-02T00:00:00Z" } : {}),
           });
         });
-        expect(scores(issues)).toEqual(bruteForce(issues));
+        expect(scores(issues)).toEqual(Object.fromEntries(oracleImpact(snapshotOf(issues))));
       }),
       { numRuns: 300 },
     );
   });
 
-  it("counts exactly on trees and chains above the exact-reach limit, compact or not", () => {
+  it("counts exactly on trees and chains above the exact-reach limit", () => {
     // Over EXACT_IMPACT_LIMIT components the count is summed over the condensation: exact when
     // no two paths rejoin. A tree of sub-issues (the first half) and chains of blockers.
     const n = EXACT_IMPACT_LIMIT + 1_500;
@@ -124,7 +89,8 @@ describe("impact", () => {
       });
     });
     const snapshot = parseSnapshot({ repo: "o/r", now: "2026-12-01T00:00:00Z", issues });
-    const plain = impactScores(analyzeGraph(snapshot));
+    const analysis = analyzeSnapshot(snapshot);
+    const plain = impactScores(analysis);
     for (let number = 1; number <= n; number++) {
       // In the tree, the issues waiting on x are its ancestors; in a chain, the ones after it.
       let expected = Math.floor(Math.log2(number));
@@ -134,10 +100,7 @@ describe("impact", () => {
       }
       expect(plain.get(number)).toBe(expected);
     }
-    const compact = compactFromSnapshot(snapshot, DEFAULT_CONFIG.labels);
-    const adapted = asGraphAnalysis(analyzeCompact(compact, { now: snapshot.now }));
-    expect(impactScores(adapted)).toEqual(plain);
-    const lookup = impactLookup(adapted);
+    const lookup = impactLookup(analysis);
     for (let number = 1; number <= n; number++) expect(lookup.get(number)).toBe(plain.get(number));
   });
 });

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../../shared/config/schema.ts";
-import { analyzeGraph } from "../../../shared/graph/analyze.ts";
+import { analyzeSnapshot } from "../../../shared/graph/analyze.ts";
 import { fnv1a32 } from "../../../shared/graph/hash.ts";
 import { parseSnapshot, type Snapshot } from "../../../shared/graph/snapshot.ts";
 import {
@@ -27,7 +27,7 @@ const issue = (number: number, labels: string[] = [], extra = {}) => ({
 
 const build = (issues: Snapshot["issues"], config = {}) =>
   queueItems(
-    analyzeGraph(
+    analyzeSnapshot(
       { repo: "o/r", now: "2026-12-01T00:00:00Z", issues },
       { config: ConfigSchema.parse(config) },
     ),
@@ -77,7 +77,7 @@ describe("queue candidates in mode events", () => {
         const snapshot = parseSnapshot(input);
         const inputs = { reasons: new Map(), requires: () => [], impact: new Map() };
         const itemsWith = (queue: object) =>
-          queueItems(analyzeGraph(snapshot, { config: ConfigSchema.parse({ queue }) }), inputs);
+          queueItems(analyzeSnapshot(snapshot, { config: ConfigSchema.parse({ queue }) }), inputs);
         expect(itemsWith({ mode: "events" })).toEqual(
           itemsWith({ mode: "all", approvalLabel: "agent:ready" }),
         );

@@ -11,12 +11,8 @@ import {
   NODE_HEIGHT,
   NODE_WIDTH,
 } from "../../../shared/status/layout.ts";
-import {
-  MAX_PICTURE_NODES,
-  NODE_KINDS,
-  type Picture,
-  pictureOf,
-} from "../../../shared/status/picture.ts";
+import { MAX_PICTURE_NODES, NODE_KINDS, type Picture } from "../../../shared/status/picture.ts";
+import { pictureOf } from "../../../shared/status/picture-compact.ts";
 import { renderGraphSvg, renderLegend } from "../../../shared/status/svg.ts";
 import { snapshotArbitrary } from "../../support/graph-arbitraries.ts";
 

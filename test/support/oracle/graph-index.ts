@@ -1,55 +1,15 @@
-import { canonicalRef, compareRefs, type IssueRef, refKey } from "./refs.ts";
-import type { ExternalIssue, Snapshot, SnapshotIssue } from "./snapshot.ts";
+// The oracle's index of a snapshot (see ./analyze.ts): issues in ascending number order,
+// references canonicalised once, edges in both directions, over the snapshot's issue objects.
+import type { GraphIndex } from "../../../shared/graph/analyze.ts";
+import {
+  canonicalBlockers,
+  canonicalRef,
+  type IssueRef,
+  refKey,
+} from "../../../shared/graph/refs.ts";
+import type { ExternalIssue, Snapshot, SnapshotIssue } from "../../../shared/graph/snapshot.ts";
 
 const NONE: readonly never[] = Object.freeze([]);
-
-/**
- * The snapshot indexed for lookups: issues in ascending number order, references canonicalised
- * once, edges in both directions. Adjacency lives in flat typed arrays (compressed rows), so
- * indexing 100k issues allocates a handful of arrays instead of one per edge.
- */
-export interface GraphIndex {
-  repo: string;
-  /** The snapshot's issues, ascending by number. */
-  sorted: readonly SnapshotIssue[];
-  issue(n: number): SnapshotIssue | undefined;
-  /** Position of issue `n` in `sorted`, or -1 when the snapshot lacks it. */
-  slotOf(n: number): number;
-  /** Canonical blockers of an issue, deduplicated and sorted. */
-  blockersOf(n: number): readonly IssueRef[];
-  /** Canonical parent of an issue, if it has one. */
-  parentOf(n: number): IssueRef | undefined;
-  /** Own-repository children of a parent, ascending. */
-  childrenOf(n: number): readonly number[];
-  /** How many own-repository children a parent has, and how many are open (no list allocated). */
-  childCount(n: number): number;
-  openChildCount(n: number): number;
-  /** The own issues a reference blocks, ascending. */
-  blockedBy(ref: IssueRef): readonly number[];
-  /** `external` entries by refKey; own-repository entries only where `issues` lacks the number. */
-  external: ReadonlyMap<string, ExternalIssue>;
-  edgeCount: number;
-  /** `open`/`closed`, or undefined when the snapshot does not know the issue. */
-  stateOf(ref: IssueRef): "open" | "closed" | undefined;
-  /** The issues carrying `label`, ascending (open or closed). */
-  withLabel(label: string): readonly number[];
-}
-
-/**
- * Canonical, deduplicated, sorted blockers. Two spellings of one cross-repo issue keep the one
- * that sorts first, so the result does not depend on input order.
- */
-export function canonicalBlockers(raw: readonly IssueRef[], repo: string): readonly IssueRef[] {
-  if (raw.length === 1 && typeof raw[0] === "number") return raw;
-  const seen = new Map<string | number, IssueRef>();
-  for (const r of raw) {
-    const ref = canonicalRef(r, repo);
-    const key = typeof ref === "number" ? ref : refKey(ref);
-    const prior = seen.get(key);
-    if (prior === undefined || compareRefs(ref, prior) < 0) seen.set(key, ref);
-  }
-  return [...seen.values()].sort(compareRefs);
-}
 
 /** Rows of a compressed adjacency: row `slot` is `values[start[slot] .. start[slot + 1])`. */
 class Rows {

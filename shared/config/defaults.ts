@@ -1,0 +1,33 @@
+import type { Config } from "./schema.ts";
+
+/**
+ * Every configuration key's default, as `ConfigSchema` (schema.ts) reads them for its `.default`
+ * values. Apart from the schema so that code needing only the defaults does not load zod: a CLI
+ * scan of a snapshot with the default configuration loads no library at all
+ * (functions/cli/graph-input.ts).
+ */
+export const CONFIG_DEFAULTS = {
+  labels: {
+    ready: "agent:ready",
+    hold: "agent:hold",
+    processing: "agent:processing",
+    needsHuman: "needs-human-confirm",
+    epicManaged: "epic-managed",
+    stuck: "agent:stuck",
+  },
+  queue: { mode: "events", approvalLabel: null, order: "number" },
+  kicks: { windowHours: 2 },
+  locks: { processingTtlMinutes: 30 },
+  claims: {
+    ttlMinutes: 30,
+    branchPattern: "issue/{number}-{slug}",
+    maxAttempts: 3,
+    maxPerAgent: null,
+    maxActive: null,
+  },
+  idd: { staleHours: 24, mirrorClaims: true },
+  status: { public: false },
+} as const;
+
+/** The configuration of an empty `.github/switchyard.yml`: what `ConfigSchema` makes of `{}`. */
+export const DEFAULT_CONFIG: Config = CONFIG_DEFAULTS;
