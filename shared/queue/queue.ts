@@ -1,17 +1,20 @@
 import type { GraphAnalysis, IssueFacts } from "../graph/analyze.ts";
-import { rotateForMachine } from "../graph/hash.ts";
 import type { ImpactScores } from "./impact.ts";
+import type { Orderable, QueueSection } from "./order.ts";
+import { priorityRank, rankTable } from "./priority.ts";
 
 /** One claimable issue of the queue, before per-request filtering. */
-export interface QueueItem {
+export interface QueueItem extends Orderable {
   number: number;
   title: string;
   labels: readonly string[];
   requires: readonly string[];
   reason: string;
-  /** 0: carries the ready label; 1: ready without it (mode `all`). */
-  section: 0 | 1;
+  /** 2: carries the ready label; 3: ready without it (mode `all`); spec 6.4's numbering. */
+  section: QueueSection;
   impact: number;
+  /** Priority rank from labels and the project field (shared/queue/priority.ts); null: none. */
+  priority: number | null;
 }
 
 export interface QueueInputs {
@@ -20,6 +23,8 @@ export interface QueueInputs {
   /** Capabilities an issue's body asks for (`<!-- requires: ... -->`). */
   requires: (number: number) => readonly string[];
   impact: ImpactScores;
+  /** The issue's option in the configured project field (`priority.project`), if any. */
+  projectOption?: (number: number) => string | null;
 }
 
 /**
@@ -32,14 +37,15 @@ export function queueItems(analysis: GraphAnalysis, inputs: QueueInputs): QueueI
   const { config } = analysis.options;
   const readyLabel = config.labels.ready;
   const approval = config.queue.approvalLabel;
+  const ranks = rankTable(config.priority);
   const items: QueueItem[] = [];
   for (const facts of candidates(analysis, readyLabel, config.queue.mode)) {
     const issue = analysis.graph.issue(facts.number)!;
     const labeled = issue.labels.includes(readyLabel);
-    let section: 0 | 1;
+    let section: QueueSection;
     let reason: string;
     if (labeled) {
-      section = 0;
+      section = 2;
       reason =
         inputs.reasons.get(facts.number) ??
         (facts.childCount > 0
@@ -50,7 +56,7 @@ export function queueItems(analysis: GraphAnalysis, inputs: QueueInputs): QueueI
           : `labeled ${readyLabel}`);
     } else if (config.queue.mode === "all") {
       if (approval !== null && !issue.labels.includes(approval)) continue;
-      section = 1;
+      section = 3;
       reason = approval === null ? "mode all: ready" : `mode all: ready and labeled ${approval}`;
     } else {
       continue;
@@ -63,6 +69,7 @@ export function queueItems(analysis: GraphAnalysis, inputs: QueueInputs): QueueI
       reason,
       section,
       impact: inputs.impact.get(facts.number) ?? 0,
+      priority: priorityRank(ranks, issue.labels, inputs.projectOption?.(facts.number) ?? null),
     });
   }
   return items;
@@ -83,27 +90,6 @@ function candidates(
   for (const number of analysis.graph.withLabel(readyLabel)) {
     const facts = analysis.factsOf(number);
     if (facts?.ready) out.push(facts);
-  }
-  return out;
-}
-
-export type QueueOrder = "number" | "impact";
-
-/**
- * Orders the queue within its sections: by number rotated per machine (spec 3.2), or by
- * impact (most waiting issues first, ties by number).
- */
-export function orderQueue(
-  items: readonly QueueItem[],
-  order: QueueOrder,
-  machine?: string,
-): QueueItem[] {
-  const out: QueueItem[] = [];
-  for (const section of [0, 1] as const) {
-    const part = items.filter((i) => i.section === section).sort((a, b) => a.number - b.number);
-    if (order === "impact")
-      out.push(...part.sort((a, b) => b.impact - a.impact || a.number - b.number));
-    else out.push(...rotateForMachine(part, machine));
   }
   return out;
 }

@@ -16,11 +16,11 @@ import { DEFAULT_CONFIG } from "../../shared/config/schema.ts";
 import { analyzeSnapshot } from "../../shared/graph/analyze.ts";
 import { permissionGrantsWrite, trustedMarkerAuthors } from "../../shared/idd/trust.ts";
 import { impactScores } from "../../shared/queue/impact.ts";
+import { orderQueue } from "../../shared/queue/order.ts";
 import {
   capabilitySet,
   hasCapabilities,
   isAvailable,
-  orderQueue,
   queueItems,
 } from "../../shared/queue/queue.ts";
 import type { Check } from "./harness.ts";

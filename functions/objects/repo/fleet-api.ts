@@ -1,6 +1,6 @@
 import type { OwedWrite } from "../../../shared/claims/owed.ts";
 import type { Attempt } from "../../../shared/claims/rules.ts";
-import type { QueueOrder } from "../../../shared/queue/queue.ts";
+import type { QueueOrder } from "../../../shared/queue/order.ts";
 
 // What the fleet API's operations take and answer inside a RepoObject (spec 6.4); the routes
 // validate requests with zod (shared/fleet/schemas.ts) before they get here.

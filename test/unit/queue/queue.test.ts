@@ -4,11 +4,11 @@ import { ConfigSchema } from "../../../shared/config/schema.ts";
 import { analyzeSnapshot } from "../../../shared/graph/analyze.ts";
 import { fnv1a32 } from "../../../shared/graph/hash.ts";
 import { parseSnapshot, type Snapshot } from "../../../shared/graph/snapshot.ts";
+import { orderQueue } from "../../../shared/queue/order.ts";
 import {
   capabilitySet,
   hasCapabilities,
   isAvailable,
-  orderQueue,
   queueItems,
 } from "../../../shared/queue/queue.ts";
 import { snapshotArbitrary } from "../../support/graph-arbitraries.ts";
@@ -49,29 +49,29 @@ describe("queue sections", () => {
 
   it("mode events: only ready issues carrying the ready label, with their reasons", () => {
     expect(build(issues).map((i) => [i.number, i.section, i.reason])).toEqual([
-      [1, 0, "labeled agent:ready"],
-      [2, 0, "kick: unblocked by #9"],
-      [8, 0, "rollup: every sub-issue is closed (#9)"],
+      [1, 2, "labeled agent:ready"],
+      [2, 2, "kick: unblocked by #9"],
+      [8, 2, "rollup: every sub-issue is closed (#9)"],
     ]);
   });
 
   it("mode all: then the other ready issues; with an approval label only those carrying it", () => {
     expect(build(issues, { queue: { mode: "all" } }).map((i) => [i.number, i.section])).toEqual([
-      [1, 0],
-      [2, 0],
-      [3, 1],
-      [4, 1],
-      [8, 0],
+      [1, 2],
+      [2, 2],
+      [3, 3],
+      [4, 3],
+      [8, 2],
     ]);
     const approved = build(issues, { queue: { mode: "all", approvalLabel: "idd:ready" } });
-    expect(approved.filter((i) => i.section === 1).map((i) => i.number)).toEqual([4]);
+    expect(approved.filter((i) => i.section === 3).map((i) => i.number)).toEqual([4]);
   });
 });
 
 describe("queue candidates in mode events", () => {
   it("are what a walk over every ready issue keeps: the ones carrying the ready label", () => {
     // Mode `all` with the ready label as approval label walks every ready issue and keeps the
-    // labeled ones, all in section 0: what mode `events` lists from the labeled issues alone.
+    // labeled ones, all in section 2: what mode `events` lists from the labeled issues alone.
     fc.assert(
       fc.property(snapshotArbitrary(), (input) => {
         const snapshot = parseSnapshot(input);
@@ -93,8 +93,9 @@ describe("queue order", () => {
     labels: [],
     requires: [],
     reason: "",
-    section: (k < 4 ? 0 : 1) as 0 | 1,
+    section: (k < 4 ? 2 : 3) as 2 | 3,
     impact: [0, 2, 2, 1, 9][k]!,
+    priority: null,
   }));
 
   it("number: ascending within each section, rotated by fnv1a32(machine) mod n", () => {
@@ -121,8 +122,9 @@ describe("capabilities", () => {
       labels: [],
       requires: ["gpu", "linux"],
       reason: "",
-      section: 0 as const,
+      section: 2 as const,
       impact: 0,
+      priority: null,
     };
     expect(hasCapabilities(item, capabilitySet(undefined))).toBe(false);
     expect(hasCapabilities(item, capabilitySet("GPU"))).toBe(false);
