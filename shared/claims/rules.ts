@@ -18,7 +18,11 @@ export type DenyReason =
   | "blocked"
   | "stuck"
   | "agent-limit"
-  | "repo-limit";
+  | "repo-limit"
+  /** Queue policy (shared/claims/policy.ts): a label's live claims reached its limit. */
+  | "label-limit"
+  /** Queue policy: the circuit breaker is red and the issue is not repair work. */
+  | "paused";
 
 export interface Holder {
   agentId: string;

@@ -24,9 +24,20 @@ export const CONFIG_DEFAULTS = {
     maxAttempts: 3,
     maxPerAgent: null,
     maxActive: null,
+    maxActiveByLabel: {},
   },
   idd: { staleHours: 24, mirrorClaims: true },
+  priority: { labels: {}, project: null },
+  /** Off unless `.github/switchyard.yml` has a `breaker` (its keys' defaults: BREAKER_DEFAULTS). */
+  breaker: null,
   status: { public: false },
+} as const;
+
+/** The defaults of a `breaker` that is present (`breaker: {}`). */
+export const BREAKER_DEFAULTS = {
+  checks: null,
+  repairLabel: "ci-repair",
+  pendingMinutes: 120,
 } as const;
 
 /** The configuration of an empty `.github/switchyard.yml`: what `ConfigSchema` makes of `{}`. */

@@ -1,11 +1,14 @@
 import { z } from "zod";
-import { CONFIG_DEFAULTS as D } from "./defaults.ts";
+import { BREAKER_DEFAULTS, CONFIG_DEFAULTS as D } from "./defaults.ts";
 
 const labelName = z
   .string()
   .trim()
   .min(1, "a label name cannot be empty")
   .max(50, "GitHub label names are at most 50 characters");
+
+/** A priority rank: lower is more urgent. */
+const rank = z.number().int().min(0).max(1_000);
 
 /**
  * `.github/switchyard.yml`. Every key is optional; unknown keys are rejected so a typo
@@ -27,8 +30,11 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       mode: z.enum(["events", "all"]).default(D.queue.mode),
       approvalLabel: labelName.nullable().default(D.queue.approvalLabel),
-      /** The queue's default order: by number (rotated per machine) or by impact. */
-      order: z.enum(["number", "impact"]).default(D.queue.order),
+      /**
+       * The queue's default order (spec 6.4's table, shared/queue/order.ts): by number (rotated
+       * per machine), by impact, or by priority rank.
+       */
+      order: z.enum(["number", "impact", "priority"]).default(D.queue.order),
     })
     .prefault({}),
   kicks: z
@@ -56,6 +62,13 @@ export const ConfigSchema = z.strictObject({
       maxPerAgent: z.number().int().min(1).nullable().default(D.claims.maxPerAgent),
       /** Live claims in this repository (null: no limit). */
       maxActive: z.number().int().min(1).nullable().default(D.claims.maxActive),
+      /**
+       * Live switchyard claims of issues carrying a label (label → limit; compared as GitHub
+       * compares names, case-insensitively). IDD marker claims do not count.
+       */
+      maxActiveByLabel: z
+        .record(labelName, z.number().int().min(1).max(10_000))
+        .default(() => ({ ...D.claims.maxActiveByLabel })),
     })
     .prefault({}),
   idd: z
@@ -66,6 +79,45 @@ export const ConfigSchema = z.strictObject({
       mirrorClaims: z.boolean().default(D.idd.mirrorClaims),
     })
     .prefault({}),
+  priority: z
+    .strictObject({
+      /** Label → rank (lower is more urgent); an issue with several takes the lowest. */
+      labels: z.record(labelName, rank).default(() => ({ ...D.priority.labels })),
+      /**
+       * A single-select field of an organization project (Projects v2) whose options rank
+       * issues; read by its own GraphQL query and kept current by `projects_v2_item` webhooks.
+       */
+      project: z
+        .strictObject({
+          number: z.number().int().positive(),
+          field: z.string().trim().min(1).max(100),
+          /** Option name → rank (names compared case-insensitively). */
+          options: z.record(z.string().trim().min(1).max(100), rank),
+        })
+        .nullable()
+        .default(D.priority.project),
+    })
+    .prefault({}),
+  /**
+   * The circuit breaker: while the default branch's head commit is red, ordinary work is not
+   * handed out (repair issues and replies still are). Off unless present (`breaker: {}`).
+   */
+  breaker: z
+    .strictObject({
+      /** Required checks (check runs, status contexts, workflows); absent: every one on the head. */
+      checks: z
+        .array(z.string().trim().min(1).max(200))
+        .min(1)
+        .max(100)
+        .nullable()
+        .default(BREAKER_DEFAULTS.checks),
+      /** Issues carrying this label are still handed out while the breaker is red. */
+      repairLabel: labelName.default(BREAKER_DEFAULTS.repairLabel),
+      /** How long a new head's pending checks keep the previous head's verdict. */
+      pendingMinutes: z.number().min(0).max(10_080).default(BREAKER_DEFAULTS.pendingMinutes),
+    })
+    .nullable()
+    .default(D.breaker),
   status: z
     .strictObject({
       /** Whether the status page of a public repository is readable without logging in. */

@@ -4,6 +4,7 @@
 // so a typo such as `ttl` for `ttlSeconds` is never silently ignored); response schemas accept
 // extra keys, so an older client keeps working against a newer Worker.
 import { z } from "zod";
+import { QUEUE_ORDERS } from "../queue/order.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks
@@ -58,8 +59,10 @@ export const OUTCOMES = ["done", "abandoned", "failed"] as const;
 export const OutcomeSchema = z.enum(OUTCOMES, { error: "must be done, abandoned or failed" });
 export type Outcome = z.infer<typeof OutcomeSchema>;
 
-export const QUEUE_ORDERS = ["number", "impact"] as const;
-export const QueueOrderSchema = z.enum(QUEUE_ORDERS, { error: "must be number or impact" });
+export { QUEUE_ORDERS };
+export const QueueOrderSchema = z.enum(QUEUE_ORDERS, {
+  error: "must be number, impact or priority",
+});
 export type QueueOrder = z.infer<typeof QueueOrderSchema>;
 
 export const CLOSE_REASONS = ["completed", "not_planned"] as const;
@@ -106,7 +109,7 @@ export const QueueQuerySchema = z.object({
     .max(100, "must be at most 100")
     .default(20),
   order: QueueOrderSchema.optional().describe(
-    "`number` (default, or the config's `queue.order`) or `impact`.",
+    "`number` (default, or the config's `queue.order`), `impact` or `priority` (spec 6.4's order table).",
   ),
 });
 export type QueueQuery = z.input<typeof QueueQuerySchema>;
@@ -214,8 +217,22 @@ export const QueueItemSchema = z.object({
   requires: z.array(z.string()),
   impact: z.number(),
   attempts: z.number().int(),
+  /** Priority rank (`priority.labels`, the project field; lower first); null: unranked. */
+  priority: z.number().int().nullable().optional(),
+  /** While the breaker is red: true when this item is not handed out (it is not repair work). */
+  paused: z.boolean().optional(),
 });
 export type QueueItem = z.infer<typeof QueueItemSchema>;
+
+/** The circuit breaker's pause: the default branch's head is red (spec 6.4). */
+export const PausedSchema = z.object({
+  /** When the breaker turned red. */
+  since: z.string(),
+  /** The head commit whose checks are red. */
+  sha: z.string(),
+  failing: z.array(z.object({ name: z.string(), url: z.string().nullable() })),
+});
+export type Paused = z.infer<typeof PausedSchema>;
 
 export const QueueResponseSchema = z.object({
   repo: z.string(),
@@ -223,6 +240,8 @@ export const QueueResponseSchema = z.object({
   items: z.array(QueueItemSchema),
   /** Every claimable item before `limit`. */
   total: z.number().int(),
+  /** Present while the breaker is red: only repair issues are handed out. */
+  paused: PausedSchema.optional(),
 });
 export type QueueResponse = z.infer<typeof QueueResponseSchema>;
 
@@ -236,6 +255,7 @@ export const ClaimedIssueSchema = z.object({
   requires: z.array(z.string()).optional(),
   impact: z.number().optional(),
   attempts: z.number().int().optional(),
+  priority: z.number().int().nullable().optional(),
 });
 
 /** `201` of both claim routes. */
@@ -331,6 +351,8 @@ export const CLAIM_CONFLICT_REASONS = [
   "stuck",
   "agent-limit",
   "repo-limit",
+  "label-limit",
+  "paused",
 ] as const;
 
 /** Every error's body: `{error, message}`, plus `reason` and `holder` on claim conflicts. */
