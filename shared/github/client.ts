@@ -429,7 +429,12 @@ export class GitHubClient {
     if (body.errors && body.errors.length > 0) {
       const first = body.errors[0]!;
       throw new GitHubApiError({
-        kind: first.type === "NOT_FOUND" ? "not-found" : "graphql",
+        kind:
+          first.type === "NOT_FOUND"
+            ? "not-found"
+            : first.type === "FORBIDDEN"
+              ? "forbidden"
+              : "graphql",
         operation,
         request: `POST /graphql ${name}`,
         status: res.status,

@@ -1,5 +1,6 @@
 // Every GraphQL document the client sends. Static strings (no string building at run time),
 // so the contract tests validate exactly what goes over the wire against GitHub's schema.
+import { ISSUE_NODES_QUERY, PROJECT_ITEM_VALUES_QUERY, PROJECT_ITEMS_QUERY } from "./projects.ts";
 
 /** Nested connection sizes of the page query; larger connections are paged separately. */
 export const NESTED_PAGE = { labels: 20, subIssues: 50, blockedBy: 50 } as const;
@@ -122,8 +123,11 @@ query SwitchyardLabelEvents($ids: [ID!]!) {
 export const LABEL_EVENTS_BATCH = 25;
 export const ISSUES_BY_ID_BATCH = 100;
 
-/** Every document above, by operation name: the contract tests iterate this. */
+/** Every document switchyard sends, by operation name: the contract tests iterate this. */
 export const ALL_QUERIES: Record<string, string> = {
+  SwitchyardProjectItems: PROJECT_ITEMS_QUERY,
+  SwitchyardProjectItemValues: PROJECT_ITEM_VALUES_QUERY,
+  SwitchyardIssueNodes: ISSUE_NODES_QUERY,
   SwitchyardIssuesPage: ISSUES_PAGE_QUERY,
   SwitchyardIssuesById: ISSUES_BY_ID_QUERY,
   SwitchyardIssueOverflow: ISSUE_OVERFLOW_QUERY,

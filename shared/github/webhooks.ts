@@ -231,13 +231,124 @@ const commit = z.object({
 });
 export const PushPayloadSchema = z.object({
   ref: z.string().min(1),
+  /** The branch's head before and after the push (the breaker follows the default branch's). */
+  before: z.string().optional(),
   after: z.string().min(1),
-  repository: WebhookRepositorySchema.extend({ default_branch: z.string().min(1) }),
+  repository: WebhookRepositorySchema.extend({
+    default_branch: z.string().min(1),
+    /** When the push happened: Unix seconds in push payloads. */
+    pushed_at: z.union([z.number(), z.string()]).nullable().optional(),
+  }),
   commits: z.array(commit),
   head_commit: commit.nullable().optional(),
   sender: WebhookUserSchema.optional(),
   installation: WebhookInstallationRefSchema.optional(),
 });
+
+// CI on the default branch (the circuit breaker, spec 6.4): what a check's report carries.
+const checkStatus = z.string().min(1);
+const checkRunBase = {
+  ...repoEvent,
+  check_run: z.object({
+    id,
+    name: z.string(),
+    head_sha: z.string().min(1),
+    status: checkStatus,
+    conclusion: z.string().nullable().optional(),
+    html_url: z.string().nullable().optional(),
+    details_url: z.string().nullable().optional(),
+    app: z.object({ id }).nullable().optional(),
+    check_suite: z.object({ id, head_branch: z.string().nullable().optional() }).loose(),
+  }),
+};
+const checkRun = {
+  created: z.object({ action: z.literal("created"), ...checkRunBase }),
+  completed: z.object({ action: z.literal("completed"), ...checkRunBase }),
+};
+
+const checkSuite = {
+  completed: z.object({
+    action: z.literal("completed"),
+    ...repoEvent,
+    check_suite: z.object({
+      id,
+      head_branch: z.string().nullable().optional(),
+      head_sha: z.string().min(1),
+      status: z.string().nullable().optional(),
+      conclusion: z.string().nullable().optional(),
+      latest_check_runs_count: z.number().int().nonnegative().optional(),
+      app: z.object({ id }).nullable().optional(),
+    }),
+  }),
+};
+
+/** A commit status: the payload is the status itself (no `action`). */
+export const StatusPayloadSchema = z.object({
+  ...repoEvent,
+  id,
+  sha: z.string().min(1),
+  context: z.string(),
+  state: z.enum(["error", "failure", "pending", "success"]),
+  target_url: z.string().nullable().optional(),
+  branches: z.array(z.object({ name: z.string() }).loose()),
+});
+
+const workflowRunBase = {
+  ...repoEvent,
+  workflow_run: z.object({
+    id,
+    name: z.string().nullable().optional(),
+    workflow_id: id,
+    head_branch: z.string().nullable().optional(),
+    head_sha: z.string().min(1),
+    status: z.string().nullable().optional(),
+    conclusion: z.string().nullable().optional(),
+    html_url: z.string().optional(),
+    run_attempt: z.number().int().positive().optional(),
+  }),
+};
+const workflowRun = {
+  requested: z.object({ action: z.literal("requested"), ...workflowRunBase }),
+  in_progress: z.object({ action: z.literal("in_progress"), ...workflowRunBase }),
+  completed: z.object({ action: z.literal("completed"), ...workflowRunBase }),
+};
+
+/** A single-select option as `changes.field_value.from`/`to` carry it. */
+const projectOption = z.object({ id: z.string().optional(), name: z.string() }).loose();
+const projectItemBase = {
+  sender: WebhookUserSchema,
+  installation: WebhookInstallationRefSchema.optional(),
+  projects_v2_item: z.object({
+    id,
+    node_id: z.string().min(1),
+    project_node_id: z.string().min(1),
+    content_node_id: z.string().min(1).nullable(),
+    content_type: z.string(),
+    updated_at: instant,
+  }),
+};
+const projectsV2Item = {
+  created: z.object({ action: z.literal("created"), ...projectItemBase }),
+  edited: z.object({
+    action: z.literal("edited"),
+    ...projectItemBase,
+    changes: z
+      .object({
+        field_value: z
+          .object({
+            field_name: z.string().optional(),
+            field_node_id: z.string().optional(),
+            from: projectOption.nullable().optional(),
+            to: projectOption.nullable().optional(),
+          })
+          .loose()
+          .optional(),
+      })
+      .loose()
+      .optional(),
+  }),
+  deleted: z.object({ action: z.literal("deleted"), ...projectItemBase }),
+};
 
 /**
  * Top-level keys that say which event a payload is (GitHub's webhook payloads, from
@@ -369,6 +480,8 @@ export const EVENT_IDENTIFYING_KEYS: ReadonlySet<string> = new Set([
 /** Identifying keys an event carries beyond the fields its schema reads. */
 const OWN_UNREAD_KEYS: Partial<Record<string, readonly string[]>> = {
   push: ["before", "created", "deleted", "forced", "base_ref", "compare", "pusher"],
+  status: ["name", "description", "avatar_url", "commit", "created_at", "updated_at"],
+  workflow_run: ["workflow"],
 };
 
 /** The first key of `body` that identifies an event other than `event` (with its schema). */
@@ -392,6 +505,11 @@ export const WEBHOOK_SCHEMAS = {
   label,
   repository,
   push: { "": PushPayloadSchema },
+  check_run: checkRun,
+  check_suite: checkSuite,
+  status: { "": StatusPayloadSchema },
+  workflow_run: workflowRun,
+  projects_v2_item: projectsV2Item,
 } as const satisfies Record<string, Record<string, z.ZodType>>;
 
 export type HandledEvent = keyof typeof WEBHOOK_SCHEMAS;
@@ -432,7 +550,8 @@ export function parseWebhook(event: string, body: unknown): ParsedWebhook {
     return { kind: "ignored", event, action, reason: `event ${event} is not handled` };
   }
   const byAction = WEBHOOK_SCHEMAS[event as HandledEvent] as Record<string, z.ZodType>;
-  const key = event === "push" ? "" : action;
+  // `push` and `status` payloads carry no action.
+  const key = event === "push" || event === "status" ? "" : action;
   if (key === null) {
     return { kind: "invalid", event, action, path: "action", message: "expected a string action" };
   }
@@ -461,9 +580,8 @@ export function parseWebhook(event: string, body: unknown): ParsedWebhook {
         reason: "push to a branch other than the default branch",
       };
     }
-    if (!pushTouchesConfig(push)) {
-      return { kind: "ignored", event, action, reason: `push does not touch ${CONFIG_PATH}` };
-    }
+    // Every push to the default branch moves its head (the breaker's commit); one touching
+    // CONFIG_PATH also changes the config (`pushTouchesConfig`).
   }
   return { kind: "handled", event: event as HandledEvent, action: key, payload };
 }

@@ -1,6 +1,21 @@
 import type { z } from "zod";
-import type { ParsedWebhook, WebhookIssueSchema, WebhookPayload } from "../github/webhooks.ts";
+import {
+  type CiFact,
+  type CiRouting,
+  checkRunFact,
+  checkSuiteFact,
+  pushFact,
+  statusFact,
+  workflowRunFact,
+} from "../breaker/facts.ts";
+import {
+  type ParsedWebhook,
+  pushTouchesConfig,
+  type WebhookIssueSchema,
+  type WebhookPayload,
+} from "../github/webhooks.ts";
 import { canonicalRef, type IssueRef } from "../graph/refs.ts";
+import { type ProjectItemNotice, projectItemNotice } from "../queue/project-item.ts";
 import type { GraphEvent, IssueRecord } from "./events.ts";
 import type { LifecycleChange, RepoRef } from "./lifecycle.ts";
 
@@ -23,6 +38,15 @@ export type RoutedWebhook =
       confirmIssueRemoved?: number;
     }
   | { kind: "installation"; installationId: number; change: LifecycleChange }
+  /** CI of the default branch and its head (the circuit breaker), for the repository's object. */
+  | {
+      kind: "ci";
+      repo: { id: number; fullName: string; installationId: number };
+      fact: CiFact;
+      defaultBranch: string | null;
+    }
+  /** A project item changed: for the installation's object, which resolves its issue later. */
+  | { kind: "project-item"; installationId: number; notice: ProjectItemNotice }
   | { kind: "skip"; reason: string };
 
 /** The `repository` actions switchyard handles (spec 6.1). */
@@ -110,6 +134,18 @@ export function routeWebhook(webhook: HandledWebhook, receivedAt: string): Route
         };
   }
 
+  if (event === "projects_v2_item") {
+    const installationId = (p as { installation?: { id: number } }).installation?.id;
+    if (installationId === undefined) {
+      return { kind: "skip", reason: "the delivery names no installation" };
+    }
+    const payload = p as WebhookPayload<"projects_v2_item", "edited">;
+    const made = projectItemNotice(action, payload, Date.parse(receivedAt));
+    return made.kind === "skip"
+      ? made
+      : { kind: "project-item", installationId, notice: made.notice };
+  }
+
   const withRepo = p as { repository: Repo; installation?: { id: number } };
   const installationId = withRepo.installation?.id;
   if (installationId === undefined) {
@@ -130,7 +166,20 @@ export function routeWebhook(webhook: HandledWebhook, receivedAt: string): Route
     canonicalRef(`${inRepo.full_name}#${issue.number}`, own);
   const isOwn = (inRepo: Repo) => inRepo.full_name.toLowerCase() === own.toLowerCase();
 
+  const ci = (made: CiRouting): RoutedWebhook =>
+    made.kind === "skip"
+      ? made
+      : { kind: "ci", repo, fact: made.fact, defaultBranch: made.defaultBranch };
+
   switch (event) {
+    case "check_run":
+      return ci(checkRunFact(p as WebhookPayload<"check_run", "completed">));
+    case "check_suite":
+      return ci(checkSuiteFact(p as WebhookPayload<"check_suite", "completed">));
+    case "status":
+      return ci(statusFact(p as WebhookPayload<"status", "">));
+    case "workflow_run":
+      return ci(workflowRunFact(p as WebhookPayload<"workflow_run", "completed">));
     case "issues": {
       const payload = p as WebhookPayload<"issues", "labeled">;
       if (action === "deleted" || action === "transferred") {
@@ -248,8 +297,13 @@ export function routeWebhook(webhook: HandledWebhook, receivedAt: string): Route
       }
       return routed([{ type: "label-renamed", from, to: payload.label.name }]);
     }
-    case "push":
-      return routed([{ type: "config-changed", at: receivedAt }]);
+    case "push": {
+      const push = p as WebhookPayload<"push", "">;
+      // A push touching the config changes it (and the `config` read re-reads CI too); any
+      // other push to the default branch only moves its head, which the breaker follows.
+      if (pushTouchesConfig(push)) return routed([{ type: "config-changed", at: receivedAt }]);
+      return ci(pushFact(push, Date.parse(receivedAt)));
+    }
     case "repository":
       // Name, owner, archived state, visibility and existence are read again from GitHub by id
       // (the `sync` schedule): a replayed or relabelled delivery cannot rename or wipe anything.
