@@ -55,7 +55,27 @@ export const webhookRoutes = new Hono<{ Bindings: Env }>().post("/webhooks/githu
     );
     return c.json({ status: outcome }, 200);
   }
+  if (routed.kind === "project-item") {
+    const stub = c.env.INSTALLATION.get(
+      c.env.INSTALLATION.idFromName(String(routed.installationId)),
+    );
+    const outcome = await stub.projectItem(
+      routed.installationId,
+      deliveryId,
+      routed.notice,
+      receivedMs,
+    );
+    return c.json({ status: outcome }, outcome === "ignored" ? 202 : 200);
+  }
   const stub = c.env.REPO.get(c.env.REPO.idFromName(String(routed.repo.id)));
+  if (routed.kind === "ci") {
+    const outcome = await stub.ciEvent(
+      { id: deliveryId, event, receivedMs },
+      routed.repo,
+      routed.fact,
+    );
+    return c.json({ status: outcome }, outcome === "ignored" ? 202 : 200);
+  }
   const outcome = await stub.ingest(
     { id: deliveryId, event, receivedMs },
     routed.repo,

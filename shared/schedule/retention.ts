@@ -33,6 +33,12 @@ export const AUTHOR_TRUST_TTL_MS = DAY_MS;
 /** A revoked or expired fleet key is still listed (for the record) this long, then forgotten. */
 export const FLEET_KEY_RETENTION_MS = 30 * DAY_MS;
 
+/**
+ * The breaker's check reports of commits that are neither the default branch's head nor the
+ * one before it (the head moved on; a report of an older commit decides nothing).
+ */
+export const CI_REPORT_RETENTION_MS = DAY_MS;
+
 /** Rows older than these instants (epoch ms) go; `auditLimit` entries of the audit log stay. */
 export interface RetentionCutoffs {
   /** Delivery ids received before this. */
@@ -47,6 +53,8 @@ export interface RetentionCutoffs {
   authorTrustMs: number;
   /** Fleet keys revoked or expired before this. */
   fleetKeysMs: number;
+  /** Check reports of commits no longer the head or the one before it, last seen before this. */
+  ciReportsMs: number;
   auditLimit: number;
 }
 
@@ -59,6 +67,7 @@ export function retentionCutoffs(nowMs: number): RetentionCutoffs {
     idempotencyMs: nowMs - IDEMPOTENCY_RETENTION_MS,
     authorTrustMs: nowMs - AUTHOR_TRUST_TTL_MS,
     fleetKeysMs: nowMs - FLEET_KEY_RETENTION_MS,
+    ciReportsMs: nowMs - CI_REPORT_RETENTION_MS,
     auditLimit: AUDIT_LIMIT,
   };
 }

@@ -13,11 +13,14 @@ import {
   type RepoStatus,
   repoStatusFor,
 } from "../../../shared/ingest/lifecycle.ts";
+import type { ProjectItemNotice } from "../../../shared/queue/project-item.ts";
 import { retryDelayMs } from "../../../shared/schedule/policy.ts";
 import { type Env, MissingSettingError, numberSetting } from "../../env.ts";
+import { installationClient } from "../../github-client.ts";
 import { coveringInstallation, installationOnGitHub } from "../../installation-check.ts";
 import { directory } from "../directory/directory-object.ts";
 import { InstallationStore } from "./installation-store.ts";
+import { deliverProjectNotices, receiveProjectItem } from "./project-items.ts";
 
 /** An installation change a webhook announced that waits for GitHub's word (`confirmInstallation`). */
 type AnnouncedChange = "deleted" | "suspended" | "unsuspended";
@@ -239,6 +242,27 @@ export class InstallationObject extends DurableObject<Env> {
     }
   }
 
+  /**
+   * A `projects_v2_item` delivery (no repository in it): kept for the alarm when a repository of
+   * this installation ranks by its project, else ignored (project-items.ts).
+   */
+  async projectItem(
+    installationId: number,
+    deliveryId: string,
+    notice: ProjectItemNotice,
+    nowMs: number,
+  ): Promise<"applied" | "duplicate" | "ignored"> {
+    this.store.setMeta("installationId", String(installationId));
+    const outcome = receiveProjectItem(this.store, deliveryId, notice, nowMs);
+    if (outcome === "applied") await this.ctx.storage.setAlarm(nowMs);
+    return outcome;
+  }
+
+  /** Repository `repoId` ranks by project `projectId` (its node id), or by none (null). */
+  watchProject(repoId: number, projectId: string | null): void {
+    this.store.transaction(() => this.store.projects.watch(repoId, projectId));
+  }
+
   /** Carries out queued repository transitions: the RepoObject first, then its directory entry. */
   override async alarm(): Promise<void> {
     const installationId = Number(this.store.meta("installationId"));
@@ -246,6 +270,19 @@ export class InstallationObject extends DurableObject<Env> {
     try {
       await this.confirmInstallation(installationId, nowMs);
       await this.confirmRemovals(installationId, nowMs);
+      await deliverProjectNotices({
+        env: this.env,
+        store: this.store,
+        client: () =>
+          installationClient(
+            this.env,
+            installationId,
+            { get: (k) => this.tokens.get(k), set: (k, v) => void this.tokens.set(k, v) },
+            `resolve project items of installation ${installationId}`,
+          ),
+        nowMs,
+        retryAt: (attempts, error) => this.retryAt(attempts, error, nowMs),
+      });
       for (const row of this.store.dueTransitions(nowMs)) {
         try {
           const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repoId)));
@@ -281,6 +318,7 @@ export class InstallationObject extends DurableObject<Env> {
   private nextAlarmMs(): number | null {
     const times = [
       this.store.earliestDueMs(),
+      this.store.projects.earliestDueMs(),
       this.store.meta("confirmChange") !== undefined
         ? Number(this.store.meta("confirmRetryAtMs") ?? 0)
         : null,

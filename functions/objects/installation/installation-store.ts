@@ -1,6 +1,7 @@
 import type { InstallationStatus, RepoRef, RepoStatus } from "../../../shared/ingest/lifecycle.ts";
 import { Journal } from "../journal-store.ts";
 import { migrate, type Sql, sqlTag } from "../sql.ts";
+import { ProjectItemsStore } from "./project-items-store.ts";
 
 // The InstallationObject's tables: the only code that runs SQL on them. `meta` (installation id,
 // status, account, the announced change awaiting confirmation), `repos`, `pending` (repository
@@ -41,6 +42,20 @@ const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       `UPDATE meta SET key = 'confirmChange', value = 'deleted' WHERE key = 'confirmDeleted'`,
     );
   },
+  (sql) => {
+    /**
+     * Priority from organization projects (issue 24; project-items-store.ts): the projects the
+     * installation's repositories rank by, and `projects_v2_item` notices waiting to be resolved
+     * to their issue and handed to its repository.
+     */
+    sql.exec(`CREATE TABLE watched_projects (
+      project_id TEXT NOT NULL, repo_id INTEGER NOT NULL, PRIMARY KEY (project_id, repo_id)
+    )`);
+    sql.exec(`CREATE TABLE project_notices (
+      item_id TEXT PRIMARY KEY, notice TEXT NOT NULL, at_ms INTEGER NOT NULL,
+      attempts INTEGER NOT NULL DEFAULT 0, retry_at_ms INTEGER NOT NULL DEFAULT 0
+    )`);
+  },
 ];
 
 /** Keys of the `meta` table. */
@@ -73,12 +88,15 @@ export class InstallationStore {
   private readonly storage: DurableObjectStorage;
   /** Delivery ids (this object keeps no audit log). */
   readonly journal: Journal;
+  /** The project tables (watched projects, item notices). */
+  readonly projects: ProjectItemsStore;
 
   constructor(storage: DurableObjectStorage) {
     this.storage = storage;
     migrate(storage, MIGRATIONS);
     this.sql = sqlTag(storage.sql);
     this.journal = new Journal(this.sql);
+    this.projects = new ProjectItemsStore(this.sql);
   }
 
   transaction<T>(fn: () => T): T {

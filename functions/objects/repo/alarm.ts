@@ -2,11 +2,13 @@ import { RepositoryMismatchError } from "../../../shared/github/errors.ts";
 import { DAY_MS, MINUTE_MS } from "../../../shared/graph/time.ts";
 import { retryDelayMs } from "../../../shared/schedule/policy.ts";
 import { MissingSettingError, numberSetting } from "../../env.ts";
+import { runBreakerReview, runCiRead } from "./breaker.ts";
 import { sync } from "./confirmations.ts";
 import type { RepoContext } from "./context.ts";
 import { deliverNotices } from "./cross-repo.ts";
 import { flushOwedWrites } from "./fleet.ts";
 import { mismatch, prune } from "./lifecycle.ts";
+import { runPriority } from "./priority.ts";
 import { flushOutbox, runProducer } from "./producer.ts";
 import { runConfig, runReconcile } from "./reconcile.ts";
 import type { RepoIdentity } from "./repo-store.ts";
@@ -34,6 +36,12 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
   },
   /** What changed since the last reconcile. */
   reconcile: { run: (c, identity, nowMs) => runReconcile(c, "reconcile", identity, nowMs) },
+  /** The default branch's head and checks read again: the breaker heals a lost webhook (breaker.ts). */
+  ci: { run: runCiRead },
+  /** The breaker's verdict made again when a carried red verdict ends (breaker.ts). */
+  breaker: { run: (c) => runBreakerReview(c) },
+  /** The priority project field read, a share of pages per run, and items re-read (priority.ts). */
+  priority: { run: runPriority },
   /** Expired claims ended (claims.ts). */
   claims: { run: async (c, _identity, nowMs) => c.claims.runExpiry(nowMs) },
   /** Marker authors' write access asked (trust.ts). */

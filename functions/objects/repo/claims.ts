@@ -1,3 +1,4 @@
+import { labelLimits, policyDenial } from "../../../shared/claims/policy.ts";
 import {
   claimBranch,
   claimIdFrom,
@@ -8,6 +9,7 @@ import {
   isStuckAfter,
 } from "../../../shared/claims/rules.ts";
 import { formatInstant } from "../../../shared/graph/time.ts";
+import { PAUSED_RETRY_AFTER_SECONDS } from "./breaker.ts";
 import type { ClaimRow, ClaimsStore } from "./claims-store.ts";
 import {
   type ClaimRequest,
@@ -79,7 +81,7 @@ export class Claims {
         if (limits.maxActive !== null && repoLive >= limits.maxActive)
           return conflict("repo-limit", `the repository already has ${repoLive} live claims`);
         const next = this.views.next(view, request, nowMs);
-        if (next === undefined) return { status: 204 };
+        if (next === undefined) return this.noWork(nowMs);
         target = next.number;
       }
       const issue = view.analysis.graph.issue(target);
@@ -99,6 +101,21 @@ export class Claims {
       if (!decision.ok) {
         if (decision.reason === "not-found") return notFound(target);
         return conflict(decision.reason, decision.message, decision.holder);
+      }
+      // The queue policy (shared/claims/policy.ts): the breaker's pause, per-label limits.
+      const pause = this.views.paused(nowMs);
+      const denial = policyDenial({
+        kind: "work",
+        labels: issue!.labels,
+        paused: pause === null ? null : { failing: pause.failing.map((f) => f.name) },
+        repairLabel: config.breaker?.repairLabel ?? "",
+        limits: labelLimits(config.claims),
+        live: this.views.liveByLabel(view, nowMs),
+      });
+      if (denial !== null) {
+        const result = conflict(denial.reason, denial.message);
+        if (denial.reason === "label-limit") return withBody(result, { label: denial.label });
+        return pause === null ? result : withPauseHeaders(result, pause.since);
       }
       const fence = this.rows.nextFence();
       const claimId = claimIdFrom(this.random(10));
@@ -147,12 +164,19 @@ export class Claims {
                   labels: item.labels,
                   requires: item.requires,
                   impact: item.impact,
+                  priority: item.priority,
                 }
               : {}),
           },
         },
       };
     });
+  }
+
+  /** claim-next found nothing to hand out: 204, saying so when the breaker is why. */
+  private noWork(nowMs: number): FleetResult {
+    const pause = this.views.paused(nowMs);
+    return pause === null ? { status: 204 } : withPauseHeaders({ status: 204 }, pause.since);
   }
 
   /** The claim `{claimId, fence}` names, if it is issue `number`'s live claim. */
@@ -296,4 +320,20 @@ export class Claims {
       if (!this.rows.fleet(n).stuck) this.rows.setFlag(n, "removeReady", false);
     }
   }
+}
+
+/** While the breaker is red: since when (`X-Switchyard-Paused`) and when to ask again. */
+function withPauseHeaders(result: FleetResult, since: string): FleetResult {
+  return {
+    ...result,
+    headers: {
+      ...result.headers,
+      "x-switchyard-paused": since,
+      "retry-after": String(PAUSED_RETRY_AFTER_SECONDS),
+    },
+  };
+}
+
+function withBody(result: FleetResult, extra: object): FleetResult {
+  return { ...result, body: { ...result.body, ...extra } };
 }

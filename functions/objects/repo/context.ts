@@ -3,6 +3,7 @@ import type { GitHubClient } from "../../../shared/github/client.ts";
 import { type Env, numberSetting } from "../../env.ts";
 import { installationClient } from "../../github-client.ts";
 import { installationCovers } from "../../installation-check.ts";
+import { Breaker } from "./breaker.ts";
 import { Claims } from "./claims.ts";
 import { OwedWrites } from "./fleet-writes.ts";
 import { GraphScans } from "./graph-scans.ts";
@@ -26,6 +27,8 @@ export class RepoContext {
   /** The scan of the stored graph, kept since its last change (graph API and producer share it). */
   readonly scans: GraphScans;
   readonly views: QueueViews;
+  /** The circuit breaker: the default branch's CI and whether it pauses ordinary work. */
+  readonly breaker: Breaker;
   readonly claims: Claims;
   readonly owed: OwedWrites;
   readonly producer: Producer;
@@ -43,7 +46,9 @@ export class RepoContext {
     this.schedules = this.store.schedules;
     this.keys = this.store.keys;
     const writeDelayMs = () => this.envMs("FLEET_WRITE_DELAY_MS", 2_000);
+    this.breaker = new Breaker(this.store, this.schedules);
     this.views = new QueueViews(this.store, this.schedules, {
+      paused: (nowMs) => this.breaker.paused(nowMs),
       htmlBase: () => htmlBaseFor(this.env.GITHUB_API_URL ?? "https://api.github.com"),
       owe: (nowMs) => this.schedules.at("fleet", nowMs + writeDelayMs()),
     });

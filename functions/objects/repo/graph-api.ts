@@ -1,6 +1,7 @@
 import type { RepoContext } from "./context.ts";
 import { type GraphPageRequest, scanOverview, scanPage } from "./graph-scans.ts";
 import { pause } from "./pause.ts";
+import { priorityView } from "./priority.ts";
 
 // `GET /v1/repos/{o}/{r}/graph` on a RepoObject: the scan of the stored graph (spec 3.3), its
 // long lists paged, with what the object knows about itself beside it.
@@ -54,6 +55,12 @@ export async function graph(c: RepoContext, nowMs: number, machine?: string, lim
       duplicate: c.store.counter("deliveriesDuplicate"),
     },
     config: { status: c.store.configStatus(), effective: config },
+    /**
+     * The queue policy (spec 6.4): the circuit breaker (its state, the head's checks, the pause
+     * while red, or why it is off) and the priority sources (the project field's state).
+     */
+    breaker: c.breaker.view(nowMs),
+    priority: priorityView(c),
     /** The repository as GitHub last answered for its id; `writes` says why none are made. */
     repository: {
       ...(c.store.meta.get("repository") ?? {

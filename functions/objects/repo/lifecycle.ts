@@ -95,6 +95,8 @@ function wipe(c: RepoContext): void {
   c.store.wipe();
   c.store.claims.wipe();
   c.store.keys.wipe();
+  c.store.ci.wipe();
+  c.store.priority.wipe();
   c.schedules.clear();
 }
 
@@ -108,6 +110,8 @@ export function prune(c: RepoContext, nowMs: number): void {
     c.store.prune(cutoffs);
     c.store.claims.prune(cutoffs);
     c.store.keys.prune(cutoffs.fleetKeysMs);
+    c.store.ci.prune(cutoffs.ciReportsMs);
+    c.store.priority.prune(cutoffs.tombstonesMs);
   });
 }
 

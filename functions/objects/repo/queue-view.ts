@@ -102,10 +102,14 @@ export function* buildQueueViewSteps(
     }
     const reasons = new Map<number, string>();
     for (const [target, list] of kicks) reasons.set(target, kickReason(list));
+    // The project field's options (`priority.project`): a row per ranked issue, read once.
+    const options =
+      config.priority.project === null ? new Map<number, string>() : store.priority.options();
     const items = queueItems(analysis, {
       reasons,
       requires: (n) => graph.requiresOf(graph.presentSlot(n)),
       impact,
+      projectOption: (n) => options.get(n) ?? null,
     });
 
     const byIssue = new Map<number, MarkerCommentRow[]>();

@@ -1,12 +1,19 @@
+import {
+  labelAtLimit,
+  labelLimits,
+  liveByLabel,
+  pausedFor,
+} from "../../../shared/claims/policy.ts";
 import { stuckLabelRemovedByHand } from "../../../shared/claims/rules.ts";
 import { compactOf, releaseAnalysis } from "../../../shared/graph/compact-analysis.ts";
+import { orderQueue } from "../../../shared/queue/order.ts";
 import {
   capabilitySet,
   hasCapabilities,
   isAvailable,
-  orderQueue,
   type QueueItem,
 } from "../../../shared/queue/queue.ts";
+import type { Pause } from "./breaker.ts";
 import type { ClaimsStore } from "./claims-store.ts";
 import type { FleetResult, QueueRequest } from "./fleet-api.ts";
 import {
@@ -31,17 +38,24 @@ export class QueueViews {
   private readonly htmlBase: () => string;
   /** Asks for the fleet writes a change implies (a stuck label taken off by hand). */
   private readonly owe: (nowMs: number) => void;
+  /** The circuit breaker's pause now (breaker.ts), null while it is not red. */
+  readonly paused: (nowMs: number) => Pause | null;
 
   constructor(
     store: RepoStore,
     schedules: Schedules,
-    options: { htmlBase: () => string; owe: (nowMs: number) => void },
+    options: {
+      htmlBase: () => string;
+      owe: (nowMs: number) => void;
+      paused: (nowMs: number) => Pause | null;
+    },
   ) {
     this.store = store;
     this.rows = store.claims;
     this.schedules = schedules;
     this.htmlBase = options.htmlBase;
     this.owe = options.owe;
+    this.paused = options.paused;
   }
 
   /** Whether the kept queue view still holds at `nowMs`. */
@@ -134,15 +148,45 @@ export class QueueViews {
     }
   }
 
-  /** Excluded per request: live claims, live IDD claims, dead letters, `done` until kicked. */
+  /**
+   * Live switchyard claims per limited label (`claims.maxActiveByLabel`), counted on the claimed
+   * issues' labels now. IDD marker claims do not count.
+   */
+  liveByLabel(view: QueueView, nowMs: number): Map<string, number> {
+    const limits = labelLimits(view.config.claims);
+    if (limits.size === 0) return new Map();
+    const graph = view.analysis.graph;
+    return liveByLabel(
+      limits,
+      this.rows.live(nowMs).map((c) => graph.issue(c.number)?.labels ?? []),
+    );
+  }
+
+  /**
+   * Excluded per request: live claims, live IDD claims, dead letters, `done` until kicked, and
+   * issues with a label whose live claims reached its `claims.maxActiveByLabel` limit.
+   */
   availability(nowMs: number, view: QueueView): (item: QueueItem) => boolean {
     const live = new Set(this.rows.live(nowMs).map((c) => c.number));
     const parked = new Set<number>();
     for (const f of this.rows.fleetRows()) if (f.stuck || f.doneSuppressed) parked.add(f.number);
-    return (item: QueueItem) => isAvailable(item.number, { live, parked, idd: view.idd, nowMs });
+    const limits = labelLimits(view.config.claims);
+    const counts = this.liveByLabel(view, nowMs);
+    return (item: QueueItem) =>
+      isAvailable(item.number, { live, parked, idd: view.idd, nowMs }) &&
+      labelAtLimit(item.labels, limits, counts) === null;
   }
 
-  /** The first item of `view` this caller may claim now, in the repository's order. */
+  /** Whether the breaker holds `item` back now (red, and not repair work). */
+  private holdsBack(view: QueueView, pause: Pause | null): (item: QueueItem) => boolean {
+    const repairLabel = view.config.breaker?.repairLabel ?? "";
+    return (item) => pausedFor(pause !== null, { kind: "work", labels: item.labels, repairLabel });
+  }
+
+  /**
+   * The first item of `view` this caller may claim now, in the repository's order; while the
+   * breaker is red, only repair work.
+   */
   next(
     view: QueueView,
     request: Pick<QueueRequest, "machine" | "capabilities">,
@@ -150,18 +194,25 @@ export class QueueViews {
   ): QueueItem | undefined {
     const available = this.availability(nowMs, view);
     const capabilities = capabilitySet(request.capabilities);
+    const held = this.holdsBack(view, this.paused(nowMs));
     return orderQueue(view.items, view.config.queue.order, request.machine).find(
-      (item) => available(item) && hasCapabilities(item, capabilities),
+      (item) => available(item) && hasCapabilities(item, capabilities) && !held(item),
     );
   }
 
-  /** `GET .../queue`: what this caller may claim, in order, cut to `limit`. */
+  /**
+   * `GET .../queue`: what this caller may claim, in order, cut to `limit`. While the breaker is
+   * red every item is still listed, `paused` says which are held back, and the answer carries
+   * the pause.
+   */
   answer(request: QueueRequest, nowMs: number): FleetResult {
     const view = this.current(nowMs);
     const order = request.order ?? view.config.queue.order;
     const available = this.availability(nowMs, view);
     const capabilities = capabilitySet(request.capabilities);
     const attempts = this.rows.attemptCounts();
+    const pause = this.paused(nowMs);
+    const held = this.holdsBack(view, pause);
     const items = orderQueue(view.items, order, request.machine).filter(
       (item) => available(item) && hasCapabilities(item, capabilities),
     );
@@ -181,7 +232,10 @@ export class QueueViews {
           requires: item.requires,
           impact: item.impact,
           attempts: attempts.get(item.number) ?? 0,
+          priority: item.priority,
+          ...(pause !== null ? { paused: held(item) } : {}),
         })),
+        ...(pause !== null ? { paused: pause } : {}),
       },
     };
   }

@@ -6,6 +6,7 @@ import { refreshConfig } from "./config-sync.ts";
 import type { RepoContext } from "./context.ts";
 import type { FleetResult } from "./fleet-api.ts";
 import { rereadMarkerComments } from "./marker-reread.ts";
+import { requestProjectRead } from "./priority.ts";
 import { producerDue } from "./producer.ts";
 import {
   DEFAULT_FULL_RECONCILE,
@@ -47,7 +48,20 @@ export async function runConfig(
   // names) and let the producer act on the new rules.
   if (outcome === "updated" || outcome === "removed") {
     c.schedules.at("reconcile-full", Date.now());
+    // The queue policy's reads follow the config: the breaker's CI and the priority field.
+    afterReconcile(c, true);
   }
+}
+
+/**
+ * The queue policy's own reads, after a reconcile (spec 6.4): the default branch's CI on every
+ * one (a lost webhook heals within a cron tick), the priority project field after a full one
+ * (and after a config change).
+ */
+function afterReconcile(c: RepoContext, full: boolean): void {
+  const nowMs = Date.now();
+  if (c.store.config().breaker !== null) c.schedules.ensure("ci", nowMs);
+  if (full) requestProjectRead(c, nowMs);
 }
 
 /** The `reconcile` (incremental) and `reconcile-full` schedules. */
@@ -114,6 +128,7 @@ export async function runReconcile(
     },
     Date.now(),
   );
+  afterReconcile(c, outcome.kind === "full");
   // After the first full read the producer may act at last; after others, if they changed anything.
   if (outcome.kind === "full" || outcome.corrections.length > 0) {
     schedules.at("producer", producerDue(c, Date.now()));

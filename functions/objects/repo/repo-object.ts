@@ -1,11 +1,14 @@
 import { DurableObject } from "cloudflare:workers";
 import type { KeyVerdict } from "../../../shared/auth/keys.ts";
 import type { KeySummary } from "../../../shared/auth/schemas.ts";
+import type { CiFact } from "../../../shared/breaker/facts.ts";
 import type { GraphEvent } from "../../../shared/ingest/events.ts";
 import type { RepositoryAction } from "../../../shared/ingest/from-webhook.ts";
+import type { ProjectItemNotice } from "../../../shared/queue/project-item.ts";
 import type { InstallationCheckAction } from "../../../shared/schedule/installation-check.ts";
 import type { Env } from "../../env.ts";
 import { alarm, releaseLeases } from "./alarm.ts";
+import { ingestCi } from "./breaker.ts";
 import { checkInstallation } from "./confirmations.ts";
 import { RepoContext } from "./context.ts";
 import type { CrossRepoDelivery } from "./cross-repo.ts";
@@ -24,6 +27,7 @@ import { type Delivery, externalStates, type IngestOutcome, ingest } from "./ing
 import * as keys from "./keys.ts";
 import type { NewKey } from "./keys-store.ts";
 import { prune, setLifecycle } from "./lifecycle.ts";
+import { applyProjectItem } from "./priority.ts";
 import { armReconcile, requestScan } from "./reconcile.ts";
 import type { ReconcileProgress } from "./reconcile-progress-store.ts";
 import type { RepoIdentity } from "./repo-store.ts";
@@ -67,6 +71,9 @@ export class RepoObject extends DurableObject<Env> {
   get claims() {
     return this.c.claims;
   }
+  get breaker() {
+    return this.c.breaker;
+  }
 
   override alarm(): Promise<void> {
     return alarm(this.c);
@@ -92,6 +99,20 @@ export class RepoObject extends DurableObject<Env> {
     extra: { repositoryAction?: RepositoryAction; confirmIssueRemoved?: number } = {},
   ): Promise<IngestOutcome> {
     return ingest(this.c, delivery, repo, events, extra);
+  }
+
+  /** A CI webhook of the default branch (the circuit breaker; the acknowledgement path). */
+  ciEvent(
+    delivery: Delivery,
+    repo: { id: number; fullName: string; installationId: number },
+    fact: CiFact,
+  ): Promise<IngestOutcome> {
+    return ingestCi(this.c, delivery, repo, fact);
+  }
+
+  /** A project item's change, resolved to issue `number` here by the InstallationObject. */
+  projectItem(notice: ProjectItemNotice & { number: number }) {
+    return applyProjectItem(this.c, notice);
   }
 
   /** Another repository of the installation says one of its issues closed or reopened. */

@@ -138,4 +138,31 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     for (const [number, requires] of found)
       sql.exec(`UPDATE issues SET requires = ? WHERE number = ?`, requires, number);
   },
+  (sql) => {
+    // The queue policy (issue 24). The circuit breaker: the latest report of each check on the
+    // default branch's recent commits, and one row of state (the head, the one before it, since
+    // when it is red, what the installation may not read).
+    sql.exec(`CREATE TABLE ci_reports (
+      sha TEXT NOT NULL, source TEXT NOT NULL, key TEXT NOT NULL, name TEXT NOT NULL,
+      run_id INTEGER NOT NULL, attempt INTEGER NOT NULL, status TEXT NOT NULL, conclusion TEXT,
+      url TEXT, seen_ms INTEGER NOT NULL,
+      PRIMARY KEY (sha, source, key)
+    )`);
+    sql.exec(`CREATE TABLE ci_state (
+      id INTEGER PRIMARY KEY CHECK (id = 0), default_branch TEXT,
+      head_sha TEXT, head_at_ms INTEGER, previous_sha TEXT,
+      red_since_ms INTEGER, red_sha TEXT, missing TEXT, read_ms INTEGER
+    )`);
+    // Priority from an organization project's field: each issue's option (null: none, kept as
+    // a tombstone so a late older delivery cannot bring a value back), items to re-read, and
+    // the project read's progress.
+    sql.exec(`CREATE TABLE priority_items (
+      number INTEGER PRIMARY KEY, item_id TEXT NOT NULL, option TEXT, at_ms INTEGER NOT NULL
+    )`);
+    sql.exec(`CREATE TABLE priority_rereads (item_id TEXT PRIMARY KEY, at_ms INTEGER NOT NULL)`);
+    sql.exec(`CREATE TABLE priority_state (
+      id INTEGER PRIMARY KEY CHECK (id = 0), project TEXT, project_id TEXT, state TEXT NOT NULL,
+      reason TEXT, read_ms INTEGER, run_started_ms INTEGER, cursor TEXT
+    )`);
+  },
 ];

@@ -7,12 +7,14 @@ import { mergeEvent, rowsTouched } from "../../../shared/ingest/merge-event.ts";
 import type { RetentionCutoffs } from "../../../shared/schedule/retention.ts";
 import { type AuditDetail, type AuditEntry, Journal } from "../journal-store.ts";
 import { migrate, type Sql, sqlTag } from "../sql.ts";
+import { CiStore } from "./ci-store.ts";
 import { ClaimsStore } from "./claims-store.ts";
 import { GraphReads, type MarkerCommentRow } from "./graph-reads.ts";
 import { GraphStore } from "./graph-store.ts";
 import { KeysStore } from "./keys-store.ts";
 import { type MetaKey, MetaStore, type RepoIdentity, type Watermarks } from "./meta-store.ts";
 import { Outbox } from "./outbox-store.ts";
+import { PriorityStore } from "./priority-store.ts";
 import { type ReconcileProgress, ReconcileProgressStore } from "./reconcile-progress-store.ts";
 import { REPO_MIGRATIONS } from "./repo-schema.ts";
 import { Schedules } from "./schedules-store.ts";
@@ -47,6 +49,10 @@ export class RepoStore {
   readonly claims: ClaimsStore;
   /** Fleet keys, stored as hashes. */
   readonly keys: KeysStore;
+  /** The circuit breaker's view of the default branch's CI. */
+  readonly ci: CiStore;
+  /** Priority options from an organization project's field. */
+  readonly priority: PriorityStore;
   private readonly graph: GraphStore;
   private readonly storage: DurableObjectStorage;
   private parsedConfig: Config | null = null;
@@ -82,6 +88,10 @@ export class RepoStore {
     this.schedules = new Schedules(this.sql, storage);
     this.claims = new ClaimsStore(this.sql);
     this.keys = new KeysStore(this.sql);
+    this.ci = new CiStore(this.sql);
+    this.priority = new PriorityStore(this.sql);
+    // A project option is read by the queue's order: the queue view is made again.
+    this.priority.onChange = () => this.noteChange();
   }
 
   /** A change derived views must see: `rules` false when the analyses still hold (a retitling). */

@@ -15,7 +15,13 @@ export type ScheduleName =
   /** Asks GitHub whether IDD marker authors have write access. */
   | "trust"
   /** Tells the installation's other repositories of closes and reopens here (cross-repo.ts). */
-  | "cross-repo";
+  | "cross-repo"
+  /** Reads the default branch's CI again (the circuit breaker, breaker.ts). */
+  | "ci"
+  /** Makes the breaker's verdict again when a carried red verdict's time is over. */
+  | "breaker"
+  /** Reads the priority project field (a share of pages at a time) and single items (priority.ts). */
+  | "priority";
 
 /** How long a taken schedule stays leased: longer than any alarm run can last. */
 const LEASE_MS = 10 * 60_000;
