@@ -158,8 +158,9 @@ export function redSince(before: number | null, verdict: Verdict, nowMs: number)
 }
 
 /**
- * Which of two head reports is the head now: the later push (GitHub's `pushed_at`, or the time
- * a re-read asked GitHub); on a tie, the one that moves on from the other (`before`).
+ * Which of two head reports is the head now: a push that moves on from the stored head
+ * (`before`), else the later one (GitHub's `pushed_at`, whole seconds, or the time a re-read
+ * asked GitHub). A late push of an older head loses to the one that replaced it.
  */
 export function laterHead(
   stored: { sha: string; atMs: number } | null,
@@ -167,6 +168,6 @@ export function laterHead(
 ): boolean {
   if (stored === null) return true;
   if (incoming.sha === stored.sha) return false;
-  if (incoming.atMs !== stored.atMs) return incoming.atMs > stored.atMs;
-  return incoming.before === stored.sha;
+  if (incoming.before === stored.sha) return true;
+  return incoming.atMs > stored.atMs;
 }

@@ -67,3 +67,12 @@ export function projectItemNotice(
     },
   };
 }
+
+/**
+ * The time a read of project values stands for when merged with notices: just before the second
+ * it began in. GitHub stamps changes in whole seconds, so a change made in that second, whose
+ * notice may arrive later, wins over the read (a notice older than that loses).
+ */
+export function readStamp(startedMs: number): number {
+  return Math.floor(startedMs / 1000) * 1000 - 1;
+}

@@ -2,7 +2,7 @@ import { GitHubApiError } from "../../../shared/github/errors.ts";
 import { splitRepo } from "../../../shared/github/fetch-snapshot.ts";
 import { NODES_BATCH, readItemValues, readProjectPage } from "../../../shared/github/projects.ts";
 import { formatInstant } from "../../../shared/graph/time.ts";
-import type { ProjectItemNotice } from "../../../shared/queue/project-item.ts";
+import { type ProjectItemNotice, readStamp } from "../../../shared/queue/project-item.ts";
 import type { RepoContext } from "./context.ts";
 import type { PriorityState } from "./priority-store.ts";
 import type { RepoIdentity } from "./repo-store.ts";
@@ -42,7 +42,7 @@ export function requestProjectRead(c: RepoContext, nowMs: number): void {
   const state = c.store.priority.state();
   if (c.store.config().priority.project === null && state.state === "unconfigured") return;
   if (state.run === null)
-    c.store.priority.setState({ ...state, run: { startedMs: nowMs, cursor: null } });
+    c.store.priority.setState({ ...state, run: { startedMs: readStamp(nowMs), cursor: null } });
   c.schedules.at("priority", nowMs);
 }
 
@@ -95,7 +95,7 @@ export async function runPriority(
         state: "pending",
         reason: null,
         readMs: null,
-        run: { startedMs: nowMs, cursor: null },
+        run: { startedMs: readStamp(nowMs), cursor: null },
       };
       store.priority.setState(state);
     });
@@ -204,7 +204,7 @@ async function rereadItems(
     const state = store.priority.state();
     const due = store.priority.rereads(NODES_BATCH);
     if (due.length === 0 || state.state !== "on") return;
-    const startedMs = Date.now();
+    const startedMs = readStamp(Date.now());
     const values = await readItemValues(
       client,
       due.map((d) => d.itemId),
