@@ -24,12 +24,16 @@ const EXAMPLES: ExampleSet[] = JSON.parse(
   ),
 );
 
+/** Events whose payloads carry no `action`. */
+const NO_ACTION = new Set(["push", "status"]);
+
 const handledExamples = EXAMPLES.flatMap((set) =>
   set.examples
     .filter((e) => {
       const byAction = (WEBHOOK_SCHEMAS as Record<string, Record<string, unknown>>)[set.name];
       return (
-        byAction !== undefined && (set.name === "push" || Object.hasOwn(byAction, String(e.action)))
+        byAction !== undefined &&
+        (NO_ACTION.has(set.name) || Object.hasOwn(byAction, String(e.action)))
       );
     })
     .map((e, i) => [`${set.name}.${String(e.action ?? "")} #${i}`, set.name, e] as const),
@@ -66,6 +70,43 @@ function mutations(
         { path: ["repository", "id"], value: "42", expectPath: "repository.id" },
         { path: ["sender"], value: undefined, expectPath: "sender" },
       ];
+    case "check_run":
+      return [
+        { path: ["check_run", "id"], value: "12", expectPath: "check_run.id" },
+        { path: ["repository"], value: undefined, expectPath: "repository" },
+      ];
+    case "check_suite":
+      return [
+        { path: ["check_suite", "head_sha"], value: 7, expectPath: "check_suite.head_sha" },
+        { path: ["repository"], value: undefined, expectPath: "repository" },
+      ];
+    case "status":
+      return [
+        { path: ["state"], value: "red", expectPath: "state" },
+        { path: ["branches"], value: undefined, expectPath: "branches" },
+      ];
+    case "workflow_run":
+      return [
+        {
+          path: ["workflow_run", "workflow_id"],
+          value: "x",
+          expectPath: "workflow_run.workflow_id",
+        },
+        { path: ["repository"], value: undefined, expectPath: "repository" },
+      ];
+    case "projects_v2_item":
+      return [
+        {
+          path: ["projects_v2_item", "project_node_id"],
+          value: 5,
+          expectPath: "projects_v2_item.project_node_id",
+        },
+        {
+          path: ["projects_v2_item", "updated_at"],
+          value: "yesterday",
+          expectPath: "projects_v2_item.updated_at",
+        },
+      ];
     case "label":
       return [
         { path: ["label", "name"], value: 7, expectPath: "label.name" },
@@ -88,13 +129,18 @@ describe("webhook schemas (shared/github/webhooks.ts)", () => {
   it("cover examples of every handled event", () => {
     const events = new Set(handledExamples.map(([, event]) => event));
     expect([...events].sort()).toEqual([
+      "check_run",
+      "check_suite",
       "installation",
       "installation_repositories",
       "issue_comment",
       "issues",
       "label",
+      "projects_v2_item",
       "push",
       "repository",
+      "status",
+      "workflow_run",
     ]);
   });
 
@@ -115,7 +161,9 @@ describe("webhook schemas (shared/github/webhooks.ts)", () => {
         expect(result.path).toBe(m.expectPath);
         const text = describeInvalidWebhook(result);
         expect(text).toContain(
-          event === "push" ? "invalid push payload" : `invalid ${event}.${String(example.action)}`,
+          NO_ACTION.has(event)
+            ? `invalid ${event} payload`
+            : `invalid ${event}.${String(example.action)}`,
         );
         expect(text).toContain(m.expectPath);
       }
@@ -167,7 +215,7 @@ describe("webhook schemas (shared/github/webhooks.ts)", () => {
     expect(parseWebhook("label", { action: "created" })).toMatchObject({ kind: "ignored" });
   });
 
-  it("handles a push only to the default branch touching .github/switchyard.yml", () => {
+  it("handles every push to the default branch (its head, and maybe the config), no other branch's", () => {
     const push = (ref: string, files: string[]) => ({
       ref,
       after: "abc",
@@ -177,7 +225,7 @@ describe("webhook schemas (shared/github/webhooks.ts)", () => {
     expect(parseWebhook("push", push("refs/heads/main", [".github/switchyard.yml"])).kind).toBe(
       "handled",
     );
-    expect(parseWebhook("push", push("refs/heads/main", ["README.md"])).kind).toBe("ignored");
+    expect(parseWebhook("push", push("refs/heads/main", ["README.md"])).kind).toBe("handled");
     expect(parseWebhook("push", push("refs/heads/dev", [".github/switchyard.yml"])).kind).toBe(
       "ignored",
     );

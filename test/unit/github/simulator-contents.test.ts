@@ -3,7 +3,7 @@
 import { createHash, createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createGitHubSimulator, type GitHubSimulator } from "../../../infra/github-sim/app.ts";
-import { CONFIG_PATH, parseWebhook } from "../../../shared/github/webhooks.ts";
+import { CONFIG_PATH, parseWebhook, pushTouchesConfig } from "../../../shared/github/webhooks.ts";
 import { issue, REPO } from "./sim-harness.ts";
 
 const SECRET = "contents-secret";
@@ -271,12 +271,14 @@ describe("control routes for files: pushes announced as GitHub does", () => {
     });
     expect(pushes[1].head_commit).toMatchObject({ added: ["docs/new.md"], removed: ["README.md"] });
     expect(pushes[2].head_commit).toMatchObject({ removed: [CONFIG_PATH] });
-    // Only pushes touching the config file matter to switchyard.
+    // Every push to the default branch matters (the breaker follows its head); only those
+    // touching the config file change the config.
     expect(pushes.map((p) => parseWebhook("push", p).kind)).toEqual([
       "handled",
-      "ignored",
+      "handled",
       "handled",
     ]);
+    expect(pushes.map((p) => pushTouchesConfig(p))).toEqual([true, false, true]);
   });
 
   it("refuses a path that is not a file path, or one a file already occupies as a directory", async () => {
