@@ -35,7 +35,8 @@ export const FLEET_KEY_RETENTION_MS = 30 * DAY_MS;
 
 /**
  * The breaker's check reports of commits that are neither the default branch's head nor the
- * one before it (the head moved on; a report of an older commit decides nothing).
+ * one before it (the head moved on; a report of an older commit decides nothing), and priority
+ * items waiting for a re-read that kept failing (the next full read covers them).
  */
 export const CI_REPORT_RETENTION_MS = DAY_MS;
 
@@ -53,7 +54,10 @@ export interface RetentionCutoffs {
   authorTrustMs: number;
   /** Fleet keys revoked or expired before this. */
   fleetKeysMs: number;
-  /** Check reports of commits no longer the head or the one before it, last seen before this. */
+  /**
+   * Check reports of commits no longer the head or the one before it, last seen before this;
+   * priority re-reads asked for before this.
+   */
   ciReportsMs: number;
   auditLimit: number;
 }

@@ -142,6 +142,25 @@ describe("retention", () => {
           expiresMs: t + 10 * DAY_MS,
         });
         if (d % 2 === 0) o.revokeKey(`key-${d}`, t + HOUR_MS);
+        // The breaker: a new head a day with a report on it; priority values set and cleared.
+        o.store.ci.setHead(`sha-${d}`, t);
+        o.store.ci.report(
+          `sha-${d}`,
+          {
+            source: "check",
+            key: "1:build",
+            name: "build",
+            runId: d + 1,
+            attempt: 1,
+            status: "completed",
+            conclusion: "success",
+            url: null,
+          },
+          t,
+        );
+        o.store.priority.set(2_000 + d, `item-${d}`, "High", t);
+        o.store.priority.set(2_000 + d, `item-${d}`, null, t + HOUR_MS);
+        o.store.priority.addReread(`item-${d}`, t);
         o.prune(t + 12 * HOUR_MS); // the daily schedule
       }
       o.prune(end);
@@ -189,6 +208,11 @@ describe("retention", () => {
       fleet_keys: day(FLEET_KEY_RETENTION_MS) + 12, // unexpired (10 days) + 30 days after
       reconcile_run: 1, // the full reconcile in progress, if one is
       reconcile_seen: 0, // the issues a run in progress saw: gone when it ends (none ran here)
+      ci_state: 1, // the breaker's one row
+      ci_reports: 2, // the head's and the previous head's (older commits' go after a day)
+      priority_items: day(TOMBSTONE_RETENTION_MS) + 1, // cleared options kept as tombstones
+      priority_rereads: 1, // re-reads that never succeeded go after a day
+      priority_state: 0,
     };
     expect(Object.keys(counts).sort()).toEqual(Object.keys(bounds).sort());
     const over = Object.entries(bounds).filter(([table, bound]) => (counts[table] ?? 0) > bound);
@@ -294,6 +318,32 @@ describe("uninstall", () => {
         expiresMs: null,
       });
       o.schedules.at("trust", now + DAY_MS);
+      // The breaker's head and a report; a priority option, a re-read and the read's state.
+      o.store.ci.setHead("sha-1", now);
+      o.store.ci.report(
+        "sha-1",
+        {
+          source: "status",
+          key: "ci",
+          name: "ci",
+          runId: 1,
+          attempt: 1,
+          status: "completed",
+          conclusion: "failure",
+          url: null,
+        },
+        now,
+      );
+      o.store.priority.set(1, "item-1", "High", now);
+      o.store.priority.addReread("item-1", now);
+      o.store.priority.setState({
+        project: "acme/1/Priority",
+        projectId: "PVT_1",
+        state: "on",
+        reason: null,
+        readMs: now,
+        run: null,
+      });
       // A full reconcile in the middle of its run.
       const run = o.store.reconcileRuns.start({
         runId: "run-1",

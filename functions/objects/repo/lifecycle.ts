@@ -111,7 +111,7 @@ export function prune(c: RepoContext, nowMs: number): void {
     c.store.claims.prune(cutoffs);
     c.store.keys.prune(cutoffs.fleetKeysMs);
     c.store.ci.prune(cutoffs.ciReportsMs);
-    c.store.priority.prune(cutoffs.tombstonesMs);
+    c.store.priority.prune(cutoffs.tombstonesMs, cutoffs.ciReportsMs);
   });
 }
 

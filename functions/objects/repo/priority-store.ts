@@ -145,9 +145,13 @@ export class PriorityStore {
     this.sql`DELETE FROM priority_rereads WHERE item_id = ${itemId} AND at_ms <= ${atMs}`;
   }
 
-  /** Options cleared before `beforeMs` (tombstones outliving any late delivery). */
-  prune(beforeMs: number): void {
-    this.sql`DELETE FROM priority_items WHERE option IS NULL AND at_ms < ${beforeMs}`;
+  /**
+   * Options cleared before `tombstonesMs` (tombstones outliving any late delivery), and re-reads
+   * asked for before `rereadsMs` that never succeeded (the next full read covers them).
+   */
+  prune(tombstonesMs: number, rereadsMs: number): void {
+    this.sql`DELETE FROM priority_items WHERE option IS NULL AND at_ms < ${tombstonesMs}`;
+    this.sql`DELETE FROM priority_rereads WHERE at_ms < ${rereadsMs}`;
   }
 
   wipe(): void {
