@@ -20,11 +20,19 @@ export const MANIFEST_EVENTS: readonly string[] = Object.keys(WEBHOOK_SCHEMAS).f
 /**
  * Issues: write for labels, comments, sub-issues and dependencies (and the issue events);
  * contents: read for `.github/switchyard.yml` (and `push`); metadata: read for repositories.
+ * The queue policy (docs/operations.md): checks, statuses and actions: read for the circuit
+ * breaker (`check_run`/`check_suite`, `status`, `workflow_run` and their reads), and the
+ * organization permission organization_projects: read for a Projects (v2) priority field
+ * (`projects_v2_item`). Without one of them that feature is off and says why.
  */
 export const MANIFEST_PERMISSIONS = {
   issues: "write",
   metadata: "read",
   contents: "read",
+  checks: "read",
+  statuses: "read",
+  actions: "read",
+  organization_projects: "read",
 } as const;
 
 /** The Worker's webhook route (functions/routes/webhooks.ts). */

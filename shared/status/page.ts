@@ -113,10 +113,35 @@ export function repoPage(m: RepoPageModel): Html {
     "queue",
     m.queue.length === 0
       ? none("Nothing is claimable right now.")
-      : html`<div class="scroll"><table><thead><tr><th>Issue</th><th>Why it is ready</th><th>Attempts</th></tr></thead><tbody>${m.queue.map(
+      : html`<div class="scroll"><table><thead><tr><th>Issue</th><th>Priority</th><th>Why it is ready</th><th>Attempts</th></tr></thead><tbody>${m.queue.map(
           (q) =>
-            html`<tr><td>${issue(q.issue)} ${q.title}</td><td>${q.reason}</td><td>${q.attempts}</td></tr>`,
+            html`<tr class="item" data-number="${q.issue.label.slice(1)}"><td>${issue(q.issue)} ${q.title}${q.paused ? html` <span class="pill">paused</span>` : ""}</td><td class="priority">${q.priority ?? "–"}</td><td>${q.reason}</td><td>${q.attempts}</td></tr>`,
         )}</tbody></table></div>`,
+  );
+  const pause =
+    m.pause === null
+      ? ""
+      : html`<p class="error" id="paused"><b>Dispatch paused</b> since ${m.pause.since}: the default branch is red at ${issue(m.pause.commit)} (failing: ${links(m.pause.failing)}). Only repair issues are handed out.</p>`;
+  const policy = section(
+    "Queue policy",
+    "policy",
+    html`${
+      m.breaker === null
+        ? none("Circuit breaker: off (no breaker in .github/switchyard.yml).")
+        : m.breaker.reason !== null
+          ? html`<p class="error">Circuit breaker off: ${m.breaker.reason}</p>`
+          : html`<p class="empty">Circuit breaker: <b>${m.breaker.state}</b>${m.breaker.head ? html` at ${m.breaker.head.slice(0, 7)}` : ""}${m.breaker.pending.length > 0 ? html` (running: ${m.breaker.pending.join(", ")})` : ""}.</p>`
+    }${
+      m.priority.labels === ""
+        ? none("Priority labels: none.")
+        : html`<p class="empty">Priority labels: ${m.priority.labels}.</p>`
+    }${
+      m.priority.project === null
+        ? ""
+        : m.priority.project.reason !== null
+          ? html`<p class="error">Priority from ${m.priority.project.what}: off: ${m.priority.project.reason}</p>`
+          : html`<p class="empty">Priority from ${m.priority.project.what}: ${m.priority.project.state} (${m.priority.project.ranked} issues ranked).</p>`
+    }`,
   );
   const claims = section(
     `Live claims (${m.claims.length})`,
@@ -201,8 +226,8 @@ ${m.reconcile === null ? html`<p class="empty">No full reconcile is under way.</
     m.viewer,
     html`<h1><a href="${m.repoUrl}">${m.repo}</a></h1>
 <p class="sub">As of ${m.now}${m.repository.private === false ? " · public" : m.repository.private ? " · private" : ""}</p>
-${figures}${picture}
-<div class="grid">${queue}${claims}${blocked}${dead}${rollups}${cycles}${config}${sync}</div>
+${pause}${figures}${picture}
+<div class="grid">${queue}${claims}${policy}${blocked}${dead}${rollups}${cycles}${config}${sync}</div>
 <div style="height:14px"></div>${audit}`,
   );
 }

@@ -24,6 +24,29 @@ export interface GraphRead {
   /** Reconcile progress, when the RepoObject reports it. */
   reconcile?: unknown;
   reconcileProgress?: unknown;
+  /** The circuit breaker (functions/objects/repo/breaker.ts `BreakerView`). */
+  breaker?: {
+    state: string;
+    reason: string | null;
+    head: { sha: string; since: string } | null;
+    paused: {
+      since: string;
+      sha: string;
+      failing: Array<{ name: string; url: string | null }>;
+    } | null;
+    pending: string[];
+  };
+  /** Priority sources (functions/objects/repo/priority.ts `PriorityView`). */
+  priority?: {
+    labels: Record<string, number>;
+    project: {
+      number: number;
+      field: string;
+      state: string;
+      reason: string | null;
+      ranked: number;
+    } | null;
+  };
 }
 
 /** The part of `RepoObject.statusView()` the page reads. */
@@ -31,7 +54,16 @@ export interface StatusRead {
   picture: Picture;
   queue: {
     total: number;
-    items: Array<{ number: number; title: string; reason: string; attempts: number }>;
+    items: Array<{
+      number: number;
+      title: string;
+      reason: string;
+      attempts: number;
+      /** Priority rank (null: unranked). */
+      priority?: number | null;
+      /** Held back while the breaker is red. */
+      paused?: boolean;
+    }>;
   };
   claims: Array<{
     number: number;
@@ -67,8 +99,24 @@ export interface RepoPageModel {
   drawn: number;
   leftOut: number;
   figures: Figures;
-  queue: Array<{ issue: Link; title: string; reason: string; attempts: number }>;
+  queue: Array<{
+    issue: Link;
+    title: string;
+    reason: string;
+    attempts: number;
+    priority: number | null;
+    paused: boolean;
+  }>;
   queueTotal: number;
+  /** The breaker's pause while the default branch is red: which checks, since when, links. */
+  pause: { since: string; sha: string; commit: Link; failing: Link[] } | null;
+  /** The breaker's state in words (null: not configured), with why it is off if it is. */
+  breaker: { state: string; reason: string | null; head: string | null; pending: string[] } | null;
+  /** The priority sources: label ranks, and the project field's state. */
+  priority: {
+    labels: string;
+    project: { what: string; state: string; reason: string | null; ranked: number } | null;
+  };
   claims: Array<{
     issue: Link;
     agentId: string;
@@ -139,8 +187,11 @@ export function repoPageModel(input: {
       title: q.title,
       reason: q.reason,
       attempts: q.attempts,
+      priority: q.priority ?? null,
+      paused: q.paused === true,
     })),
     queueTotal: status.queue.total,
+    ...policyModel(graph, input.htmlBase),
     claims: status.claims.map((c) => ({
       issue: link(c.number),
       agentId: c.agentId,
@@ -181,5 +232,49 @@ export function repoPageModel(input: {
     },
     parkedWrites: graph.parkedWritesCount ?? 0,
     audit: status.audit.map((a) => ({ at: a.at, kind: a.kind, detail: JSON.stringify(a.detail) })),
+  };
+}
+
+/** The queue policy's part of the page: the breaker's pause or state, the priority sources. */
+function policyModel(
+  graph: GraphRead,
+  htmlBase: string,
+): Pick<RepoPageModel, "pause" | "breaker" | "priority"> {
+  const base = `${htmlBase.replace(/\/+$/, "")}/${graph.repo}`;
+  const b = graph.breaker;
+  const paused = b?.paused ?? null;
+  const p = graph.priority;
+  return {
+    pause:
+      paused === null
+        ? null
+        : {
+            since: paused.since,
+            sha: paused.sha,
+            commit: { label: paused.sha.slice(0, 7), url: `${base}/commit/${paused.sha}` },
+            failing: paused.failing.map((f) => ({
+              label: f.name,
+              url: f.url ?? `${base}/commit/${paused.sha}`,
+            })),
+          },
+    breaker:
+      b === undefined || b.state === "unconfigured"
+        ? null
+        : { state: b.state, reason: b.reason, head: b.head?.sha ?? null, pending: b.pending },
+    priority: {
+      labels: Object.entries(p?.labels ?? {})
+        .sort((x, y) => x[1] - y[1])
+        .map(([label, rank]) => `${label} → ${rank}`)
+        .join(", "),
+      project:
+        p?.project == null
+          ? null
+          : {
+              what: `project ${p.project.number}, field ${p.project.field}`,
+              state: p.project.state,
+              reason: p.project.reason,
+              ranked: p.project.ranked,
+            },
+    },
   };
 }

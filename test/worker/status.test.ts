@@ -206,4 +206,43 @@ describe("status pages", () => {
     const callback = await get(`${back.pathname}${back.search}`, state);
     expect(callback.headers.get("location")).toBe("/");
   });
+
+  it("shows the breaker's pause (checks, since, links) and each item's priority", async () => {
+    const red = await install(
+      {
+        repo: "status-red/site",
+        issues: [
+          seedIssue(1, { labels: ["agent:ready"] }),
+          seedIssue(2, { labels: ["agent:ready", "P0"] }),
+          seedIssue(3, { labels: ["agent:ready", "ci-repair"] }),
+        ],
+      },
+      {
+        ".github/switchyard.yml":
+          "status:\n  public: true\nbreaker: {}\npriority:\n  labels:\n    P0: 0\n",
+      },
+    );
+    await sim("/repos/status-red/site/visibility", { body: { private: false } });
+    const run = await sim<{ head_sha: string }>("/repos/status-red/site/check-runs", {
+      body: { name: "build", conclusion: "failure" },
+    });
+    for (let i = 0; i < 2; i++) {
+      await deliverAll();
+      await settle(red.stub);
+    }
+    const page = await (await get("/repos/status-red/site")).text();
+    expect(page).toContain('id="paused"');
+    expect(page).toMatch(/Dispatch paused<\/b> since \d{4}-\d\d-\d\dT/);
+    expect(page).toContain(
+      `/status-red/site/commit/${run.head_sha}">${run.head_sha.slice(0, 7)}</a>`,
+    );
+    expect(page).toMatch(/<a href="[^"]*\/runs\/\d+">build<\/a>/);
+    expect(page).toContain('<tr class="item" data-number="2"><td>');
+    expect(page).toMatch(/data-number="2">.*?<td class="priority">0<\/td>/);
+    expect(page).toMatch(
+      /data-number="1">.*?<span class="pill">paused<\/span>.*?<td class="priority">–<\/td>/,
+    );
+    expect(page).not.toMatch(/data-number="3">[^\n]*?<span class="pill">paused/);
+    expect(page).toContain("Priority labels: P0 → 0.");
+  });
 });

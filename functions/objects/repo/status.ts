@@ -114,6 +114,8 @@ function readStatus(c: RepoContext, nowMs: number): StatusView {
         title: i.title,
         reason: i.reason,
         attempts: i.attempts,
+        priority: i.priority ?? null,
+        ...(i.paused !== undefined ? { paused: i.paused } : {}),
       })),
     },
     claims,

@@ -42,6 +42,11 @@ describe("the App manifest", () => {
         "issue_dependencies",
         "push",
         "repository",
+        "check_run",
+        "check_suite",
+        "status",
+        "workflow_run",
+        "projects_v2_item",
       ]),
     );
   });
@@ -59,7 +64,15 @@ describe("the App manifest", () => {
       redirect_url: "http://127.0.0.1:4567/callback",
       callback_urls: ["https://switchyard.acme.workers.dev/login/callback"],
       public: false,
-      default_permissions: { issues: "write", metadata: "read", contents: "read" },
+      default_permissions: {
+        issues: "write",
+        metadata: "read",
+        contents: "read",
+        checks: "read",
+        statuses: "read",
+        actions: "read",
+        organization_projects: "read",
+      },
     });
     expect(manifest.default_permissions).toEqual(MANIFEST_PERMISSIONS);
     expect(manifest.default_events).toEqual([...MANIFEST_EVENTS]);
