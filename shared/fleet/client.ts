@@ -172,7 +172,14 @@ interface Call<T> {
   /** Accepted statuses; a status here with no schema (204) answers null. */
   ok: readonly number[];
   schema: z.ZodType<T> | null;
+  /** Reads the answer's headers (an answer without a body says things there). */
+  headers?: (headers: Headers) => void;
 }
+
+/** Why claim-next handed out nothing: no work for this agent, or the breaker's pause. */
+export type Idle =
+  | { reason: "queue-empty" }
+  | { reason: "paused"; since: string; retryAfterSeconds: number | null };
 
 export interface QueueOptions {
   machine?: string;
@@ -261,13 +268,36 @@ export class FleetClient {
 
   /** `POST .../claims`: claims the queue's first issue; null when there is no work (204). */
   async claimNext(options: ClaimNextOptions): Promise<ClaimGrant | null> {
-    return this.#request({
+    const next = await this.claimNextOrIdle(options);
+    return "grant" in next ? next.grant : null;
+  }
+
+  /**
+   * `POST .../claims`, saying why there is no work: the queue is empty for this agent, or the
+   * circuit breaker pauses ordinary work (204 with `X-Switchyard-Paused` and `Retry-After`).
+   */
+  async claimNextOrIdle(
+    options: ClaimNextOptions,
+  ): Promise<{ grant: ClaimGrant } | { idle: Idle }> {
+    let idle: Idle = { reason: "queue-empty" };
+    const grant = await this.#request({
       method: "POST",
       path: "/claims",
       body: checked("claim-next request", ClaimNextRequestSchema, options),
       ok: [201, 204],
       schema: ClaimGrantSchema,
+      headers: (h) => {
+        const since = h.get("x-switchyard-paused");
+        if (since === null) return;
+        const retry = Number(h.get("retry-after"));
+        idle = {
+          reason: "paused",
+          since,
+          retryAfterSeconds: Number.isFinite(retry) && retry > 0 ? retry : null,
+        };
+      },
     });
+    return grant === null ? { idle } : { grant };
   }
 
   /** `POST .../issues/{n}/claim/heartbeat`: extends the claim by its TTL; 409 `stale-fence` once it is lost. */
@@ -473,6 +503,7 @@ export class FleetClient {
 
     const text = await response.text().catch(() => "");
     if (!call.ok.includes(response.status)) throw errorFrom(request, response, text);
+    call.headers?.(response.headers);
     if (response.status === 204 || call.schema === null) return null;
     let json: unknown;
     try {

@@ -57,8 +57,14 @@ export const claimCommand: CliCommand = {
         capabilities: listFlag(flags.capabilities),
       }),
     );
-    const grant = await fleetCall(NAME, () => client.claimNext(body));
-    if (grant === null) io.stderr(`${NAME}: the queue is empty: nothing to claim\n`);
-    writeJson(io, grant);
+    const next = await fleetCall(NAME, () => client.claimNextOrIdle(body));
+    if ("idle" in next) {
+      io.stderr(
+        next.idle.reason === "paused"
+          ? `${NAME}: paused since ${next.idle.since}: the default branch is red, only repair issues are handed out\n`
+          : `${NAME}: the queue is empty: nothing to claim\n`,
+      );
+    }
+    writeJson(io, "grant" in next ? next.grant : null);
   },
 };

@@ -1,10 +1,11 @@
 // `switchyard work -- <command...>`: a one-line fleet worker. Claims the queue's next issue,
 // runs the command for it with the claim in its environment, heartbeats while it runs, releases
-// by its exit status, and loops until the queue is empty (or once, with --once).
+// by its exit status, and loops until there is no work (the queue is empty, or the circuit
+// breaker pauses it: the `paused` event says since when) or once, with --once.
 //
 // Streams: the command inherits stdin, stdout and stderr, so stdout belongs to the command;
 // the CLI writes one JSON object per line to stderr for each thing it does (claimed, started,
-// heartbeat, lost, exited, released, queue-empty, stopped, ...).
+// heartbeat, lost, exited, released, queue-empty, paused, stopped, ...).
 //
 // Exit codes: 0 when the loop ended normally (queue empty, or --once after one run), whatever
 // the commands' own exit statuses were (those are the releases' outcomes, printed as events and
@@ -317,8 +318,8 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
         break;
       }
       const sentMs = io.now().getTime();
-      const grant = await fleetCall(NAME, () =>
-        o.client.claimNext(
+      const next = await fleetCall(NAME, () =>
+        o.client.claimNextOrIdle(
           defined({
             agentId: o.agentId,
             machine: o.machine,
@@ -327,10 +328,16 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
           }),
         ),
       );
-      if (grant === null) {
-        emit(io, "queue-empty");
+      if ("idle" in next) {
+        // Why it is idle: nothing to claim, or the default branch is red (the breaker).
+        if (next.idle.reason === "paused") {
+          const { since, retryAfterSeconds } = next.idle;
+          emit(io, "paused", { since, retryAfterSeconds });
+        } else emit(io, "queue-empty");
+        reason = next.idle.reason;
         break;
       }
+      const grant = next.grant;
       runs += 1;
       const signal = interruption();
       if (signal) {

@@ -200,6 +200,18 @@ describe("switchyard work", () => {
     expect(idle.events().map((e) => e.event)).toEqual(["queue-empty", "stopped"]);
   });
 
+  it("says when it is idle because the breaker pauses work (from X-Switchyard-Paused)", async () => {
+    const fleet = new FakeFleet([]);
+    fleet.pausedSince = "2026-12-01T10:00:00Z";
+    const processes = new FakeProcesses((child) => child.exit({ code: 0, signal: null }));
+    const r = run([...BASE, "--", "agent"], { fleet, processes });
+    expect(await r.code).toBe(0);
+    expect(r.events()).toEqual([
+      { event: "paused", since: "2026-12-01T10:00:00Z", retryAfterSeconds: 60 },
+      { event: "stopped", reason: "paused", runs: 0, done: 0, failed: 0, abandoned: 0, lost: 0 },
+    ]);
+  });
+
   it("records a command killed by a signal as failed, naming the signal", async () => {
     const fleet = new FakeFleet([3]);
     const processes = new FakeProcesses((child) => child.exit({ code: null, signal: "SIGSEGV" }));

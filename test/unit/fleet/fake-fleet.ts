@@ -37,6 +37,8 @@ export class FakeFleet {
   readonly comments: { number: number; body: string }[] = [];
   readonly requests: FakeRequest[] = [];
   fault: Fault = () => undefined;
+  /** While set, claim-next with nothing to hand out answers as the breaker's pause does. */
+  pausedSince: string | null = null;
 
   readonly repo: string;
 
@@ -124,7 +126,14 @@ export class FakeFleet {
         });
       case "POST /claims": {
         const next = this.queue.find((n) => !this.live.has(n));
-        if (next === undefined) return new Response(null, { status: 204 });
+        if (next === undefined) {
+          // The circuit breaker's pause: 204 saying since when, and when to ask again.
+          const headers: Record<string, string> =
+            this.pausedSince === null
+              ? {}
+              : { "x-switchyard-paused": this.pausedSince, "retry-after": "60" };
+          return new Response(null, { status: 204, headers });
+        }
         return this.grant(next, body as { agentId: string });
       }
       case "GET /claims":
