@@ -45,7 +45,7 @@ const commands: CommandEntry[] = [
   {
     name: "queue",
     usage:
-      "queue --server URL --repo OWNER/NAME [--machine M] [--capabilities a,b] [--limit N] [--order number|impact]",
+      "queue --server URL --repo OWNER/NAME [--machine M] [--capabilities a,b] [--limit N] [--order number|impact|priority]",
     load: async () => (await import("./commands/queue.ts")).queueCommand,
   },
   {

@@ -220,7 +220,7 @@ describe("fleet commands: bad usage exits 2 naming the flag", () => {
     [["queue", ...CONN, "--limit", "0"], "--limit must be at least 1"],
     [["queue", ...CONN, "--limit", "101"], "--limit must be at most 100"],
     [["queue", ...CONN, "--limit", "ten"], "--limit must be an integer"],
-    [["queue", ...CONN, "--order", "age"], "--order must be number or impact"],
+    [["queue", ...CONN, "--order", "age"], "--order must be number, impact or priority"],
     [["queue", ...CONN, "--capabilities", "gpu,-x"], "--capabilities"],
     [["queue", ...CONN, "--bogus"], "--bogus"],
     [["claim", ...CONN], "--agent-id is required"],

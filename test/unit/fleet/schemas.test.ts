@@ -116,7 +116,7 @@ describe("fleet request schemas", () => {
     );
   });
 
-  it("queue query: limit 1..100 (default 20), order number|impact, comma-separated capabilities", () => {
+  it("queue query: limit 1..100 (default 20), order number|impact|priority, comma-separated capabilities", () => {
     expect(QueueQuerySchema.parse({})).toEqual({ limit: 20 });
     expect(
       QueueQuerySchema.parse({ limit: "100", order: "impact", capabilities: "gpu,rust" }),
