@@ -1,4 +1,4 @@
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import {
   ClaimGrantSchema,
   ClaimNextRequestSchema,
@@ -33,7 +33,7 @@ const claimIssue = createRoute({
     201: jsonContent(ClaimGrantSchema, "The claim"),
     409: jsonContent(
       ErrorBodySchema,
-      "Not claimable now: `reason` is held (with `holder`), closed, hold, epic, blocked, stuck, agent-limit or repo-limit",
+      "Not claimable now: `reason` is held (with `holder`), closed, hold, epic, blocked, stuck, agent-limit, repo-limit, label-limit (with `label`) or paused (the circuit breaker: the default branch is red and the issue is not a repair issue)",
     ),
     ...errors,
   },
@@ -49,7 +49,19 @@ const claimNext = createRoute({
   request: { params: RepoParamsSchema, body: jsonBody(ClaimNextRequestSchema) },
   responses: {
     201: jsonContent(ClaimGrantSchema, "The claim, with the queue item it took"),
-    204: { description: "No work available for this agent" },
+    204: {
+      description:
+        "No work available for this agent. While the circuit breaker is red (and no repair issue is available) the answer says so in its headers.",
+      headers: z.object({
+        "X-Switchyard-Paused": z.string().optional().openapi({
+          description:
+            "Present while the breaker pauses ordinary work: when it turned red (ISO 8601).",
+        }),
+        "Retry-After": z.string().optional().openapi({
+          description: "With X-Switchyard-Paused: seconds before asking again.",
+        }),
+      }),
+    },
     409: jsonContent(ErrorBodySchema, "agent-limit or repo-limit"),
     ...errors,
   },

@@ -13,7 +13,8 @@ const queue = createRoute({
   path: "/v1/repos/{owner}/{repo}/queue",
   operationId: "getQueue",
   tags: ["Queue"],
-  summary: "Claimable work: agent:ready issues first, then (mode all) other ready issues",
+  summary:
+    "Claimable work in the order of spec 6.4's table (number, impact or priority); while the circuit breaker is red it carries `paused`",
   security: [{ bearer: [] }],
   request: { params: RepoParamsSchema, query: QueueQuerySchema },
   responses: {
