@@ -10,6 +10,7 @@ import { splitRepo } from "./fetch-snapshot.ts";
 
 /** The installation permissions the breaker reads with, by what they read. */
 export const CI_PERMISSIONS = {
+  contents: "contents: read",
   checks: "checks: read",
   statuses: "statuses: read",
   actions: "actions: read",
@@ -134,6 +135,9 @@ export async function readDefaultBranchCi(
   } catch (error) {
     if (error instanceof GitHubApiError && error.kind === "not-found") {
       return { defaultBranch: branch, head: null, reports: [], missing: [], requests };
+    }
+    if (forbidden(error)) {
+      return { defaultBranch: branch, head: null, reports: [], missing: ["contents"], requests };
     }
     throw error;
   }
