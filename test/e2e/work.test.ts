@@ -4,13 +4,14 @@
 // with admin, and checks the outcome through the Worker's API and the simulator's state.
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedFiles } from "../../infra/github-sim/contents.ts";
 import { seedSnapshot } from "../../infra/github-sim/seed.ts";
 import { type LocalStack, root, startLocalStack, waitFor } from "../../infra/local-stack.ts";
 
 const OWNER = "acme";
 const ADMIN_TOKEN = `ghp_e2e${crypto.randomUUID().replace(/-/g, "")}`;
 /** Each scenario's repository and how many `agent:ready` issues it starts with. */
-const REPOS = { loop: 2, failing: 1, lost: 1, interrupt: 1 } as const;
+const REPOS = { loop: 2, failing: 1, lost: 1, interrupt: 1, paused: 1 } as const;
 type RepoName = keyof typeof REPOS;
 
 let stack: LocalStack;
@@ -162,6 +163,10 @@ describe("switchyard work against the local Worker", () => {
         })),
       });
     }
+    // The breaker's repository: its default branch's CI pauses ordinary work when red.
+    await seedFiles(sim.state, sim.state.requireRepo(OWNER, "paused"), {
+      ".github/switchyard.yml": "breaker: {}\n",
+    });
     const registered = await fetch(`${stack.sim.url}/_sim/users`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -290,6 +295,30 @@ describe("switchyard work against the local Worker", () => {
     // Abandoned work goes back to the queue (one attempt used).
     expect((await queue("interrupt")).items).toEqual([
       expect.objectContaining({ number: claim.issue, attempts: 1 }),
+    ]);
+  }, 60_000);
+
+  it("stops saying why when the circuit breaker pauses work (the default branch is red)", async () => {
+    const failed = await fetch(`${stack.sim.url}/_sim/repos/${OWNER}/paused/check-runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "build", conclusion: "failure" }),
+    });
+    expect(failed.status).toBe(201);
+    const paused = await waitFor("the breaker to turn red", async () => {
+      const q = await api<{ paused?: { since: string } }>(
+        "GET",
+        `${repoPath("paused")}/queue`,
+        keys.get("paused")!,
+      );
+      return q.body.paused;
+    });
+    const run = work("paused", [], exitWith(0));
+    expect(await run.exited).toBe(0);
+    expect(run.stdout()).toBe("");
+    expect(run.events()).toEqual([
+      { event: "paused", since: paused.since, retryAfterSeconds: 60 },
+      expect.objectContaining({ event: "stopped", reason: "paused", runs: 0 }),
     ]);
   }, 60_000);
 });
