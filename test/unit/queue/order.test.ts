@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../../shared/config/schema.ts";
-import { analyzeGraph } from "../../../shared/graph/analyze.ts";
+import { analyzeSnapshot } from "../../../shared/graph/analyze.ts";
 import { rotateForMachine } from "../../../shared/graph/hash.ts";
 import { type Orderable, orderQueue, QUEUE_ORDERS } from "../../../shared/queue/order.ts";
 import { queueItems } from "../../../shared/queue/queue.ts";
@@ -82,7 +82,7 @@ describe("queue order: spec 6.4's table", () => {
               project: { number: 1, field: "Priority", options: OPTION_RANKS },
             },
           });
-          const analysis = analyzeGraph(
+          const analysis = analyzeSnapshot(
             {
               repo: "o/r",
               now: "2026-12-01T00:00:00Z",
