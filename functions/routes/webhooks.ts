@@ -43,10 +43,10 @@ export const webhookRoutes = new Hono<{ Bindings: Env }>().post("/webhooks/githu
   const receivedMs = Date.now();
   const routed = routeWebhook(parsed, formatInstant(Math.floor(receivedMs / 1000) * 1000));
   if (routed.kind === "skip") return c.json({ status: "ignored", reason: routed.reason }, 202);
+  const installation = (id: number) =>
+    c.env.INSTALLATION.get(c.env.INSTALLATION.idFromName(String(id)));
   if (routed.kind === "installation") {
-    const stub = c.env.INSTALLATION.get(
-      c.env.INSTALLATION.idFromName(String(routed.installationId)),
-    );
+    const stub = installation(routed.installationId);
     const outcome = await stub.lifecycle(
       routed.installationId,
       deliveryId,
@@ -56,9 +56,7 @@ export const webhookRoutes = new Hono<{ Bindings: Env }>().post("/webhooks/githu
     return c.json({ status: outcome }, 200);
   }
   if (routed.kind === "project-item") {
-    const stub = c.env.INSTALLATION.get(
-      c.env.INSTALLATION.idFromName(String(routed.installationId)),
-    );
+    const stub = installation(routed.installationId);
     const outcome = await stub.projectItem(
       routed.installationId,
       deliveryId,

@@ -34,6 +34,7 @@ export type CiRouting =
 
 const NOT_DEFAULT = "not the default branch (the breaker reads only the default branch's CI)";
 
+/** GitHub's run statuses as the breaker reads them: completed, or not yet (queued or running). */
 function status(value: string | null | undefined): CheckRecord["status"] {
   if (value === "completed") return "completed";
   return value === "queued" || value === "waiting" || value === "requested" || value === "pending"
@@ -41,14 +42,17 @@ function status(value: string | null | undefined): CheckRecord["status"] {
     : "in_progress";
 }
 
-/** `check_run.created` / `completed`. */
-export function checkRunFact(p: WebhookPayload<"check_run", "completed">): CiRouting {
-  const run = p.check_run;
-  const branch = run.check_suite.head_branch ?? null;
-  const defaultBranch = p.repository.default_branch ?? null;
-  if (defaultBranch !== null && branch !== defaultBranch)
-    return { kind: "skip", reason: NOT_DEFAULT };
-  const record: CheckRecord = {
+/** A check run (webhook or REST) as the breaker keeps it: its key is the App and the name. */
+export function checkRunRecord(run: {
+  id: number;
+  name: string;
+  status: string | null | undefined;
+  conclusion?: string | null | undefined;
+  html_url?: string | null | undefined;
+  details_url?: string | null | undefined;
+  app?: { id: number } | null | undefined;
+}): CheckRecord {
+  return {
     source: "check",
     key: `${run.app?.id ?? 0}:${run.name}`,
     name: run.name,
@@ -58,6 +62,57 @@ export function checkRunFact(p: WebhookPayload<"check_run", "completed">): CiRou
     conclusion: run.status === "completed" ? (run.conclusion ?? null) : null,
     url: run.html_url ?? run.details_url ?? null,
   };
+}
+
+/** A commit status (webhook or REST): its key is the context. */
+export function statusRecord(s: {
+  id: number;
+  context: string;
+  state: "error" | "failure" | "pending" | "success";
+  target_url?: string | null | undefined;
+}): CheckRecord {
+  return {
+    source: "status",
+    key: s.context,
+    name: s.context,
+    runId: s.id,
+    attempt: 1,
+    status: s.state === "pending" ? "in_progress" : "completed",
+    conclusion: s.state === "pending" ? null : s.state,
+    url: s.target_url ?? null,
+  };
+}
+
+/** A workflow run attempt (webhook or REST): its key is the workflow. */
+export function workflowRunRecord(run: {
+  id: number;
+  name?: string | null | undefined;
+  workflow_id: number;
+  status?: string | null | undefined;
+  conclusion?: string | null | undefined;
+  html_url?: string | undefined;
+  run_attempt?: number | undefined;
+}): CheckRecord {
+  return {
+    source: "workflow",
+    key: String(run.workflow_id),
+    name: run.name ?? `workflow ${run.workflow_id}`,
+    runId: run.id,
+    attempt: run.run_attempt ?? 1,
+    status: status(run.status),
+    conclusion: run.status === "completed" ? (run.conclusion ?? null) : null,
+    url: run.html_url ?? null,
+  };
+}
+
+/** `check_run.created` / `completed`. */
+export function checkRunFact(p: WebhookPayload<"check_run", "completed">): CiRouting {
+  const run = p.check_run;
+  const branch = run.check_suite.head_branch ?? null;
+  const defaultBranch = p.repository.default_branch ?? null;
+  if (defaultBranch !== null && branch !== defaultBranch)
+    return { kind: "skip", reason: NOT_DEFAULT };
+  const record = checkRunRecord(run);
   return { kind: "fact", fact: { type: "report", sha: run.head_sha, record }, defaultBranch };
 }
 
@@ -81,17 +136,11 @@ export function statusFact(p: WebhookPayload<"status", "">): CiRouting {
   const defaultBranch = p.repository.default_branch ?? null;
   if (defaultBranch !== null && !p.branches.some((b) => b.name === defaultBranch))
     return { kind: "skip", reason: NOT_DEFAULT };
-  const record: CheckRecord = {
-    source: "status",
-    key: p.context,
-    name: p.context,
-    runId: p.id,
-    attempt: 1,
-    status: p.state === "pending" ? "in_progress" : "completed",
-    conclusion: p.state === "pending" ? null : p.state,
-    url: p.target_url ?? null,
+  return {
+    kind: "fact",
+    fact: { type: "report", sha: p.sha, record: statusRecord(p) },
+    defaultBranch,
   };
-  return { kind: "fact", fact: { type: "report", sha: p.sha, record }, defaultBranch };
 }
 
 /** `workflow_run.requested` / `in_progress` / `completed`. */
@@ -100,16 +149,7 @@ export function workflowRunFact(p: WebhookPayload<"workflow_run", "completed">):
   const defaultBranch = p.repository.default_branch ?? null;
   if (defaultBranch !== null && run.head_branch !== defaultBranch)
     return { kind: "skip", reason: NOT_DEFAULT };
-  const record: CheckRecord = {
-    source: "workflow",
-    key: String(run.workflow_id),
-    name: run.name ?? `workflow ${run.workflow_id}`,
-    runId: run.id,
-    attempt: run.run_attempt ?? 1,
-    status: status(run.status),
-    conclusion: run.status === "completed" ? (run.conclusion ?? null) : null,
-    url: run.html_url ?? null,
-  };
+  const record = workflowRunRecord(run);
   return { kind: "fact", fact: { type: "report", sha: run.head_sha, record }, defaultBranch };
 }
 

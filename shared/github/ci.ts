@@ -3,6 +3,7 @@
 // run of each workflow. A lost webhook heals here. A read the installation may not make (a 403:
 // no `checks`, `statuses` or `actions` permission) is reported as missing, never as green.
 import { z } from "zod";
+import { checkRunRecord, statusRecord, workflowRunRecord } from "../breaker/facts.ts";
 import type { CheckRecord } from "../breaker/verdict.ts";
 import type { GitHubClient } from "./client.ts";
 import { GitHubApiError } from "./errors.ts";
@@ -70,11 +71,6 @@ const WorkflowRunsSchema = z.object({
 const PAGE = 100;
 /** A repository with more checks on one commit than this is read in part (the newest). */
 const MAX_PAGES = 10;
-
-function runStatus(value: string | null): CheckRecord["status"] {
-  if (value === "completed") return "completed";
-  return value === "in_progress" ? "in_progress" : "queued";
-}
 
 /** Whether a failed read means the installation lacks the permission (not a rate limit). */
 function forbidden(error: unknown): boolean {
@@ -162,16 +158,7 @@ export async function readDefaultBranchCi(
         `the check runs of ${head}`,
       );
       for (const run of data.check_runs) {
-        reports.push({
-          source: "check",
-          key: `${run.app?.id ?? 0}:${run.name}`,
-          name: run.name,
-          runId: run.id,
-          attempt: 1,
-          status: runStatus(run.status),
-          conclusion: run.status === "completed" ? run.conclusion : null,
-          url: run.html_url ?? run.details_url ?? null,
-        });
+        reports.push(checkRunRecord(run));
       }
       if (data.check_runs.length < PAGE || !/rel="next"/.test(link)) break;
     }
@@ -186,16 +173,7 @@ export async function readDefaultBranchCi(
         `the commit statuses of ${head}`,
       );
       for (const s of data.statuses) {
-        reports.push({
-          source: "status",
-          key: s.context,
-          name: s.context,
-          runId: s.id,
-          attempt: 1,
-          status: s.state === "pending" ? "in_progress" : "completed",
-          conclusion: s.state === "pending" ? null : s.state,
-          url: s.target_url ?? null,
-        });
+        reports.push(statusRecord(s));
       }
       if (data.statuses.length < PAGE || !/rel="next"/.test(link)) break;
     }
@@ -209,16 +187,7 @@ export async function readDefaultBranchCi(
       `the workflow runs of ${head}`,
     );
     for (const run of data.workflow_runs) {
-      reports.push({
-        source: "workflow",
-        key: String(run.workflow_id),
-        name: run.name ?? `workflow ${run.workflow_id}`,
-        runId: run.id,
-        attempt: run.run_attempt ?? 1,
-        status: runStatus(run.status),
-        conclusion: run.status === "completed" ? run.conclusion : null,
-        url: run.html_url,
-      });
+      reports.push(workflowRunRecord(run));
     }
   });
 

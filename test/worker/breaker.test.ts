@@ -7,20 +7,13 @@
 import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
-import { deliverAll, install, type repoStub, seedIssue, settle, sim } from "./helpers.ts";
+import { deliverAndSettle, install, type repoStub, seedIssue, sim } from "./helpers.ts";
 
 type Stub = ReturnType<typeof repoStub>;
 
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
 });
-
-async function settleAll(stub: Stub) {
-  for (let i = 0; i < 3; i++) {
-    await deliverAll();
-    await settle(stub);
-  }
-}
 
 const ready = (n: number, extra: string[] = []) =>
   seedIssue(n, { labels: ["agent:ready", ...extra] });
@@ -30,7 +23,7 @@ async function setup(repo: string, config: string) {
     { repo, issues: [ready(1), ready(2), ready(3, ["ci-repair"])] },
     { ".github/switchyard.yml": config },
   );
-  await settleAll(installed.stub);
+  await deliverAndSettle(installed.stub);
   return installed;
 }
 
@@ -56,7 +49,7 @@ describe("circuit breaker", () => {
     expect((await breakerOf(stub)).state).toBe("green");
 
     const failed = await checkRun(repo, { name: "build", conclusion: "failure" });
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     const q = await queue(stub);
     expect(q.paused).toMatchObject({
       sha: failed.head_sha,
@@ -83,7 +76,7 @@ describe("circuit breaker", () => {
 
     // A re-run of the same check passes: it replaces the failure, the queue resumes.
     await checkRun(repo, { name: "build", conclusion: "success" });
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     expect((await queue(stub)).paused).toBeUndefined();
     expect((await stub.claim(null, { agentId: "worker" })).status).toBe(201);
     const audit = (await stub.auditLog(50)).filter((e) => e.kind === "breaker");
@@ -98,18 +91,18 @@ describe("circuit breaker", () => {
       body: { webhooks: [{ event: "status", kind: "drop", times: 1 }] },
     });
     await sim(`/repos/${repo}/statuses`, { body: { context: "ci/lint", state: "failure" } });
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     expect((await queue(stub)).paused).toBeUndefined(); // the webhook never came
 
     await stub.armReconcile(); // the cron's tick
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     expect((await queue(stub)).paused?.failing.map((f) => f.name)).toEqual(["ci/lint"]);
 
     await sim(`/repos/${repo}/statuses`, { body: { context: "ci/lint", state: "success" } });
     await sim(`/repos/${repo}/workflow-runs`, {
       body: { name: "Deploy", conclusion: "startup_failure" },
     });
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     expect((await queue(stub)).paused?.failing.map((f) => f.name)).toEqual(["Deploy"]);
   });
 
@@ -118,14 +111,14 @@ describe("circuit breaker", () => {
     const { stub } = await setup(repo, "breaker:\n  checks: [build]\n");
     await sim(`/repos/${repo}/check-suites`, { body: { app: "switchyard-sim" } });
     await checkRun(repo, { name: "lint", conclusion: "failure" }); // not required
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     await stub.armReconcile();
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     expect((await breakerOf(stub)).state).toBe("green");
     expect((await queue(stub)).paused).toBeUndefined();
 
     await checkRun(repo, { name: "build", conclusion: "timed_out" });
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     expect((await queue(stub)).paused?.failing.map((f) => f.name)).toEqual(["build"]);
   });
 
@@ -133,12 +126,12 @@ describe("circuit breaker", () => {
     const repo = "brk-pending/app";
     const { stub } = await setup(repo, "breaker:\n  pendingMinutes: 30\n");
     const red = await checkRun(repo, { name: "build", conclusion: "failure" });
-    await settleAll(stub);
+    await deliverAndSettle(stub);
 
     // A fix is pushed; its build runs.
     await sim(`/repos/${repo}/push`, { body: { allowEmpty: true, message: "fix" } });
     const running = await checkRun(repo, { name: "build", conclusion: null });
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     expect(running.head_sha).not.toBe(red.head_sha);
     const carried = await queue(stub);
     expect(carried.paused?.sha).toBe(red.head_sha);
@@ -153,7 +146,7 @@ describe("circuit breaker", () => {
       method: "PATCH",
       body: { conclusion: "success" },
     });
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     expect((await breakerOf(stub)).state).toBe("green");
     expect((await queue(stub)).paused).toBeUndefined();
   });
@@ -166,7 +159,7 @@ describe("circuit breaker", () => {
       body: { permissions: { checks: null } },
     });
     await stub.armReconcile();
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     const breaker = await breakerOf(stub);
     expect(breaker.state).toBe("off");
     expect(breaker.reason).toContain("checks: read");

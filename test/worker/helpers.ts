@@ -181,6 +181,14 @@ export async function settle(stub: DurableObjectStub, rounds = 200): Promise<voi
   throw new Error("the repository did not settle");
 }
 
+/** Webhooks delivered and the repository settled, `rounds` times (what one webhook leads to). */
+export async function deliverAndSettle(stub: ReturnType<typeof repoStub>, rounds = 3) {
+  for (let i = 0; i < rounds; i++) {
+    await deliverAll();
+    await settle(stub);
+  }
+}
+
 /**
  * Time passes for the object's schedules: every one waiting out a retry backoff is due now
  * (tests move the object's clock this way instead of sleeping through the backoff).

@@ -7,7 +7,7 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
-import { deliverAll, install, type repoStub, seedIssue, settle, sim } from "./helpers.ts";
+import { deliverAndSettle, install, type repoStub, seedIssue, sim } from "./helpers.ts";
 
 type Stub = ReturnType<typeof repoStub>;
 type Grant = { claimId: string; fence: number; issue: { number: number } };
@@ -27,13 +27,6 @@ const CONFIG = `claims:
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
 });
-
-async function settleAll(stub: Stub) {
-  for (let i = 0; i < 3; i++) {
-    await deliverAll();
-    await settle(stub);
-  }
-}
 
 /** Every claim's fence, issue, grant and end, oldest first. */
 async function claimRows(stub: Stub) {
@@ -61,7 +54,7 @@ describe("per-label concurrency limits", () => {
         ".github/switchyard.yml": CONFIG,
       },
     );
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     let agent = 0;
 
     await fc.assert(
@@ -143,7 +136,7 @@ describe("per-label concurrency limits", () => {
       },
       { ".github/switchyard.yml": CONFIG },
     );
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     const first = await stub.claim(1, { agentId: "a" });
     expect(first.status).toBe(201);
     const refused = await stub.claim(2, { agentId: "b" });
@@ -161,7 +154,7 @@ describe("per-label concurrency limits", () => {
     const g = first.body as unknown as Grant;
     await stub.release(1, { claimId: g.claimId, fence: g.fence, outcome: "abandoned" });
     await sim("/repos/limits-direct/app/issues/3/labels", { body: { labels: ["area:db"] } });
-    await settleAll(stub);
+    await deliverAndSettle(stub);
     const live = (await stub.liveClaims()).body as { claims: Array<{ number: number }> };
     expect(live.claims.map((c) => c.number)).toEqual([3]);
     expect((await stub.claim(4, { agentId: "c" })).body).toMatchObject({ reason: "label-limit" });

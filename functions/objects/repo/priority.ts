@@ -119,35 +119,12 @@ export async function runPriority(
       } catch (error) {
         const reason = unreadable(error, key);
         if (reason === null) throw error;
-        store.transaction(() => {
-          store.priority.clearAll();
-          store.priority.setState({
-            ...store.priority.state(),
-            state: "off",
-            reason,
-            readMs: Date.now(),
-            run: null,
-          });
-          store.audit("priority", { project: key, state: "off", reason }, Date.now());
-        });
-        await c.installation().watchProject(identity.repoId, null);
+        await turnOff(c, identity.repoId, key, reason, store.priority.state().projectId);
         return;
       }
       if (!read.fieldFound) {
         const reason = `project ${key.split("/").slice(0, 2).join("/")} has no single-select field ${project.field}`;
-        store.transaction(() => {
-          store.priority.clearAll();
-          store.priority.setState({
-            ...store.priority.state(),
-            projectId: read.projectId,
-            state: "off",
-            reason,
-            readMs: Date.now(),
-            run: null,
-          });
-          store.audit("priority", { project: key, state: "off", reason }, Date.now());
-        });
-        await c.installation().watchProject(identity.repoId, null);
+        await turnOff(c, identity.repoId, key, reason, read.projectId);
         return;
       }
       projectId = read.projectId;
@@ -190,6 +167,33 @@ export async function runPriority(
     }
   }
   await rereadItems(c, identity, client, project.field);
+}
+
+/**
+ * The project field cannot be read (a missing permission, no such project or field): its ranks
+ * go, the state says why, and the installation stops handing this repository its notices.
+ */
+async function turnOff(
+  c: RepoContext,
+  repoId: number,
+  key: string,
+  reason: string,
+  projectId: string | null,
+): Promise<void> {
+  const { store } = c;
+  store.transaction(() => {
+    store.priority.clearAll();
+    store.priority.setState({
+      ...store.priority.state(),
+      projectId,
+      state: "off",
+      reason,
+      readMs: Date.now(),
+      run: null,
+    });
+    store.audit("priority", { project: key, state: "off", reason }, Date.now());
+  });
+  await c.installation().watchProject(repoId, null);
 }
 
 /** Items whose notice did not carry the value: read by id (100 a request). */
