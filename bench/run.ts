@@ -6,12 +6,14 @@ import type { Benchmark } from "./benchmark.ts";
 import { claimsBenchmark } from "./claims.ts";
 import { cliBenchmark } from "./cli.ts";
 import { githubEconomy } from "./github-economy.ts";
+import { queueOrderBenchmark } from "./queue-order.ts";
 import { scanBenchmark } from "./scan.ts";
 import { webhookAck } from "./webhook-ack.ts";
 import { workerScale } from "./worker-scale.ts";
 
 const benchmarks: Benchmark[] = [
   scanBenchmark,
+  queueOrderBenchmark,
   cliBenchmark,
   githubEconomy,
   webhookAck,

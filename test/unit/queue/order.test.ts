@@ -145,4 +145,37 @@ describe("queue order: spec 6.4's table", () => {
     expect(orderQueue(items, "impact").map((i) => i.number)).toEqual([5, 4, 3, 6, 1, 2, 7]);
     expect(orderQueue(items, "number").map((i) => i.number)).toEqual([5, 1, 3, 4, 6, 2, 7]);
   });
+
+  it("the same order however the key is sorted (packed natively, packed with a comparator, field by field)", () => {
+    const itemArb = (numbers: fc.Arbitrary<number>, impacts: fc.Arbitrary<number>) =>
+      fc.uniqueArray(
+        fc.record({
+          number: numbers,
+          section: fc.constantFrom(1 as const, 2 as const, 3 as const),
+          impact: impacts,
+          priority: fc.option(fc.nat(5), { nil: null }),
+        }),
+        { selector: (i) => i.number, maxLength: 40 },
+      );
+    const shapes = [
+      itemArb(fc.integer({ min: 1, max: 500 }), fc.nat(9)), // small: one native sort
+      itemArb(fc.integer({ min: 1, max: 2 ** 40 }), fc.nat(2 ** 10)), // packed, too wide with positions
+      itemArb(fc.integer({ min: 1, max: 2 ** 50 }), fc.nat(2 ** 20)), // too wide to pack
+      itemArb(fc.integer({ min: 1, max: 500 }), fc.double({ min: 0, max: 9, noNaN: true })), // fractions
+    ];
+    for (const shape of shapes) {
+      fc.assert(
+        fc.property(
+          shape,
+          fc.constantFrom(...QUEUE_ORDERS),
+          fc.option(fc.string({ maxLength: 6 }), { nil: undefined }),
+          (items, order, machine) => {
+            expect(orderQueue(items, order, machine).map((i) => i.number)).toEqual(
+              specSort(items, order, machine).map((i) => i.number),
+            );
+          },
+        ),
+      );
+    }
+  });
 });
