@@ -25,7 +25,7 @@ const NOW = Date.parse(demo.now!);
  * picture or the page changes them: run this file under Node and take the new digests.
  */
 const SVG_SHA256 = "4d782910b84eedab0e02d7524d020e58d2ff5b647b1865b84c58197856f6d0bb";
-const PAGE_SHA256 = "97604bf06d0de5101f543e1a19bc6b7744d4edd7c47f87221d4c192b82dab3e0";
+const PAGE_SHA256 = "f2f8321d7655726c20c0aa95fa7470fc50d5e8d35f93c2cc2e2fba27da8d1976";
 
 function page(): Promise<string> {
   const graph = {
@@ -35,6 +35,19 @@ function page(): Promise<string> {
     repository: { archived: false, private: true, writes: "on" },
     parkedWritesCount: 0,
     reconcile: null,
+    // The queue policy: a red breaker (its pause) and priority labels.
+    breaker: {
+      state: "red",
+      reason: null,
+      head: { sha: "a".repeat(40), since: demo.now! },
+      paused: {
+        since: demo.now!,
+        sha: "a".repeat(40),
+        failing: [{ name: "build", url: "https://github.com/o/r/runs/1" }],
+      },
+      pending: [],
+    },
+    priority: { labels: { P1: 1, P0: 0 }, project: null },
   } as GraphRead;
   const model = repoPageModel({
     graph,
@@ -44,7 +57,12 @@ function page(): Promise<string> {
         claimed: new Set([9]),
         stuck: new Set(),
       }),
-      queue: { total: 1, items: [{ number: 5, title: "Set up", reason: "kick: x", attempts: 0 }] },
+      queue: {
+        total: 1,
+        items: [
+          { number: 5, title: "Set up", reason: "kick: x", attempts: 0, priority: 1, paused: true },
+        ],
+      },
       claims: [],
       deadLetters: [],
       ended: [{ grantedMs: NOW - 600_000, endedMs: NOW - 60_000, outcome: "done" }],
