@@ -207,6 +207,21 @@ describe("status pages", () => {
     expect(callback.headers.get("location")).toBe("/");
   });
 
+  it("refuses a return_to that a browser reads as another site (tab, newline)", async () => {
+    for (const sneaky of ["%2F%09%2Fevil.example", "%2F%0A%2Fevil.example", "%2F%5Cevil.example"]) {
+      const start = await get(`/login?return_to=${sneaky}&login=alice`);
+      const state = cookieOf(start, "switchyard_oauth")!;
+      const github = await fetch(new URL(start.headers.get("location")!), { redirect: "manual" });
+      const back = new URL(github.headers.get("location")!);
+      const callback = await get(`${back.pathname}${back.search}`, state);
+      expect(callback.headers.get("location"), sneaky).toBe("/");
+    }
+  });
+
+  it("returns to a path with dots whole (not cut at its first '.')", async () => {
+    await signIn("alice", "/repos/acme/site.io?tab=queue.v2");
+  });
+
   it("shows the breaker's pause (checks, since, links) and each item's priority", async () => {
     const red = await install(
       {

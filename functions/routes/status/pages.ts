@@ -80,7 +80,7 @@ statusPages.get("/", async (c) => {
     if (error instanceof GitHubApiError && error.kind === "unauthorized") {
       // The token behind the session was revoked: sign in again.
       c.header("Set-Cookie", clearSessionCookieHeader());
-      return c.redirect(loginUrl("/"), 302);
+      return c.redirect(loginUrl("/", new URL(c.req.url).origin), 302);
     }
     const why = error instanceof GitHubApiError ? error.message : "GitHub did not answer";
     return c.html(messagePage("GitHub did not answer", why, session.login), 503);
@@ -120,7 +120,7 @@ statusPages.get("/repos/:owner/:repo", async (c) => {
     if (proven.status === 401) {
       // GitHub no longer accepts the session's token (revoked or expired): sign in again.
       c.header("Set-Cookie", clearSessionCookieHeader());
-      return c.redirect(loginUrl(here), 302);
+      return c.redirect(loginUrl(here, new URL(c.req.url).origin), 302);
     }
     refused = proven;
   }
@@ -136,7 +136,7 @@ statusPages.get("/repos/:owner/:repo", async (c) => {
       return show(entry.repoId, session?.login ?? null, graph);
     }
   }
-  if (!session || !refused) return c.redirect(loginUrl(here), 302);
+  if (!session || !refused) return c.redirect(loginUrl(here, new URL(c.req.url).origin), 302);
   if (refused.retryAfterSeconds !== undefined) {
     c.header("Retry-After", String(refused.retryAfterSeconds));
   }
