@@ -31,7 +31,13 @@ import { applyProjectItem } from "./priority.ts";
 import { armReconcile, requestScan } from "./reconcile.ts";
 import type { ReconcileProgress } from "./reconcile-progress-store.ts";
 import type { RepoIdentity } from "./repo-store.ts";
-import { type ObjectStatus, objectStatus, type StatusView, statusView } from "./status.ts";
+import {
+  type ObjectStatus,
+  objectStatus,
+  publicPage,
+  type StatusView,
+  statusView,
+} from "./status.ts";
 
 export type { Delivery, IngestOutcome };
 
@@ -169,6 +175,14 @@ export class RepoObject extends DurableObject<Env> {
   /** The full reconcile in progress, for the status page; null when none is. */
   reconcileProgress(): ReconcileProgress | null {
     return this.c.store.reconcileProgress();
+  }
+
+  /**
+   * Whether the status page may be shown without login (public, opted in): read from stored
+   * facts only, before any graph is built for an anonymous request.
+   */
+  publicPage(): boolean {
+    return publicPage(this.c);
   }
 
   /** The status page's read beyond `graph()` (status.ts). */
