@@ -1,8 +1,9 @@
 // `fetch-snapshot --comments`: adds to a snapshot what the reply rules read (spec 3.1): each open
 // issue's body, the body's author and its comments, each author with its `author_association`.
-// REST, because GraphQL has no `author_association` for a comment's author: the open issues a
-// page of 100 (their authors, bodies and comment counts), then the comments of the issues that
-// have any, 100 a page. An offline tool's opt-in; the Worker keeps reply state its own way.
+// REST, in the shapes the rest of the client already reads (`author_association`, `user.type`):
+// the open issues a page of 100 (their authors, bodies and comment counts), then the comments of
+// the issues that have any, 100 a page. An offline tool's opt-in, one request per commented
+// issue; the Worker keeps reply state its own way.
 
 import { parseSnapshot, type Snapshot, type SnapshotAuthor } from "../graph/snapshot.ts";
 import type { GitHubClient } from "./client.ts";

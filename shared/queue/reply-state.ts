@@ -1,6 +1,6 @@
 import type { Config } from "../config/schema.ts";
 import { classifyText, type ResponseVerdict } from "../idd/classify.ts";
-import { evaluateSweep, TEST_SWEEP_LABELS } from "../idd/sweep.ts";
+import { TEST_SWEEP_LABELS } from "../idd/sweep.ts";
 import { isTrustedReplyAuthor, type ReplyAuthor, type ReplyTrust } from "./reply-authors.ts";
 
 /**
@@ -90,12 +90,71 @@ export type ReplyState =
 /** Claim markers say who works on an issue; they answer nobody and nobody answers them. */
 const CLAIM_MARKERS = ["claimed-by", "unclaimed-by", "activation-nonce"];
 
-function isClaimMarker(comment: ReplyComment): boolean {
-  return classifyText(comment.body, comment.author).signals.some((signal) =>
+/**
+ * A comment's part in the sweep, decided from its body once (the Worker keeps this, not the
+ * body): `human` input, an `agent` comment with its verdict, a `heartbeat`, or a `claim` marker.
+ */
+export type ReplyRole = "human" | "agent" | "heartbeat" | "claim";
+
+export interface ClassifiedComment {
+  author: ReplyAuthor;
+  createdAt: string;
+  url: string;
+  role: ReplyRole;
+  /** For agent comments: terminal, deferral or neutral (`classifyText`'s verdict). */
+  verdict: ResponseVerdict | null;
+}
+
+/** A history with its bodies read: what `summarizeClassified` needs, without a body. */
+export interface ClassifiedHistory {
+  url: string;
+  createdAt: string;
+  author: ReplyAuthor | null;
+  /** The opening (title and body) is human input by its content (before trust is applied). */
+  openingIsHuman: boolean;
+  comments: readonly ClassifiedComment[] | undefined;
+}
+
+/** Classifies one comment's body with the sweep's classifier (`classifyText`). */
+export function classifyReplyComment(comment: ReplyComment): ClassifiedComment {
+  const c = classifyText(comment.body, comment.author);
+  const claim = c.signals.some((signal) =>
     CLAIM_MARKERS.some(
       (name) => signal === `marker:${name}` || signal.startsWith(`marker:${name}:`),
     ),
   );
+  return {
+    author: comment.author,
+    createdAt: comment.createdAt,
+    url: comment.url,
+    role: claim ? "claim" : c.role,
+    verdict: claim ? null : c.verdict,
+  };
+}
+
+/**
+ * Whether an issue's opening is human input, as `evaluateSweep` decides it: a title or body
+ * whose content is human (not marked, not a heartbeat); a title-only issue unless a bot opened it.
+ */
+export function openingIsHuman(
+  title: string | undefined,
+  body: string | null,
+  author: ReplyAuthor | null,
+): boolean {
+  const opening = [title ?? "", body ?? ""].join("\n").trim();
+  if (opening === "") return false;
+  if (body !== null) return classifyText(body, author).role === "human";
+  return author?.type !== "Bot";
+}
+
+export function classifyReplyHistory(history: ReplyHistory): ClassifiedHistory {
+  return {
+    url: history.url,
+    createdAt: history.createdAt,
+    author: history.author,
+    openingIsHuman: openingIsHuman(history.title, history.body, history.author),
+    comments: history.comments?.map(classifyReplyComment),
+  };
 }
 
 function isBot(author: ReplyAuthor | null): boolean {
@@ -109,40 +168,39 @@ function isBot(author: ReplyAuthor | null): boolean {
  * dropped (not an agent comment a person could be answering, nor an answer).
  */
 export function summarizeReplies(history: ReplyHistory, trust: ReplyTrust): ReplySummary | null {
+  return summarizeClassified(classifyReplyHistory(history), trust);
+}
+
+/**
+ * The sweep's predicate (`evaluateSweep`, issue-sweep Step 2) over classified comments: the
+ * latest human input is the last human comment by time (ties: list order), else the opening;
+ * the agent comments after it are its responses. Test: it agrees with `evaluateSweep` on the
+ * same history (test/unit/queue/replies.test.ts).
+ */
+export function summarizeClassified(
+  history: ClassifiedHistory,
+  trust: ReplyTrust,
+): ReplySummary | null {
   if (history.comments === undefined) return null;
   const kept = history.comments.filter(
-    (c) => (isBot(c.author) || isTrustedReplyAuthor(c.author, trust)) && !isClaimMarker(c),
+    (c) => c.role !== "claim" && (isBot(c.author) || isTrustedReplyAuthor(c.author, trust)),
   );
-  const bodyCounts = isBot(history.author) || isTrustedReplyAuthor(history.author, trust);
-  const evaluation = evaluateSweep({
-    ...(bodyCounts && history.title !== undefined ? { title: history.title } : {}),
-    body: bodyCounts ? history.body : null,
-    author:
-      history.author === null ? null : { login: history.author.login, type: history.author.type },
-    comments: kept.map((c) => ({
-      createdAt: c.createdAt,
-      author: { login: c.author.login, type: c.author.type },
-      body: c.body,
-    })),
-  });
-  const order = evaluation.comments
-    .map((verdict) => verdict.index)
-    .sort((a, b) => Date.parse(kept[a]!.createdAt) - Date.parse(kept[b]!.createdAt) || a - b);
-  const latest = evaluation.latestHumanInput;
+  const order = kept
+    .map((c, index) => ({ index, at: Date.parse(c.createdAt) }))
+    .sort((a, b) => a.at - b.at || a.index - b.index)
+    .map((entry) => kept[entry.index]!);
+  let last = -1;
+  for (let i = 0; i < order.length; i++) if (order[i]!.role === "human") last = i;
   let input: ReplyInput | null = null;
-  let from = 0;
   let afterAgent = false;
-  if (latest?.source === "comment") {
-    const comment = kept[latest.index]!;
-    input = {
-      source: "comment",
-      url: comment.url,
-      author: comment.author.login,
-      at: comment.createdAt,
-    };
-    from = order.indexOf(latest.index) + 1;
-    afterAgent = order.slice(0, from - 1).some((i) => evaluation.comments[i]!.role === "agent");
-  } else if (latest?.source === "body") {
+  if (last >= 0) {
+    const c = order[last]!;
+    input = { source: "comment", url: c.url, author: c.author.login, at: c.createdAt };
+    afterAgent = order.slice(0, last).some((x) => x.role === "agent");
+  } else if (
+    history.openingIsHuman &&
+    (isBot(history.author) || isTrustedReplyAuthor(history.author, trust))
+  ) {
     input = {
       source: "body",
       url: history.url,
@@ -152,10 +210,8 @@ export function summarizeReplies(history: ReplyHistory, trust: ReplyTrust): Repl
   }
   const responses: ReplyResponse[] = [];
   if (input !== null) {
-    for (const i of order.slice(from)) {
-      const verdict = evaluation.comments[i]!;
-      if (verdict.role === "agent")
-        responses.push({ at: kept[i]!.createdAt, url: kept[i]!.url, verdict: verdict.verdict! });
+    for (const c of order.slice(last + 1)) {
+      if (c.role === "agent") responses.push({ at: c.createdAt, url: c.url, verdict: c.verdict! });
     }
   }
   return { input, afterAgent, responses };

@@ -1,6 +1,7 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../../shared/config/schema.ts";
 import { analyzeSnapshotCompact } from "../../../shared/graph/analyze.ts";
@@ -16,6 +17,7 @@ import {
 import { scanReplies } from "../../../shared/queue/scan-replies.ts";
 import { runCli } from "../../support/cli.ts";
 import { fixtureConfig, loadReplyFixtures } from "../../support/reply-fixtures.ts";
+import { oracleSummarizeReplies } from "../../support/reply-oracle.ts";
 
 const fixtures = await loadReplyFixtures();
 
@@ -260,5 +262,80 @@ describe("scan exclusions", () => {
     const cfg = config({ replies: "all" });
     const replies = scanReplies(snapshot, analyzeSnapshotCompact(snapshot, { config: cfg }), cfg);
     expect(replies.map((r) => r.number)).toEqual([5, 6, 7, 8, 9]);
+  });
+});
+
+describe("the shared rules agree with evaluateSweep reading the bodies (the oracle)", () => {
+  const stranger = { login: "drive-by", type: "User", association: "NONE" };
+  const collaborator = { login: "maintainer", type: "User", association: "COLLABORATOR" };
+  const unknown = { login: "someone", type: "User" };
+  const authors = [owner, collaborator, stranger, unknown, bot];
+  const bodies = [
+    "Please do X.",
+    "> 🤖 AI Agent @ m · runner:cron\n\nDecision: take B.",
+    "> 📡 presence · 3 agents",
+    'Done in PR #5.\n<!-- sweep-trace: {"ver":1,"val":"pr"} -->',
+    'Queued, in-progress.\n<!-- sweep-trace: {"ver":1} -->',
+    'Noted.\n<!-- sweep-trace: {"ver":1} -->',
+    "Closed as completed.\n&lt;!-- sweep-trace: {&quot;ver&quot;:1} --&gt;",
+    "<!-- claimed-by: agent-1 -->\nClaimed.",
+    "<!-- unclaimed-by: agent-1 -->\nReleased.",
+    '```yaml\ncancel-in-progress: false\n```\n<!-- sweep-trace: {"ver":1} -->',
+    "",
+  ];
+  const commentArb = fc.record({
+    author: fc.constantFrom(...authors),
+    body: fc.constantFrom(...bodies),
+    day: fc.integer({ min: 2, max: 6 }),
+  });
+  const historyArb = fc.record({
+    title: fc.constantFrom(undefined, "", "A title"),
+    body: fc.constantFrom(
+      null,
+      "",
+      "Design this.",
+      "> 📡 board",
+      "<!-- spinoff-of: #3 -->\nSpin-off",
+    ),
+    author: fc.constantFrom(null, ...authors),
+    comments: fc.option(fc.array(commentArb, { maxLength: 8 }), { nil: undefined }),
+    trust: fc.constantFrom<"write" | string[]>("write", ["someone", "drive-by"], []),
+  });
+
+  it("on random histories", () => {
+    fc.assert(
+      fc.property(historyArb, (h) => {
+        const input: ReplyHistory = {
+          url: "https://github.com/o/r/issues/1",
+          createdAt: at(1),
+          ...(h.title !== undefined ? { title: h.title } : {}),
+          body: h.body,
+          author: h.author,
+          comments: h.comments?.map((c, i) => ({
+            ...comment(c.day, c.author, c.body),
+            url: `https://github.com/o/r/issues/1#issuecomment-${i}`,
+          })),
+        };
+        const trust = { replyAuthors: h.trust };
+        expect(summarizeReplies(input, trust)).toEqual(oracleSummarizeReplies(input, trust));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it.each(fixtures.map((f) => [f.name, f] as const))("on %s", (_, fixture) => {
+    const snapshot = parseSnapshot(fixture.snapshot);
+    for (const issue of snapshot.issues) {
+      const h: ReplyHistory = {
+        url: `https://github.com/${snapshot.repo}/issues/${issue.number}`,
+        createdAt: issue.createdAt,
+        title: issue.title,
+        body: issue.body ?? null,
+        author: issue.author ?? null,
+        comments: issue.comments,
+      };
+      const trust = { replyAuthors: fixtureConfig(fixture).queue.replyAuthors };
+      expect(summarizeReplies(h, trust)).toEqual(oracleSummarizeReplies(h, trust));
+    }
   });
 });
