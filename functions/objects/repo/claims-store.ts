@@ -1,6 +1,10 @@
 import type { Attempt, ClaimOutcome, ClaimView } from "../../../shared/claims/rules.ts";
 import { formatInstant } from "../../../shared/graph/time.ts";
-import { AUTHOR_TRUST_TTL_MS, type RetentionCutoffs } from "../../../shared/schedule/retention.ts";
+import {
+  AUTHOR_TRUST_TTL_MS,
+  CLAIM_HISTORY_PER_ISSUE,
+  type RetentionCutoffs,
+} from "../../../shared/schedule/retention.ts";
 import type { Sql } from "../sql.ts";
 
 /** A claim row as stored (`marker`: where its IDD mirror stands). */
@@ -200,8 +204,25 @@ export class ClaimsStore {
   }
 
   end(claimId: string, endedMs: number, outcome: ClaimOutcome, note: string | null): void {
-    this.sql`UPDATE claims SET ended_ms = ${endedMs}, outcome = ${outcome}, note = ${note}
-      WHERE claim_id = ${claimId} AND ended_ms IS NULL`;
+    const number = this.sql<{ number: number }>`
+      UPDATE claims SET ended_ms = ${endedMs}, outcome = ${outcome}, note = ${note}
+      WHERE claim_id = ${claimId} AND ended_ms IS NULL RETURNING number`[0]?.number;
+    if (number !== undefined) this.trimHistory(number);
+  }
+
+  /**
+   * Keeps the issue's latest CLAIM_HISTORY_PER_ISSUE ended claims. Beyond them go only rows
+   * nothing needs: not a failed claim still counting as an attempt (the dead letter counts
+   * those), not one whose IDD `claimed-by` was posted and awaits its `unclaimed-by`. An ended
+   * claim never posted needs nothing (a grant and release between two flushes posts nothing).
+   */
+  private trimHistory(number: number): void {
+    this.sql`DELETE FROM claims WHERE number = ${number} AND ended_ms IS NOT NULL
+      AND marker <> 'posted'
+      AND NOT (outcome <> 'done'
+        AND fence > COALESCE((SELECT f.reset_fence FROM issue_fleet f WHERE f.number = ${number}), 0))
+      AND fence <= (SELECT fence FROM claims WHERE number = ${number} AND ended_ms IS NOT NULL
+        ORDER BY fence DESC LIMIT 1 OFFSET ${CLAIM_HISTORY_PER_ISSUE})`;
   }
 
   setMarker(claimId: string, marker: ClaimRow["marker"]): void {
