@@ -173,4 +173,11 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       WHERE kind LIKE 'key-%' OR kind LIKE 'fenced-write%' OR kind LIKE 'write-record%'`);
     sql.exec(`CREATE INDEX audit_by_lane ON audit (lane, seq)`);
   },
+  (sql) => {
+    // A sub-issue create whose answer was lost keeps its key with outcome 'unknown' (the retry
+    // looks the issue up first); `first_ms` is when the key was first used (the look-up's window).
+    sql.exec(`ALTER TABLE idempotency ADD COLUMN outcome TEXT`);
+    sql.exec(`ALTER TABLE idempotency ADD COLUMN first_ms INTEGER`);
+    sql.exec(`UPDATE idempotency SET first_ms = created_ms`);
+  },
 ];
