@@ -165,4 +165,19 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       reason TEXT, read_ms INTEGER, run_started_ms INTEGER, cursor TEXT
     )`);
   },
+  (sql) => {
+    // The audit log's lanes (shared/schedule/audit-lanes.ts): key and fenced-write entries are
+    // trimmed apart from the high-volume ones, so a claim loop never pushes them out.
+    sql.exec(`ALTER TABLE audit ADD COLUMN lane TEXT NOT NULL DEFAULT 'activity'`);
+    sql.exec(`UPDATE audit SET lane = 'record'
+      WHERE kind LIKE 'key-%' OR kind LIKE 'fenced-write%' OR kind LIKE 'write-record%'`);
+    sql.exec(`CREATE INDEX audit_by_lane ON audit (lane, seq)`);
+  },
+  (sql) => {
+    // A sub-issue create whose answer was lost keeps its key with outcome 'unknown' (the retry
+    // looks the issue up first); `first_ms` is when the key was first used (the look-up's window).
+    sql.exec(`ALTER TABLE idempotency ADD COLUMN outcome TEXT`);
+    sql.exec(`ALTER TABLE idempotency ADD COLUMN first_ms INTEGER`);
+    sql.exec(`UPDATE idempotency SET first_ms = created_ms`);
+  },
 ];
