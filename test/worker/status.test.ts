@@ -2,8 +2,10 @@
 // (authorize → callback → signed session cookie), repository access re-checked with GitHub as
 // the API does, the login redirect for a private repository, a public repository shown without
 // login when its config says `status.public: true`, and cookies that do not verify refused.
+import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { SESSION_COOKIE, signSession } from "../../shared/status/session.ts";
 import { SESSION_SECRET } from "./global-setup.ts";
 import { deliverAll, install, seedIssue, settle, sim } from "./helpers.ts";
@@ -244,5 +246,28 @@ describe("status pages", () => {
     );
     expect(page).not.toMatch(/data-number="3">[^\n]*?<span class="pill">paused/);
     expect(page).toContain("Priority labels: P0 → 0.");
+  });
+
+  it("lists the fenced writes in flight: their issues wait until the record closes", async () => {
+    const before = await (await get("/repos/status-pub/site")).text();
+    expect(before).not.toContain('id="writes"');
+    const now = Date.now();
+    await runInDurableObject(PUBLIC.stub, (o: RepoObject) => {
+      o.store.writes.open({
+        number: 1,
+        claimId: "sy-00000000000000000001",
+        fence: 7,
+        kind: "comment",
+        startedMs: now,
+        deadlineMs: now + 30_000,
+        closeAtMs: now + 40_000,
+      });
+    });
+    const page = await (await get("/repos/status-pub/site")).text();
+    expect(page).toContain("Writes in flight (1)");
+    expect(page).toMatch(/<tr class="write" data-number="1">.*<td>7<\/td><td>comment<\/td>/);
+    await runInDurableObject(PUBLIC.stub, (o: RepoObject) => {
+      o.store.sql`DELETE FROM write_records`;
+    });
   });
 });
