@@ -286,6 +286,9 @@ describe("releases and the dead letter", () => {
 });
 
 describe("IDD interop", () => {
+  afterEach(async () => {
+    await sim("/faults", { method: "DELETE" });
+  });
   const marker = (agent: string, claim: string, at: string) =>
     `<!-- claimed-by: ${agent} ${claim} supersedes: none ${at} branch: issue/1-x -->`;
   const nowSecond = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -352,6 +355,42 @@ describe("IDD interop", () => {
     await settleAll(stub);
     expect((await comments(repo, 1)).filter((b) => b.includes("claimed-by"))).toEqual([]);
     expect(await labelsOf(repo, 1)).not.toContain("agent:processing");
+  });
+
+  it("switchyard's own mirror writes never hold a grant back; the processing label is not taken off under a newer grant", async () => {
+    const { stub, repo } = await install({ repo: "idd-mirror-fence/app", issues: [ready(1)] });
+    const a = (await grant(stub, 1, "agent-a")).body;
+    await settleAll(stub);
+    expect(await labelsOf(repo, 1)).toContain("agent:processing");
+    await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" });
+    // GitHub sits on A's unclaimed-by marker.
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [{ method: "POST", path: `/repos/${repo}/issues/1/comments`, delayMs: 800 }],
+      },
+    });
+    const flushing = runDurableObjectAlarm(stub);
+    for (let i = 0; i < 400 && (await sim<{ requests: number }>("/faults")).requests > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // No write record for a mirror write: B is granted while it is in flight.
+    const b = await grant(stub, 1, "agent-b");
+    expect(b.status).toBe(201);
+    await flushing;
+    await settleAll(stub);
+    const markers = (await comments(repo, 1)).filter((body) => body.includes("claimed-by"));
+    expect(markers.map((m) => /^<!-- ([a-z-]+): (\S+)/.exec(m)?.slice(1).join(" "))).toEqual([
+      "claimed-by agent-a",
+      "unclaimed-by agent-a",
+      "claimed-by agent-b",
+    ]);
+    // The processing label A's end would have taken off was never removed: B holds the issue.
+    expect(await labelsOf(repo, 1)).toContain("agent:processing");
+    const writes = (await stub.auditLog(100)).filter((e) => e.kind === "fleet-write");
+    expect(writes.some((e) => (e.detail as { kind: string }).kind === "processing-remove")).toBe(
+      false,
+    );
   });
 
   it("a live marker by a trusted author blocks a grant; an untrusted or stale one does not", async () => {
