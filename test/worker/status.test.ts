@@ -282,4 +282,27 @@ describe("status pages", () => {
     expect(page).not.toMatch(/data-number="3">[^\n]*?<span class="pill">paused/);
     expect(page).toContain("Priority labels: P0 → 0.");
   });
+
+  it("lists the fenced writes in flight: their issues wait until the record closes", async () => {
+    const before = await (await get("/repos/status-pub/site")).text();
+    expect(before).not.toContain('id="writes"');
+    const now = Date.now();
+    await runInDurableObject(PUBLIC.stub, (o: RepoObject) => {
+      o.store.writes.open({
+        number: 1,
+        claimId: "sy-00000000000000000001",
+        fence: 7,
+        kind: "comment",
+        startedMs: now,
+        deadlineMs: now + 30_000,
+        closeAtMs: now + 40_000,
+      });
+    });
+    const page = await (await get("/repos/status-pub/site")).text();
+    expect(page).toContain("Writes in flight (1)");
+    expect(page).toMatch(/<tr class="write" data-number="1">.*<td>7<\/td><td>comment<\/td>/);
+    await runInDurableObject(PUBLIC.stub, (o: RepoObject) => {
+      o.store.sql`DELETE FROM write_records`;
+    });
+  });
 });

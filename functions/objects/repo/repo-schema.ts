@@ -180,4 +180,18 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(`ALTER TABLE idempotency ADD COLUMN first_ms INTEGER`);
     sql.exec(`UPDATE idempotency SET first_ms = created_ms`);
   },
+  (sql) => {
+    // Fenced write records (issue 21): a write for a claim holder is recorded before it is sent,
+    // with its deadline and the instant its record closes; while one is open on an issue, the
+    // issue is granted to nobody. `outcome`: how the write ended (null while it runs), `closed_ms`:
+    // when the record closed (null while open).
+    sql.exec(`CREATE TABLE write_records (
+      id INTEGER PRIMARY KEY AUTOINCREMENT, number INTEGER NOT NULL, claim_id TEXT NOT NULL,
+      fence INTEGER NOT NULL, kind TEXT NOT NULL, started_ms INTEGER NOT NULL,
+      deadline_ms INTEGER NOT NULL, close_at_ms INTEGER NOT NULL, outcome TEXT, closed_ms INTEGER,
+      late_reported INTEGER NOT NULL DEFAULT 0
+    )`);
+    sql.exec(`CREATE INDEX write_records_open ON write_records (number) WHERE closed_ms IS NULL`);
+    sql.exec(`CREATE INDEX write_records_by_claim ON write_records (claim_id, fence)`);
+  },
 ];

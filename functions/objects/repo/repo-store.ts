@@ -18,6 +18,7 @@ import { PriorityStore } from "./priority-store.ts";
 import { type ReconcileProgress, ReconcileProgressStore } from "./reconcile-progress-store.ts";
 import { REPO_MIGRATIONS } from "./repo-schema.ts";
 import { Schedules } from "./schedules-store.ts";
+import { WriteRecordsStore } from "./write-records-store.ts";
 
 export type { AuditDetail, MarkerCommentRow, RepoIdentity, Watermarks };
 
@@ -49,6 +50,8 @@ export class RepoStore {
   readonly claims: ClaimsStore;
   /** Fleet keys, stored as hashes. */
   readonly keys: KeysStore;
+  /** Fenced write records: a holder's GitHub write, bounded by a deadline (write-records-store.ts). */
+  readonly writes: WriteRecordsStore;
   /** The circuit breaker's view of the default branch's CI. */
   readonly ci: CiStore;
   /** Priority options from an organization project's field. */
@@ -88,6 +91,7 @@ export class RepoStore {
     this.schedules = new Schedules(this.sql, storage);
     this.claims = new ClaimsStore(this.sql);
     this.keys = new KeysStore(this.sql);
+    this.writes = new WriteRecordsStore(this.sql);
     this.ci = new CiStore(this.sql);
     this.priority = new PriorityStore(this.sql);
     // A project option is read by the queue's order: the queue view is made again.

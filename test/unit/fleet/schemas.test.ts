@@ -63,11 +63,11 @@ describe("fleet request schemas", () => {
     rejects(ReleaseRequestSchema, { claimId: "", fence: 1, outcome: "done" }, "claimId");
   });
 
-  it("comment: body 1..65536 characters", () => {
+  it("comment: body 1..65440 characters (GitHub's 65536 less room for the write's marker)", () => {
     accepts(CommentRequestSchema, { ...fenced, body: "x" });
-    accepts(CommentRequestSchema, { ...fenced, body: "x".repeat(65_536) });
+    accepts(CommentRequestSchema, { ...fenced, body: "x".repeat(65_440) });
     rejects(CommentRequestSchema, { ...fenced, body: "" }, "body");
-    rejects(CommentRequestSchema, { ...fenced, body: "x".repeat(65_537) }, "body");
+    rejects(CommentRequestSchema, { ...fenced, body: "x".repeat(65_441) }, "body");
   });
 
   it("labels: at least one label, at most 20 per list, names of 1..50 characters", () => {
