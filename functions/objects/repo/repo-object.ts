@@ -234,8 +234,8 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /** False for an unknown id; revoking twice keeps the first revocation. */
-  revokeKey(id: string, nowMs = Date.now()): boolean {
-    return keys.revokeKey(this.c, id, nowMs);
+  revokeKey(id: string, nowMs = Date.now(), who?: keys.KeyActor): boolean {
+    return keys.revokeKey(this.c, id, nowMs, who);
   }
 
   /** The key whose SHA-256 is `hash`, if valid at `nowMs` (its use recorded once a minute). */

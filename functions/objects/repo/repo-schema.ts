@@ -1,3 +1,5 @@
+import { migratedKeyExpiresMs } from "../../../shared/auth/keys.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
 import { encodeRequires, requiresOf } from "../../../shared/queue/requires.ts";
 
 /**
@@ -194,4 +196,33 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(`CREATE INDEX write_records_open ON write_records (number) WHERE closed_ms IS NULL`);
     sql.exec(`CREATE INDEX write_records_by_claim ON write_records (claim_id, fence)`);
   },
+  keysExpire,
 ];
+
+/**
+ * Every fleet key expires (issue 21): a key minted before, without an expiry, gets the default
+ * lifetime counted from this migration, each one audited. The clock is read here, in the step,
+ * so a repository migrated later still gets its full lifetime.
+ */
+export function keysExpire(sql: SqlStorage): void {
+  const nowMs = Date.now();
+  const expiresMs = migratedKeyExpiresMs(nowMs);
+  const keys = sql
+    .exec<{ id: string; name: string }>(
+      `SELECT id, name FROM fleet_keys WHERE expires_ms IS NULL ORDER BY created_ms, id`,
+    )
+    .toArray();
+  for (const key of keys) {
+    sql.exec(`UPDATE fleet_keys SET expires_ms = ? WHERE id = ?`, expiresMs, key.id);
+    sql.exec(
+      `INSERT INTO audit (at_ms, kind, detail, lane) VALUES (?, 'key-expiry-set', ?, 'record')`,
+      nowMs,
+      JSON.stringify({
+        id: key.id,
+        name: key.name,
+        expiresAt: formatInstant(expiresMs),
+        why: "keys minted before keys expired get the default lifetime",
+      }),
+    );
+  }
+}

@@ -130,11 +130,12 @@ describe("fleet request schemas", () => {
     expect(parseCapabilityList(undefined)).toEqual([]);
   });
 
-  it("keys: a name, and an optional expiry in days", () => {
+  it("keys: a name, and an optional expiry in days (at most 365)", () => {
     accepts(CreateKeyRequestSchema, { name: "ci" });
     accepts(CreateKeyRequestSchema, { name: "ci", expiresInDays: 90 });
     rejects(CreateKeyRequestSchema, { name: "" }, "name");
     rejects(CreateKeyRequestSchema, { name: "   " }, "name");
     rejects(CreateKeyRequestSchema, { name: "ci", expiresInDays: 0 }, "expiresInDays");
+    rejects(CreateKeyRequestSchema, { name: "ci", expiresInDays: 366 }, "expiresInDays");
   });
 });
