@@ -106,6 +106,9 @@ export function budgetRoom(state: PermitState, nowMs: number, reserve: number): 
   let usablePerHour = formula * (1 - reserve);
   for (const reading of state.readings) {
     if (nowMs >= reading.resetMs) continue; // reset since: a full bucket
+    // GitHub's window is an hour at most: a reset further ahead is a clock disagreement, and
+    // trusting it could hold every permit back for as long. The own tally still binds.
+    if (reading.resetMs - nowMs > HOUR_MS) continue;
     usablePerHour = Math.min(usablePerHour, reading.limit * (1 - reserve));
     const readingRoom = reading.remaining - reading.limit * reserve;
     if (readingRoom < room) {
