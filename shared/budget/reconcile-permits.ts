@@ -253,3 +253,24 @@ export function installProgress(
     etaMs: Math.round(Math.max(budgetMs, concurrencyMs)),
   };
 }
+
+/** Where a repository's first full reconcile stands (the graph API's `firstReconcile`). */
+export type FirstReconcile =
+  | { state: "done"; at: string }
+  /** A permit is held and pages are being read. */
+  | { state: "running" }
+  /** In the installation's line: `position` 1 is the next granted (null: not asked yet). */
+  | { state: "waiting"; position: number | null };
+
+export function firstReconcileState(input: {
+  lastFullReconcileAt: string | null;
+  /** A full reconcile run is in progress (pages read, more to come). */
+  inProgress: boolean;
+  /** Its place in line, if it waits for a permit. */
+  position: number | null;
+  holding: boolean;
+}): FirstReconcile {
+  if (input.lastFullReconcileAt !== null) return { state: "done", at: input.lastFullReconcileAt };
+  if (input.position === null && (input.holding || input.inProgress)) return { state: "running" };
+  return { state: "waiting", position: input.position };
+}

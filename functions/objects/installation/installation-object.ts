@@ -443,7 +443,7 @@ export class InstallationObject extends DurableObject<Env> {
       installation: installProgress(
         {
           reconciled: counts.reconciled,
-          waiting: Math.max(0, counts.installed - counts.reconciled - inFlight),
+          waiting: counts.waiting,
           inFlight,
           state,
           avgReconcileMs: permits.averageReconcileMs() ?? 0,

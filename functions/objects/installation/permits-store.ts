@@ -160,12 +160,17 @@ export class PermitsStore {
     return { ...base, costPerReconcile: this.stat("reconcileCost") ?? base.costPerReconcile };
   }
 
-  /** Installed repositories, and how many of them have a full reconcile behind them. */
-  counts(): { installed: number; reconciled: number } {
-    const row = this.sql<{ installed: number; reconciled: number }>`
-      SELECT COUNT(*) AS installed, COUNT(reconciled_ms) AS reconciled FROM repos
-      WHERE status <> 'removed'`[0];
-    return { installed: row?.installed ?? 0, reconciled: row?.reconciled ?? 0 };
+  /**
+   * Installed repositories with a full reconcile behind them, and those without one that hold
+   * no permit (waiting for one, or not asked yet).
+   */
+  counts(): { reconciled: number; waiting: number } {
+    const row = this.sql<{ reconciled: number; waiting: number }>`
+      SELECT COUNT(reconciled_ms) AS reconciled,
+        COUNT(*) FILTER (WHERE reconciled_ms IS NULL AND id NOT IN (
+          SELECT repo_id FROM permits WHERE lease_until_ms IS NOT NULL)) AS waiting
+      FROM repos WHERE status <> 'removed'`[0];
+    return { reconciled: row?.reconciled ?? 0, waiting: row?.waiting ?? 0 };
   }
 
   averageReconcileMs(): number | null {
