@@ -238,6 +238,8 @@ export class QueueViews {
           ...(pause !== null ? { paused: held(item) } : {}),
         })),
         ...(pause !== null ? { paused: pause } : {}),
+        // Before the first full reconcile the graph holds only what webhooks brought.
+        ...(this.store.watermarks().lastFullReconcileAt === null ? { partial: true } : {}),
       },
     };
   }

@@ -27,6 +27,7 @@ import { type Delivery, externalStates, type IngestOutcome, ingest } from "./ing
 import * as keys from "./keys.ts";
 import type { NewKey } from "./keys-store.ts";
 import { prune, setLifecycle } from "./lifecycle.ts";
+import { permitGranted } from "./permits.ts";
 import { applyProjectItem } from "./priority.ts";
 import { armReconcile, requestScan } from "./reconcile.ts";
 import type { ReconcileProgress } from "./reconcile-progress-store.ts";
@@ -95,6 +96,11 @@ export class RepoObject extends DurableObject<Env> {
   /** Installation lifecycle reached this repository (from the InstallationObject). */
   setLifecycle(identity: RepoIdentity): Promise<"applied" | "ignored"> {
     return setLifecycle(this.c, identity);
+  }
+
+  /** The installation granted this repository a reconcile permit: the full reconcile runs now. */
+  permitGranted(): Promise<"woken" | "gone"> {
+    return permitGranted(this.c);
   }
 
   /** One webhook delivery's events, applied atomically (the acknowledgement path). */
