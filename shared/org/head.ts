@@ -2,9 +2,12 @@
 // with what a caller-dependent filter reads (capabilities, kind, rank, impact, attempts). The
 // owner's object keeps nothing else per issue. Validated where it is received (owner-store).
 import { z } from "zod";
+import { LiveClaimSchema } from "../fleet/schemas.ts";
 
 /** How many items of its queue a repository pushes (its order's first K available ones). */
 export const HEAD_SIZE = 20;
+/** Live claims a repository pushes (the org claims list); a repository with more says so. */
+export const HEAD_CLAIMS = 200;
 
 export const ITEM_KINDS = ["reply", "kick", "rollup", "ready"] as const;
 export type ItemKind = (typeof ITEM_KINDS)[number];
@@ -37,6 +40,8 @@ export const RepoHeadSchema = z.object({
   items: z.array(HeadItemSchema).max(HEAD_SIZE),
   /** How many items are available in all (more than `items.length`: ask it directly). */
   total: z.number().int().nonnegative(),
+  /** Its live claims (at most `HEAD_CLAIMS`), for `GET /v1/orgs/{owner}/claims`. */
+  claims: z.array(LiveClaimSchema).max(HEAD_CLAIMS),
 });
 export type RepoHead = z.infer<typeof RepoHeadSchema>;
 

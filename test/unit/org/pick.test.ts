@@ -41,6 +41,7 @@ const head = (repoId: number, items: HeadItem[], extra: Partial<RepoHead> = {}):
   status: "active",
   items,
   total: items.length,
+  claims: [],
   ...extra,
 });
 
