@@ -4,9 +4,10 @@ import { type Env, publicUrl } from "./env.ts";
 import { health } from "./routes/health.ts";
 import { loginRoutes } from "./routes/status/login.ts";
 import { statusPages } from "./routes/status/pages.ts";
-import { repoAuth } from "./routes/v1/auth.ts";
+import { refuse, repoAuth } from "./routes/v1/auth.ts";
 import { claimRoutes } from "./routes/v1/claims.ts";
 import { graphRoutes } from "./routes/v1/graph.ts";
+import { KeyCallRefused } from "./routes/v1/key-calls.ts";
 import { keyRoutes } from "./routes/v1/keys.ts";
 import { queueRoutes } from "./routes/v1/queue.ts";
 import { scanRoutes } from "./routes/v1/scan.ts";
@@ -62,6 +63,8 @@ app.notFound((c) =>
   ),
 );
 app.onError((error, c) => {
+  // A fleet key's call the RepoObject refused (key-calls.ts): the refusal is the answer.
+  if (error instanceof KeyCallRefused) return refuse(c, error.failure);
   console.error("unhandled error", error);
   return c.json({ error: "internal", message: "internal error" }, 500);
 });
