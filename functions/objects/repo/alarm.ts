@@ -14,6 +14,7 @@ import { runConfig, runReconcile } from "./reconcile.ts";
 import type { RepoIdentity } from "./repo-store.ts";
 import type { DueSchedule, ScheduleName } from "./schedules-store.ts";
 import { checkMarkerAuthors } from "./trust.ts";
+import { closeDueWrites } from "./write-records.ts";
 
 // What runs on the RepoObject's one alarm: each schedule (a row of schedules-store.ts) names a
 // handler here. Due schedules run in the table's order (learn first, then write: reconciles
@@ -44,6 +45,8 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
   priority: { run: runPriority },
   /** Expired claims ended (claims.ts). */
   claims: { run: async (c, _identity, nowMs) => c.claims.runExpiry(nowMs) },
+  /** Fenced write records closed at their close time (write-records.ts). */
+  writes: { run: async (c, _identity, nowMs) => closeDueWrites(c.store, c.schedules, nowMs) },
   /** Marker authors' write access asked (trust.ts). */
   trust: { run: (c, identity, nowMs) => checkMarkerAuthors(c, identity.fullName, nowMs) },
   /** The producer's queued label writes sent (producer.ts). */

@@ -62,6 +62,8 @@ export interface MetaValues {
    * full reconcile run begun before it starts over (pages it already read would not be re-read).
    */
   fullReconcileRestartMs: number;
+  /** When this repository's current reconcile permit was granted (permits.ts). */
+  permitHeldSinceMs: number;
   /** Operational counters (deliveries applied, duplicates seen). */
   [counter: `counter:${string}`]: number;
 }

@@ -31,11 +31,18 @@ import { type Delivery, externalStates, type IngestOutcome, ingest } from "./ing
 import * as keys from "./keys.ts";
 import type { NewKey } from "./keys-store.ts";
 import { prune, setLifecycle } from "./lifecycle.ts";
+import { permitGranted } from "./permits.ts";
 import { applyProjectItem } from "./priority.ts";
 import { armReconcile, requestScan } from "./reconcile.ts";
 import type { ReconcileProgress } from "./reconcile-progress-store.ts";
 import type { RepoIdentity } from "./repo-store.ts";
-import { type ObjectStatus, objectStatus, type StatusView, statusView } from "./status.ts";
+import {
+  type ObjectStatus,
+  objectStatus,
+  publicPage,
+  type StatusView,
+  statusView,
+} from "./status.ts";
 
 export type { Delivery, IngestOutcome };
 
@@ -118,6 +125,11 @@ export class RepoObject extends DurableObject<Env> {
     return setLifecycle(this.c, identity);
   }
 
+  /** The installation granted this repository a reconcile permit: the full reconcile runs now. */
+  permitGranted(): Promise<"woken" | "gone"> {
+    return permitGranted(this.c);
+  }
+
   /** One webhook delivery's events, applied atomically (the acknowledgement path). */
   ingest(
     delivery: Delivery,
@@ -196,6 +208,14 @@ export class RepoObject extends DurableObject<Env> {
   /** The full reconcile in progress, for the status page; null when none is. */
   reconcileProgress(): ReconcileProgress | null {
     return this.c.store.reconcileProgress();
+  }
+
+  /**
+   * Whether the status page may be shown without login (public, opted in): read from stored
+   * facts only, before any graph is built for an anonymous request.
+   */
+  publicPage(): boolean {
+    return publicPage(this.c);
   }
 
   /** The status page's read beyond `graph()` (status.ts). */
