@@ -8,6 +8,7 @@ import type { RepoContext } from "./context.ts";
 import { deliverNotices } from "./cross-repo.ts";
 import { flushOwedWrites } from "./fleet.ts";
 import { mismatch, prune } from "./lifecycle.ts";
+import { owePush, pushHead } from "./owner-push.ts";
 import { runPriority } from "./priority.ts";
 import { flushOutbox, runProducer } from "./producer.ts";
 import { runConfig, runReconcile } from "./reconcile.ts";
@@ -44,9 +45,21 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
   /** The priority project field read, a share of pages per run, and items re-read (priority.ts). */
   priority: { run: runPriority },
   /** Expired claims ended (claims.ts). */
-  claims: { run: async (c, _identity, nowMs) => c.claims.runExpiry(nowMs) },
+  claims: {
+    run: async (c, _identity, nowMs) => {
+      c.claims.runExpiry(nowMs);
+      // Expired claims free their issues: the owner's head changes.
+      owePush(c, nowMs);
+    },
+  },
   /** Fenced write records closed at their close time (write-records.ts). */
-  writes: { run: async (c, _identity, nowMs) => closeDueWrites(c.store, c.schedules, nowMs) },
+  writes: {
+    run: async (c, _identity, nowMs) => {
+      closeDueWrites(c.store, c.schedules, nowMs);
+      // A closed record frees its issue for a grant: the owner's head changes.
+      owePush(c, nowMs);
+    },
+  },
   /** Marker authors' write access asked (trust.ts). */
   trust: { run: (c, identity, nowMs) => checkMarkerAuthors(c, identity.fullName, nowMs) },
   /** The producer's queued label writes sent (producer.ts). */
@@ -66,6 +79,8 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
   "cross-repo": {
     run: (c, identity) => deliverNotices(c.store, identity, c.env, (id) => c.repoObject(id)),
   },
+  /** The queue's head pushed to the owner's object: the org queue (owner-push.ts). */
+  owner: { run: (c, identity, nowMs) => pushHead(c, identity, nowMs) },
 };
 
 const ORDER = Object.keys(SCHEDULE_HANDLERS) as ScheduleName[];

@@ -235,6 +235,16 @@ export class RepoObject extends DurableObject<Env> {
     return fleet.claim(this.c, number, request, nowMs);
   }
 
+  /** The owner's org claim-next asks for a grant here (fleet.ts `orgClaim`). */
+  orgClaim(
+    number: number | null,
+    request: ClaimRequest,
+    installationId: number,
+    nowMs = Date.now(),
+  ): Promise<FleetResult> {
+    return fleet.orgClaim(this.c, number, request, installationId, nowMs);
+  }
+
   heartbeat(number: number, request: FenceRequest, nowMs = Date.now()): Promise<FleetResult> {
     return fleet.heartbeat(this.c, number, request, nowMs);
   }
