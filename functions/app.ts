@@ -39,7 +39,7 @@ app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
   type: "http",
   scheme: "bearer",
   description:
-    "A GitHub user token (push or admin on the repository), a fleet key (`syk_...`), or a GitHub Actions OIDC token whose audience is the Worker's PUBLIC_URL",
+    "A GitHub user token with push or admin on the repository (`ghp_`/`gho_` with the `repo` scope, or `public_repo` on a public repository; a `ghu_` issued to switchyard's own App; `github_pat_` and `ghs_` are refused), a fleet key (`syk_...`), or a GitHub Actions OIDC token whose audience is the Worker's PUBLIC_URL",
 });
 // Generators and linters need a server to call (clients are generated from this document), so
 // it names the Worker: PUBLIC_URL, else the origin the document was asked from.
