@@ -761,6 +761,13 @@ describe("a fleet key's request costs one Durable Object call", () => {
     const keysPath = "/v1/repos/auth-move/app/keys";
     expect((await keyed(bindings, forged, "POST", keysPath, { name: "x" })).status).toBe(401);
     expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    // A body failing its schema asks no operation: the key is still proven before the 400, so
+    // a forged key cannot learn which id a remembered name has.
+    const claimPath = "/v1/repos/auth-move/app/issues/1/claim";
+    expect((await keyed(bindings, forged, "POST", claimPath, { agentId: "" })).status).toBe(401);
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    expect((await keyed(bindings, key, "POST", claimPath, { agentId: "" })).status).toBe(400);
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
     expect((await keyed(bindings, key, "POST", keysPath, { name: "x" })).status).toBe(403);
     // Revoked: refused from the next request on, remembered name or not.
     await call("DELETE", `/v1/repos/auth-move/app/keys/${created.body?.id}`, { token: admin });

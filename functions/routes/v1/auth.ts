@@ -41,7 +41,14 @@ import { GitHubClient } from "../../../shared/github/client.ts";
 import { GitHubApiError } from "../../../shared/github/errors.ts";
 import { type Env, numberSetting } from "../../env.ts";
 import { lookupName, lookupRepo } from "../../objects/directory/name-lookup.ts";
-import { apiError, type Caller, repoObject, schemaFailureMessage, type V1 } from "./context.ts";
+import {
+  apiError,
+  type Caller,
+  proveKeyFirst,
+  repoObject,
+  schemaFailureMessage,
+  type V1,
+} from "./context.ts";
 import { GraphQuerySchema } from "./graph.ts";
 import { keyedEnv, rememberedName, rememberName } from "./key-calls.ts";
 
@@ -341,10 +348,8 @@ export async function keyAdmin(
   recent: boolean,
 ): Promise<{ ok: true; caller: UserCaller } | AuthFailure> {
   const caller = c.var.caller;
-  if (caller.kind === "key") {
-    // A key not verified yet (the one-call way) is proven first: a forged key gets 401.
-    await repoObject(c.env, c.var.repo.repoId).identity();
-  }
+  // A key not verified yet (the one-call way) is proven first: a forged key gets 401.
+  await proveKeyFirst(c);
   if (caller.kind !== "user" || caller.access !== "admin") return forbidden(ADMIN_ONLY);
   if (!recent || adminProofFresh(caller.checkedMs, Date.now())) return { ok: true, caller };
   const bearer = parseAuthorization(c.req.header("authorization"));
