@@ -767,6 +767,12 @@ describe("a fleet key's request costs one Durable Object call", () => {
     expect((await keyed(bindings, forged, "POST", claimPath, { agentId: "" })).status).toBe(401);
     expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
     expect((await keyed(bindings, key, "POST", claimPath, { agentId: "" })).status).toBe(400);
+    // Nor from a route that does not exist.
+    expect((await keyed(bindings, forged, "GET", "/v1/repos/auth-move/app/nothing")).status).toBe(
+      401,
+    );
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    expect((await keyed(bindings, key, "GET", "/v1/repos/auth-move/app/nothing")).status).toBe(404);
     expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
     expect((await keyed(bindings, key, "POST", keysPath, { name: "x" })).status).toBe(403);
     // Revoked: refused from the next request on, remembered name or not.

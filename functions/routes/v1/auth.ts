@@ -41,16 +41,9 @@ import { GitHubClient } from "../../../shared/github/client.ts";
 import { GitHubApiError } from "../../../shared/github/errors.ts";
 import { type Env, numberSetting } from "../../env.ts";
 import { lookupName, lookupRepo } from "../../objects/directory/name-lookup.ts";
-import {
-  apiError,
-  type Caller,
-  proveKeyFirst,
-  repoObject,
-  schemaFailureMessage,
-  type V1,
-} from "./context.ts";
+import { apiError, type Caller, repoObject, schemaFailureMessage, type V1 } from "./context.ts";
 import { GraphQuerySchema } from "./graph.ts";
-import { keyedEnv, rememberedName, rememberName } from "./key-calls.ts";
+import { KeyCallRefused, keyedEnv, rememberedName, rememberName } from "./key-calls.ts";
 
 /** The query schemas of the `/v1` routes that take one, by method and last path segment. */
 const QUERY_SCHEMAS: Record<string, { safeParse(input: unknown): QueryCheck }> = {
@@ -348,8 +341,6 @@ export async function keyAdmin(
   recent: boolean,
 ): Promise<{ ok: true; caller: UserCaller } | AuthFailure> {
   const caller = c.var.caller;
-  // A key not verified yet (the one-call way) is proven first: a forged key gets 401.
-  await proveKeyFirst(c);
   if (caller.kind !== "user" || caller.access !== "admin") return forbidden(ADMIN_ONLY);
   if (!recent || adminProofFresh(caller.checkedMs, Date.now())) return { ok: true, caller };
   const bearer = parseAuthorization(c.req.header("authorization"));
@@ -398,11 +389,12 @@ export const repoAuth: MiddlewareHandler<V1> = async (c, next) => {
   const key = tokenKind(bearer.token) === "key" ? parseKey(bearer.token) : null;
   const known = key ? rememberedName(`${owner}/${repo}`) : undefined;
   if (key && known && known.repoId === key.repoId) {
-    c.env = keyedEnv(c.env, {
+    const keyed = keyedEnv(c.env, {
       hash: await sha256Hex(bearer.token),
       fullName: `${owner}/${repo}`,
       installationId: known.installationId,
     });
+    c.env = keyed.env;
     c.set("caller", { kind: "key", access: "write" });
     c.set("repo", {
       repoId: known.repoId,
@@ -410,6 +402,17 @@ export const repoAuth: MiddlewareHandler<V1> = async (c, next) => {
       installationId: known.installationId,
     });
     await next();
+    // An answer that asked no object (a body failing its schema, no such route, a key trying
+    // to manage keys) goes out only once the key is proven: a forged key gets 401 and cannot
+    // tell a remembered name's repository id from the answer.
+    if (!keyed.judged()) {
+      try {
+        await repoObject(c.env, known.repoId).identity();
+      } catch (error) {
+        if (!(error instanceof KeyCallRefused)) throw error;
+        c.res = refuse(c, error.failure);
+      }
+    }
     return;
   }
   const proven = await prove(c.env, bearer.token, owner, repo);

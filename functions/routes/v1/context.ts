@@ -61,24 +61,11 @@ export function schemaFailureMessage(
  */
 export function v1Router<E extends { Bindings: Env } = V1>() {
   return new OpenAPIHono<E>({
-    defaultHook: async (result, c) => {
+    defaultHook: (result, c) => {
       if (result.success) return;
-      await proveKeyFirst(c);
       return apiError(c, 400, "bad-request", schemaFailureMessage(result.target, result.error));
     },
   });
-}
-
-/**
- * A fleet key may reach a route unverified (its RepoObject verifies it within the route's own
- * call, functions/routes/v1/key-calls.ts). An answer that asks no object (a 400, a refusal of
- * key management) proves it first, so a forged key gets 401 and learns nothing more (not even
- * that a name is installed under the id it names). Throws the refusal for `app.onError`.
- */
-export async function proveKeyFirst(c: Context): Promise<void> {
-  const caller = c.get("caller") as Caller | undefined;
-  const repo = c.get("repo") as RepoTarget | undefined;
-  if (caller?.kind === "key" && repo) await repoObject(c.env as Env, repo.repoId).identity();
 }
 
 /** An OpenAPI JSON response (or body) entry for `createRoute`. */

@@ -64,13 +64,14 @@ type KeyedStub = {
  * A stub whose every method call is `callWithKey(call, method, args)`: the answer's value, or a
  * KeyCallRefused thrown (the route does not go on; `app.onError` answers the refusal).
  */
-function keyedStub<T extends object>(stub: T, call: Call): T {
+function keyedStub<T extends object>(stub: T, call: Call, judged: () => void): T {
   return new Proxy(stub, {
     get(target, property) {
       if (property === "then" || typeof property !== "string") return undefined;
       if (property === "id" || property === "name") return Reflect.get(target, property);
       return async (...args: unknown[]) => {
         const answer = await (target as unknown as KeyedStub).callWithKey(call, property, args);
+        judged();
         if (answer.ok) return answer.value;
         forgetName(call.fullName);
         throw new KeyCallRefused(refusal(answer));
@@ -82,12 +83,17 @@ function keyedStub<T extends object>(stub: T, call: Call): T {
 /**
  * The request's bindings with the RepoObject namespace keyed: the route code stays the same
  * (`repoObject(c.env, id).claim(...)`), and each of its calls carries the key's proof.
+ * `judged()`: whether a RepoObject has answered on the key (accepted or refused) yet.
  */
-export function keyedEnv(env: Env, call: Call): Env {
+export function keyedEnv(env: Env, call: Call): { env: Env; judged(): boolean } {
   const repo = env.REPO;
+  let judged = false;
   const keyed = {
     idFromName: (name: string) => repo.idFromName(name),
-    get: (id: DurableObjectId) => keyedStub(repo.get(id), call),
+    get: (id: DurableObjectId) =>
+      keyedStub(repo.get(id), call, () => {
+        judged = true;
+      }),
   } as unknown as Env["REPO"];
-  return { ...env, REPO: keyed };
+  return { env: { ...env, REPO: keyed }, judged: () => judged };
 }
