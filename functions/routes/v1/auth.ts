@@ -43,6 +43,7 @@ import { type Env, numberSetting } from "../../env.ts";
 import { lookupName, lookupRepo } from "../../objects/directory/name-lookup.ts";
 import { apiError, type Caller, repoObject, schemaFailureMessage, type V1 } from "./context.ts";
 import { GraphQuerySchema } from "./graph.ts";
+import { KeyCallRefused, keyedEnv, rememberedName, rememberName } from "./key-calls.ts";
 
 /** The query schemas of the `/v1` routes that take one, by method and last path segment. */
 const QUERY_SCHEMAS: Record<string, { safeParse(input: unknown): QueryCheck }> = {
@@ -260,7 +261,9 @@ export async function prove(
       const entry = home.fullName.toLowerCase() === fullName.toLowerCase() ? home : named;
       const resolution = resolveBound(fullName, { repoId: key.repoId }, entry, "the key");
       if (!resolution.ok) return resolution;
-      return { ok: true, caller: { kind: "key", keyId: verdict.id, access: "write" }, resolution };
+      // The next key requests of this name go the one-call way (key-calls.ts).
+      if (entry) rememberName(fullName, entry);
+      return { ok: true, caller: { kind: "key", access: "write" }, resolution };
     }
     case "oidc": {
       const audience = env.PUBLIC_URL?.trim();
@@ -379,7 +382,40 @@ export const repoAuth: MiddlewareHandler<V1> = async (c, next) => {
   // Durable Objects and GitHub that prove the token.
   const badQuery = queryFailure(c.req.method, c.req.path, c.req.query());
   if (badQuery !== null) return apiError(c, 400, "bad-request", badQuery);
-  const proven = await prove(c.env, bearer.token, c.req.param("owner")!, c.req.param("repo")!);
+  const owner = c.req.param("owner")!;
+  const repo = c.req.param("repo")!;
+  // A fleet key of a name whose entry this isolate remembers: no lookup and no separate key
+  // check; the route's own RepoObject call verifies the key (one Durable Object call).
+  const key = tokenKind(bearer.token) === "key" ? parseKey(bearer.token) : null;
+  const known = key ? rememberedName(`${owner}/${repo}`) : undefined;
+  if (key && known && known.repoId === key.repoId) {
+    const keyed = keyedEnv(c.env, {
+      hash: await sha256Hex(bearer.token),
+      fullName: `${owner}/${repo}`,
+      installationId: known.installationId,
+    });
+    c.env = keyed.env;
+    c.set("caller", { kind: "key", access: "write" });
+    c.set("repo", {
+      repoId: known.repoId,
+      fullName: known.fullName,
+      installationId: known.installationId,
+    });
+    await next();
+    // An answer that asked no object (a body failing its schema, no such route, a key trying
+    // to manage keys) goes out only once the key is proven: a forged key gets 401 and cannot
+    // tell a remembered name's repository id from the answer.
+    if (!keyed.judged()) {
+      try {
+        await repoObject(c.env, known.repoId).identity();
+      } catch (error) {
+        if (!(error instanceof KeyCallRefused)) throw error;
+        c.res = refuse(c, error.failure);
+      }
+    }
+    return;
+  }
+  const proven = await prove(c.env, bearer.token, owner, repo);
   if (!proven.ok) return refuse(c, proven);
   if (!proven.resolution.ok) return refuse(c, proven.resolution);
   c.set("caller", proven.caller);
