@@ -20,8 +20,12 @@ import {
 import { sha256Hex } from "../../../shared/auth/hash.ts";
 import { parseKey } from "../../../shared/auth/keys.ts";
 import { DEFAULT_OIDC_ISSUER, jwksUrl, verifyActionsToken } from "../../../shared/auth/oidc.ts";
+import {
+  PermissionCache,
+  RefusalThrottle,
+  USER_TOKEN_REFUSALS_PER_MINUTE,
+} from "../../../shared/auth/refusal-throttle.ts";
 import { parseAuthorization, tokenKind } from "../../../shared/auth/tokens.ts";
-import { TtlCache } from "../../../shared/auth/ttl-cache.ts";
 import { QueueQuerySchema } from "../../../shared/fleet/schemas.ts";
 import { GitHubClient } from "../../../shared/github/client.ts";
 import { GitHubApiError } from "../../../shared/github/errors.ts";
@@ -52,8 +56,20 @@ function queryFailure(method: string, path: string, query: Record<string, string
   return checked.success ? null : schemaFailureMessage("query", checked.error);
 }
 
-/** GitHub's permission answers per (token SHA-256, repository), in this isolate's memory only. */
-const userChecks = new TtlCache<{ access: UserAccess; login: string }>(10_000);
+/**
+ * GitHub's permission answers per (token SHA-256, repository), in this isolate's memory only;
+ * refusals apart, so garbage tokens never push a proven one out.
+ */
+const userChecks = new PermissionCache<{ access: UserAccess; login: string }>({
+  proven: 10_000,
+  refused: 2_000,
+});
+/** Refused user tokens per client address (shared/auth/refusal-throttle.ts). */
+const refusals = new RefusalThrottle({
+  limit: USER_TOKEN_REFUSALS_PER_MINUTE,
+  windowMs: 60_000,
+  maxAddresses: 10_000,
+});
 /** One remote key set per issuer: jose caches the keys (10 minutes) and refetches on a new kid. */
 const issuerKeySets = new Map<string, JWTVerifyGetKey>();
 
@@ -134,19 +150,48 @@ async function checkUser(
   token: string,
   owner: string,
   repo: string,
+  address: string | undefined,
 ): Promise<{ access: UserAccess; login: string }> {
   const key = userAccessCacheKey(await sha256Hex(token), `${owner}/${repo}`);
   const cached = userChecks.get(key);
   if (cached) return cached;
+  // An address past its refusals waits before its tokens cost GitHub calls again.
+  const nowMs = Date.now();
+  const waitMs = address === undefined ? null : refusals.wait(address, nowMs);
+  if (waitMs !== null) {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    return {
+      access: {
+        ok: false,
+        status: 429,
+        error: "rate-limited",
+        message: `too many refused tokens from this address; retry in ${seconds} s`,
+        retryAfterSeconds: seconds,
+      },
+      login: "unknown",
+    };
+  }
   const checked = await askGitHub(env, token, owner, repo);
-  if (isCacheable(checked.access)) userChecks.set(key, checked, userAccessTtlMs(checked.access));
+  if (isCacheable(checked.access)) {
+    userChecks.set(key, checked, checked.access.ok, userAccessTtlMs(checked.access));
+  }
+  if (!checked.access.ok && address !== undefined && isCacheable(checked.access)) {
+    refusals.refused(address, nowMs);
+  }
   return checked;
 }
 
 export type Proven = { ok: true; caller: Caller; resolution: Resolution } | AuthFailure;
 
 /** Proves `token` (a fleet key, an OIDC token or a GitHub user token) for `owner/repo`; the status page uses it too. */
-export async function prove(env: Env, token: string, owner: string, repo: string): Promise<Proven> {
+export async function prove(
+  env: Env,
+  token: string,
+  owner: string,
+  repo: string,
+  /** The client's address (throttles refused user tokens); the status page's sessions pass none. */
+  address?: string,
+): Promise<Proven> {
   const fullName = `${owner}/${repo}`;
   const lookup = () => lookupName(env, fullName);
   switch (tokenKind(token)) {
@@ -202,7 +247,10 @@ export async function prove(env: Env, token: string, owner: string, repo: string
       };
     }
     case "user": {
-      const [checked, entry] = await Promise.all([checkUser(env, token, owner, repo), lookup()]);
+      const [checked, entry] = await Promise.all([
+        checkUser(env, token, owner, repo, address),
+        lookup(),
+      ]);
       if (!checked.access.ok) return checked.access;
       return {
         ok: true,
@@ -235,7 +283,16 @@ export const repoAuth: MiddlewareHandler<V1> = async (c, next) => {
   // Durable Objects and GitHub that prove the token.
   const badQuery = queryFailure(c.req.method, c.req.path, c.req.query());
   if (badQuery !== null) return apiError(c, 400, "bad-request", badQuery);
-  const proven = await prove(c.env, bearer.token, c.req.param("owner")!, c.req.param("repo")!);
+  // Cloudflare sets CF-Connecting-IP (a client cannot); `switchyard serve` sets it from the
+  // socket. Without it (tests calling the app directly) every caller shares one address.
+  const address = c.req.header("cf-connecting-ip") ?? "unknown";
+  const proven = await prove(
+    c.env,
+    bearer.token,
+    c.req.param("owner")!,
+    c.req.param("repo")!,
+    address,
+  );
   if (!proven.ok) return refuse(c, proven);
   if (!proven.resolution.ok) return refuse(c, proven.resolution);
   c.set("caller", proven.caller);
