@@ -5,6 +5,7 @@
 // extra keys, so an older client keeps working against a newer Worker.
 import { z } from "zod";
 import { SUB_ISSUE_BODY_MAX } from "../claims/sub-issue-marker.ts";
+import { WRITE_MARKER_ROOM } from "../claims/write-records.ts";
 import { QUEUE_ORDERS } from "../queue/order.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -152,12 +153,18 @@ export const ReleaseRequestSchema = FencedSchema.extend({
 });
 export type ReleaseRequest = z.infer<typeof ReleaseRequestSchema>;
 
+const COMMENT_MAX = 65_536 - WRITE_MARKER_ROOM;
+
 /** `POST .../issues/{n}/comments` */
 export const CommentRequestSchema = FencedSchema.extend({
   body: z
     .string()
     .min(1, "must not be empty")
-    .max(65_536, "must be at most 65536 characters (GitHub's limit)"),
+    // GitHub's limit is 65,536; the rest is room for the hidden marker of the write's claim.
+    .max(
+      COMMENT_MAX,
+      `must be at most ${COMMENT_MAX} characters (GitHub's limit less the write's marker)`,
+    ),
 });
 export type CommentRequest = z.infer<typeof CommentRequestSchema>;
 
@@ -249,6 +256,11 @@ export const QueueResponseSchema = z.object({
   total: z.number().int(),
   /** Present while the breaker is red: only repair issues are handed out. */
   paused: PausedSchema.optional(),
+  /**
+   * Present until the repository's first full reconcile is done: the queue is made from what
+   * webhooks brought so far, and may miss issues and edges.
+   */
+  partial: z.literal(true).optional(),
 });
 export type QueueResponse = z.infer<typeof QueueResponseSchema>;
 
@@ -360,6 +372,7 @@ export const CLAIM_CONFLICT_REASONS = [
   "repo-limit",
   "label-limit",
   "paused",
+  "write-in-flight",
 ] as const;
 
 /** Every error's body: `{error, message}`, plus `reason` and `holder` on claim conflicts. */

@@ -162,6 +162,17 @@ describe("retention", () => {
         o.store.priority.set(2_000 + d, `item-${d}`, "High", t);
         o.store.priority.set(2_000 + d, `item-${d}`, null, t + HOUR_MS);
         o.store.priority.addReread(`item-${d}`, t);
+        // A fenced write a day on #2, answered at once (its record closed).
+        const record = o.store.writes.open({
+          number: 2,
+          claimId,
+          fence,
+          kind: "comment",
+          startedMs: t + 1_000,
+          deadlineMs: t + 30_000,
+          closeAtMs: t + 40_000,
+        });
+        o.store.writes.finish(record.id, "answered", t + 2_000, t + 2_000);
         o.prune(t + 12 * HOUR_MS); // the daily schedule
       }
       o.prune(end);
@@ -216,6 +227,9 @@ describe("retention", () => {
       priority_items: day(TOMBSTONE_RETENTION_MS) + 1, // cleared options kept as tombstones
       priority_rereads: 1, // re-reads that never succeeded go after a day
       priority_state: 0,
+      write_records: day(DELIVERY_RETENTION_MS) + 1, // closed records, as long as idempotency keys
+      reply_openings: 0, // go with their issue (none stored in this test)
+      reply_comments: day(TOMBSTONE_RETENTION_MS) + 1, // deleted comments, as comment_tombstones
     };
     expect(Object.keys(counts).sort()).toEqual(Object.keys(bounds).sort());
     const over = Object.entries(bounds).filter(([table, bound]) => (counts[table] ?? 0) > bound);
@@ -351,12 +365,38 @@ describe("uninstall", () => {
           createdAt: at(now),
           updatedAt: at(now),
         },
+        {
+          // An opening the reply rules read (its author is only in webhooks' records).
+          type: "issue",
+          issue: {
+            number: 4,
+            id: null,
+            title: "Issue 4",
+            state: "open",
+            stateReason: null,
+            createdAt: at(now - DAY_MS),
+            updatedAt: at(now),
+            closedAt: null,
+            body: "Design this.",
+            author: { login: "alice", type: "User", association: "OWNER" },
+            commentCount: 0,
+          },
+        },
       ]);
       o.store.recordDelivery("uninstall-d1", now);
       o.store.outbox.enqueue(1, [
         { number: 1, label: "agent:ready", action: "remove", reason: "test" },
       ]);
       o.store.claims.recordIdempotent("k", "sy-x", 1, true, now);
+      o.store.writes.open({
+        number: 1,
+        claimId: "sy-x",
+        fence,
+        kind: "comment",
+        startedMs: now,
+        deadlineMs: now + 30_000,
+        closeAtMs: now + 40_000,
+      });
       o.store.claims.setTrust("alice", true, now);
       o.store.claims.setFlag(2, "doneSuppressed", true);
       o.createKey({

@@ -1,5 +1,10 @@
 import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
 import { bodyWithMarker, subIssueMarker } from "../../../shared/claims/sub-issue-marker.ts";
+import {
+  WRITE_SETTLE_MARGIN_MS,
+  type WriteEnd,
+  withWriteMarker,
+} from "../../../shared/claims/write-records.ts";
 import { fencedWriteProblem } from "../../../shared/claims/writes.ts";
 import type { GitHubClient } from "../../../shared/github/client.ts";
 import { GitHubApiError, RepositoryMismatchError } from "../../../shared/github/errors.ts";
@@ -12,6 +17,7 @@ import {
   findIssueWithMarker,
   removeLabel,
 } from "../../../shared/github/writes.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
 import type { Claims } from "./claims.ts";
 import type { FenceRequest, FleetResult } from "./fleet-api.ts";
 import type { QueueViews } from "./queue.ts";
@@ -37,6 +43,10 @@ interface Call {
   installation: { reserveWrites(n: number): Promise<BudgetDecision> | BudgetDecision };
   /** The clock fences are judged by (tests pass a virtual one). */
   now: () => number;
+  /** The settle margin (default `WRITE_SETTLE_MARGIN_MS`; `FENCED_WRITE_MARGIN_MS`). */
+  marginMs?: number;
+  /** Points the object's alarm at its schedules (the record's close is one). */
+  rearm?: () => Promise<void>;
 }
 
 const staleFence: FleetResult = {
@@ -159,29 +169,71 @@ export async function fencedWrite(
       });
     }
   }
-  // The budget wait let other requests in: the claim must still be the live one.
-  if (!claims.current(number, request, call.now())) return release(staleFence);
+  // The budget wait let other requests in: the claim must still be the live one. The write is
+  // recorded in the same transaction as that check, with its deadline; until the record closes
+  // the issue is granted to nobody (shared/claims/write-records.ts).
+  const marginMs = call.marginMs ?? WRITE_SETTLE_MARGIN_MS;
+  const record = claims.openWrite(number, request, op.kind, call.now(), marginMs);
+  if (record === null) return release(staleFence);
+  await call.rearm?.();
+  // Every request of the write keeps the deadline: waits that would pass it are not started,
+  // a request in flight at it is aborted. (`now` may be a virtual clock: the deadline is
+  // carried over to the client's real one as the time left.)
+  const leftMs = Math.max(0, record.deadlineMs - call.now());
+  const abort = new AbortController();
+  // Cleared when the write ends: a pending timer would keep the object from going idle.
+  const timer = setTimeout(() => abort.abort(), leftMs);
+  const deadline = { atMs: Date.now() + leftMs, signal: abort.signal };
+  const deadlineAt = formatInstant(record.deadlineMs);
+  // Between two calls of one operation: is the claim still live and the deadline ahead?
+  const between = (done: string): FleetResult | null => {
+    if (!claims.current(number, request, call.now())) {
+      return withMessage(staleFence, `the claim ended during the write: ${done}`);
+    }
+    if (Date.now() >= deadline.atMs)
+      return pastDeadline(deadlineAt, `${done}; nothing more was sent`);
+    return null;
+  };
 
   // Name and client read together, after the last wait: the client sends requests naming its
   // repository's current name by id (and refuses writes naming any other), so a rename during
   // the budget wait cannot send this write, by the old name, to another repository.
-  const client = call.client();
-  const repo = call.fullName();
+  let end: WriteEnd = "answered";
   try {
+    const client = call.client().bounded(deadline);
+    const repo = call.fullName();
     switch (op.kind) {
       case "comment": {
-        const comment = await createComment(client, repo, number, op.body);
+        // The hidden marker names the claim and fence: a comment GitHub applies late is found.
+        const body = withWriteMarker(op.body, request);
+        const comment = await createComment(client, repo, number, body);
         audit(store, call, { commentId: comment.id });
         return { status: 201, body: { id: comment.id, url: comment.url } };
       }
       case "labels": {
-        if (op.add.length > 0) await addLabels(client, repo, number, op.add);
-        for (const label of op.remove) await removeLabel(client, repo, number, label);
-        store.transaction(() => {
-          for (const label of op.add) store.applyOwnLabelWrite(number, label, "add");
-          for (const label of op.remove) store.applyOwnLabelWrite(number, label, "remove");
-        });
-        audit(store, call, { add: op.add, remove: op.remove });
+        // One call per label: the fence and the deadline are checked between calls.
+        const added: string[] = [];
+        const removed: string[] = [];
+        let stopped: FleetResult | null = null;
+        try {
+          if (op.add.length > 0) {
+            await addLabels(client, repo, number, op.add);
+            added.push(...op.add);
+          }
+          for (const label of op.remove) {
+            stopped = between(labelsDone(added, removed, op));
+            if (stopped) break;
+            await removeLabel(client, repo, number, label);
+            removed.push(label);
+          }
+        } finally {
+          store.transaction(() => {
+            for (const label of added) store.applyOwnLabelWrite(number, label, "add");
+            for (const label of removed) store.applyOwnLabelWrite(number, label, "remove");
+          });
+        }
+        audit(store, call, { add: added, remove: removed, ...(stopped ? { stopped: true } : {}) });
+        if (stopped) return stopped;
         return { status: 200, body: { labels: store.issueLabels(number) ?? [] } };
       }
       case "close": {
@@ -226,6 +278,11 @@ export async function fencedWrite(
               store.claims.recordIdempotent(idem.key, request.claimId, child, false, Date.now()),
             );
           }
+          const stopped = between(`issue #${child} was opened but not linked as a sub-issue`);
+          if (stopped) {
+            audit(store, call, { child, linked: false });
+            return stopped;
+          }
         }
         await addSubIssue(client, repo, number, child, childId === undefined ? {} : { childId });
         if (idem.kind !== "none") {
@@ -243,8 +300,11 @@ export async function fencedWrite(
           },
         };
       }
+      default:
+        throw new Error(`unknown fenced write ${(op as { kind: string }).kind}`);
     }
   } catch (error) {
+    end = endOf(error);
     const maybeOpened =
       creating && !(error instanceof GitHubApiError && error.outcome === "not-applied");
     if (maybeOpened && (idem.kind === "fresh" || idem.kind === "lookup")) {
@@ -264,13 +324,65 @@ export async function fencedWrite(
       };
     }
     if (error instanceof GitHubApiError) {
+      if (error.kind === "deadline") {
+        return pastDeadline(
+          deadlineAt,
+          error.outcome === "unknown"
+            ? "GitHub had not answered; the write may still be applied (the issue is granted to nobody until its record closes)"
+            : "nothing was written",
+        );
+      }
+      if (error.kind === "rate-limited") {
+        const seconds = Math.max(1, Math.ceil((error.retryAfterMs ?? 60_000) / 1000));
+        return {
+          status: 429,
+          body: {
+            error: "rate-limited",
+            message: `GitHub rate-limited the write; retry in ${seconds} s: ${error.message}`,
+          },
+          headers: { "retry-after": String(seconds) },
+        };
+      }
       return {
         status: 502,
         body: { error: "github-error", message: `GitHub refused the write: ${error.message}` },
       };
     }
     throw error;
+  } finally {
+    clearTimeout(timer);
+    claims.finishWrite(record, end, call.now(), marginMs);
+    await call.rearm?.();
   }
+}
+
+/** How a write that threw ended: did a request go unanswered (it may still be applied)? */
+function endOf(error: unknown): WriteEnd {
+  if (error instanceof RepositoryMismatchError) return "not-sent";
+  if (error instanceof GitHubApiError)
+    return error.outcome === "unknown" ? "no-answer" : "answered";
+  return "no-answer";
+}
+
+function labelsDone(added: string[], removed: string[], op: { remove: string[] }): string {
+  const left = op.remove.filter((l) => !removed.includes(l));
+  const done = [...added.map((l) => `+${l}`), ...removed.map((l) => `-${l}`)];
+  return `${done.length > 0 ? `${done.join(", ")} changed` : "nothing changed"}, ${left.map((l) => `-${l}`).join(", ")} not`;
+}
+
+function withMessage(result: FleetResult, message: string): FleetResult {
+  return { ...result, body: { ...result.body, message } };
+}
+
+/** 504: the write's deadline (its claim's expiry plus the settle margin) came first. */
+function pastDeadline(deadlineAt: string, detail: string): FleetResult {
+  return {
+    status: 504,
+    body: {
+      error: "deadline",
+      message: `the write's deadline (${deadlineAt}: the claim's expiry plus the settle margin) came before GitHub took it: ${detail}`,
+    },
+  };
 }
 
 function audit(store: RepoStore, call: Call, detail: Record<string, unknown>): void {

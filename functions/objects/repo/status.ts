@@ -134,6 +134,15 @@ function readStatus(c: RepoContext, nowMs: number): StatusView {
       stuckAt: f.stuckMs === null ? null : formatInstant(f.stuckMs),
       attempts: store.claims.attempts(f.number, f.resetFence),
     })),
+    writes: store.writes.openAt(nowMs).map((w) => ({
+      number: w.number,
+      agentId: store.claims.get(w.claimId)?.agentId ?? null,
+      fence: w.fence,
+      kind: w.kind,
+      deadline: formatInstant(w.deadlineMs),
+      closesAt: formatInstant(w.closeAtMs),
+      outcome: w.outcome,
+    })),
     ended: store.claims.endedSince(nowMs - 7 * DAY_MS, ENDED_READ),
     audit: store.auditLog(AUDIT_SHOWN),
   };

@@ -3,10 +3,12 @@
 // functions/objects/name-lookup.ts), the RepoObject's keys, GitHub's
 // permission answer for a user token, the OIDC issuer's key set. A raw token is never stored,
 // logged or repeated in a message: only its SHA-256 is kept (as a cache key or a key's hash).
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { createRemoteJWKSet, type JWTVerifyGetKey } from "jose";
 import {
   type AuthFailure,
+  forbidden,
+  type GitHubAnswer,
   isCacheable,
   type Resolution,
   resolveBound,
@@ -17,6 +19,18 @@ import {
   userAccessCacheKey,
   userAccessTtlMs,
 } from "../../../shared/auth/access.ts";
+import {
+  type AppTokenVerdict,
+  adminProofFresh,
+  appTokenCacheKey,
+  appTokenVerdict,
+  carriesScopes,
+  type GitHubTokenKind,
+  githubTokenKind,
+  scopedTokenAccess,
+  TOKEN_KIND_NAMES,
+  tokenRule,
+} from "../../../shared/auth/github-tokens.ts";
 import { sha256Hex } from "../../../shared/auth/hash.ts";
 import { parseKey } from "../../../shared/auth/keys.ts";
 import { DEFAULT_OIDC_ISSUER, jwksUrl, verifyActionsToken } from "../../../shared/auth/oidc.ts";
@@ -56,20 +70,49 @@ function queryFailure(method: string, path: string, query: Record<string, string
   return checked.success ? null : schemaFailureMessage("query", checked.error);
 }
 
+/** What GitHub said of a user token on one repository, and when it said it. */
+interface UserCheck {
+  access: UserAccess;
+  login: string;
+  /** When GitHub answered (epoch ms): minting a key needs an answer under a minute old. */
+  checkedMs: number;
+}
+
 /**
  * GitHub's permission answers per (token SHA-256, repository), in this isolate's memory only;
  * refusals apart, so garbage tokens never push a proven one out.
  */
-const userChecks = new PermissionCache<{ access: UserAccess; login: string }>({
-  proven: 10_000,
-  refused: 2_000,
-});
+const userChecks = new PermissionCache<UserCheck>({ proven: 10_000, refused: 2_000 });
+/** The App's checks of `ghu_` tokens per token SHA-256, in this isolate's memory only. */
+const appChecks = new PermissionCache<AppTokenVerdict>({ proven: 10_000, refused: 2_000 });
 /** Refused user tokens per client address (shared/auth/refusal-throttle.ts). */
 const refusals = new RefusalThrottle({
   limit: USER_TOKEN_REFUSALS_PER_MINUTE,
   windowMs: 60_000,
   maxAddresses: 10_000,
 });
+
+/**
+ * A refusal when `address` is past its refused tokens for now (its tokens not proven before
+ * cost no GitHub call until its window ends); null: go ahead.
+ */
+function heldBack(address: string | undefined, nowMs: number): AuthFailure | null {
+  const waitMs = address === undefined ? null : refusals.wait(address, nowMs);
+  if (waitMs === null) return null;
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return {
+    ok: false,
+    status: 429,
+    error: "rate-limited",
+    message: `too many refused tokens from this address; retry in ${seconds} s`,
+    retryAfterSeconds: seconds,
+  };
+}
+
+/** GitHub refused a token from `address` (a 401 or 403 it answered, not an outage). */
+function noteRefusal(address: string | undefined, refusal: { ok: boolean }, nowMs: number) {
+  if (address !== undefined && !refusal.ok) refusals.refused(address, nowMs);
+}
 /** One remote key set per issuer: jose caches the keys (10 minutes) and refetches on a new kid. */
 const issuerKeySets = new Map<string, JWTVerifyGetKey>();
 
@@ -102,16 +145,32 @@ export function userClient(env: Env, token: string): GitHubClient {
   });
 }
 
-/** `GET /repos/{owner}/{repo}` with the caller's token decides; `GET /user` names the caller. */
+/** A client failure as the shared rules read it. */
+function errorAnswer(error: unknown): GitHubAnswer {
+  if (!(error instanceof GitHubApiError)) throw error;
+  return {
+    kind: "error",
+    errorKind: error.kind,
+    status: error.status,
+    ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
+  };
+}
+
+/**
+ * `GET /repos/{owner}/{repo}` with the caller's token decides (with its `X-OAuth-Scopes` for a
+ * classic or OAuth token); `GET /user` names the caller.
+ */
 async function askGitHub(
   env: Env,
   token: string,
+  kind: GitHubTokenKind,
   owner: string,
   repo: string,
-): Promise<{ access: UserAccess; login: string }> {
+): Promise<UserCheck> {
   const fullName = `${owner}/${repo}`;
   const client = userClient(env, token);
-  let access: UserAccess;
+  let answer: GitHubAnswer;
+  let scopes: string | undefined;
   try {
     const res = await client.send<unknown>({
       operation: `check the caller's permission on ${fullName}`,
@@ -119,16 +178,15 @@ async function askGitHub(
       params: { owner, repo },
       idempotent: true,
     });
-    access = userAccess(fullName, { kind: "ok", body: res.data });
+    answer = { kind: "ok", body: res.data };
+    scopes = res.headers["x-oauth-scopes"];
   } catch (error) {
-    if (!(error instanceof GitHubApiError)) throw error;
-    access = userAccess(fullName, {
-      kind: "error",
-      errorKind: error.kind,
-      status: error.status,
-      ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
-    });
+    answer = errorAnswer(error);
   }
+  const access = carriesScopes(kind)
+    ? scopedTokenAccess(fullName, kind, answer, scopes)
+    : userAccess(fullName, answer);
+  const checkedMs = Date.now();
   let login = "unknown";
   if (access.ok) {
     try {
@@ -142,55 +200,94 @@ async function askGitHub(
       // The login only labels the caller (e.g. who created a key); access is already decided.
     }
   }
-  return { access, login };
+  return { access, login, checkedMs };
 }
 
+/** GitHub's answer for this token and repository: remembered, unless `fresh` asks anew. */
 async function checkUser(
   env: Env,
   token: string,
+  kind: GitHubTokenKind,
   owner: string,
   repo: string,
+  fresh: boolean,
   address: string | undefined,
-): Promise<{ access: UserAccess; login: string }> {
+): Promise<UserCheck> {
   const key = userAccessCacheKey(await sha256Hex(token), `${owner}/${repo}`);
-  const cached = userChecks.get(key);
+  const cached = fresh ? undefined : userChecks.get(key);
   if (cached) return cached;
-  // An address past its refusals waits before its tokens cost GitHub calls again.
   const nowMs = Date.now();
-  const waitMs = address === undefined ? null : refusals.wait(address, nowMs);
-  if (waitMs !== null) {
-    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-    return {
-      access: {
-        ok: false,
-        status: 429,
-        error: "rate-limited",
-        message: `too many refused tokens from this address; retry in ${seconds} s`,
-        retryAfterSeconds: seconds,
-      },
-      login: "unknown",
-    };
-  }
-  const checked = await askGitHub(env, token, owner, repo);
+  const held = heldBack(address, nowMs);
+  if (held) return { access: held, login: "unknown", checkedMs: nowMs };
+  const checked = await askGitHub(env, token, kind, owner, repo);
   if (isCacheable(checked.access)) {
     userChecks.set(key, checked, checked.access.ok, userAccessTtlMs(checked.access));
-  }
-  if (!checked.access.ok && address !== undefined && isCacheable(checked.access)) {
-    refusals.refused(address, nowMs);
+    noteRefusal(address, checked.access, nowMs);
   }
   return checked;
 }
 
+/**
+ * Whether a `ghu_` token was issued to switchyard's own App: `POST /applications/{client_id}/token`
+ * with the App's client credentials, remembered by the token's SHA-256.
+ */
+async function checkAppToken(
+  env: Env,
+  token: string,
+  app: { clientId: string; clientSecret: string },
+  address: string | undefined,
+): Promise<AppTokenVerdict> {
+  const key = appTokenCacheKey(await sha256Hex(token));
+  const cached = appChecks.get(key);
+  if (cached) return cached;
+  const nowMs = Date.now();
+  const held = heldBack(address, nowMs);
+  if (held) return held;
+  const timeout = numberSetting(env.GITHUB_TIMEOUT_MS);
+  const client = new GitHubClient({
+    auth: { kind: "client", ...app },
+    baseUrl: env.GITHUB_API_URL || "https://api.github.com",
+    ...(timeout ? { timeoutMs: timeout } : {}),
+    retry: { maxRetries: 0, maxRateLimitRetries: 0, maxRateLimitWaitMs: 0 },
+  });
+  let answer: GitHubAnswer;
+  try {
+    const res = await client.send<unknown>({
+      operation: "check that the token was issued to switchyard's App",
+      route: "POST /applications/{client_id}/token",
+      params: { client_id: app.clientId, access_token: token },
+      // A check changes nothing on GitHub.
+      idempotent: true,
+    });
+    answer = { kind: "ok", body: res.data };
+  } catch (error) {
+    answer = errorAnswer(error);
+  }
+  const verdict = appTokenVerdict(app.clientId, answer);
+  if (isCacheable(verdict)) {
+    appChecks.set(key, verdict, verdict.ok, userAccessTtlMs(verdict));
+    noteRefusal(address, verdict, nowMs);
+  }
+  return verdict;
+}
+
 export type Proven = { ok: true; caller: Caller; resolution: Resolution } | AuthFailure;
 
-/** Proves `token` (a fleet key, an OIDC token or a GitHub user token) for `owner/repo`; the status page uses it too. */
+/**
+ * Proves `token` (a fleet key, an OIDC token or a GitHub user token) for `owner/repo`; the
+ * status page uses it too. `fresh`: a GitHub user token's permission is asked of GitHub anew
+ * (minting a key needs admin proven within the last minute).
+ */
 export async function prove(
   env: Env,
   token: string,
   owner: string,
   repo: string,
-  /** The client's address (throttles refused user tokens); the status page's sessions pass none. */
-  address?: string,
+  /**
+   * `address`: the client's (throttles refused user tokens, see `heldBack`); the status page's
+   * sessions pass none.
+   */
+  options: { fresh?: boolean; address?: string } = {},
 ): Promise<Proven> {
   const fullName = `${owner}/${repo}`;
   const lookup = () => lookupName(env, fullName);
@@ -247,26 +344,89 @@ export async function prove(
       };
     }
     case "user": {
+      // Each kind of GitHub token is used only with the authority it carries
+      // (shared/auth/github-tokens.ts): refused outright, or checked before its person's role.
+      const kind = githubTokenKind(token);
+      const rule = tokenRule(kind, {
+        clientId: env.GITHUB_APP_CLIENT_ID,
+        clientSecret: env.GITHUB_APP_CLIENT_SECRET,
+      });
+      if (!rule.ok) return rule;
+      if (rule.check === "app") {
+        const app = await checkAppToken(env, token, rule, options.address);
+        if (!app.ok) return app;
+      }
       const [checked, entry] = await Promise.all([
-        checkUser(env, token, owner, repo, address),
+        checkUser(env, token, kind, owner, repo, options.fresh === true, options.address),
         lookup(),
       ]);
       if (!checked.access.ok) return checked.access;
       return {
         ok: true,
-        caller: { kind: "user", login: checked.login, access: checked.access.access },
+        caller: {
+          kind: "user",
+          login: checked.login,
+          access: checked.access.access,
+          tokenKind: TOKEN_KIND_NAMES[kind],
+          checkedMs: checked.checkedMs,
+        },
         resolution: resolveForUser(fullName, checked.access.repoId, entry),
       };
     }
   }
 }
 
-function refuse(c: Parameters<MiddlewareHandler<V1>>[0], failure: AuthFailure) {
+export type UserCaller = Extract<Caller, { kind: "user" }>;
+
+const ADMIN_ONLY =
+  "this needs a GitHub user token with admin permission on the repository (fleet keys and OIDC tokens cannot manage keys)";
+
+/**
+ * The caller as a repository admin, for the key routes. `recent`: admin proven within the
+ * last minute (minting a key): a permission answer remembered longer is asked of GitHub anew,
+ * so a person who lost admin since cannot mint a key that would outlive the loss by months.
+ */
+export async function keyAdmin(
+  c: Context<V1>,
+  recent: boolean,
+): Promise<{ ok: true; caller: UserCaller } | AuthFailure> {
+  const caller = c.var.caller;
+  if (caller.kind !== "user" || caller.access !== "admin") return forbidden(ADMIN_ONLY);
+  if (!recent || adminProofFresh(caller.checkedMs, Date.now())) return { ok: true, caller };
+  const bearer = parseAuthorization(c.req.header("authorization"));
+  if (!bearer.ok) return unauthorized(bearer.message);
+  const { owner, repo } = c.req.param() as { owner: string; repo: string };
+  const proven = await prove(c.env, bearer.token, owner, repo, {
+    fresh: true,
+    address: clientAddress(c),
+  });
+  if (!proven.ok) return proven;
+  if (!proven.resolution.ok) return proven.resolution;
+  const again = proven.caller;
+  if (again.kind !== "user" || again.access !== "admin") {
+    return forbidden(`minting a key needs admin proven within the last minute; ${ADMIN_ONLY}`);
+  }
+  if (proven.resolution.repo.repoId !== c.var.repo.repoId) {
+    return forbidden(`${c.var.repo.fullName} is another repository now; try again`);
+  }
+  return { ok: true, caller: again };
+}
+
+/**
+ * The client's address: Cloudflare sets CF-Connecting-IP (a client cannot), `switchyard serve`
+ * sets it from the socket. Without it (tests calling the app directly) every caller shares one.
+ */
+function clientAddress(c: Context): string {
+  return c.req.header("cf-connecting-ip") ?? "unknown";
+}
+
+/** The answer to a refusal of the auth layer: `{error, message}`, its status and headers. */
+export function refuse(c: Context, failure: AuthFailure) {
   const headers: Record<string, string> = {};
   if (failure.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="switchyard"';
   if (failure.retryAfterSeconds !== undefined)
     headers["Retry-After"] = String(failure.retryAfterSeconds);
-  return apiError(c, failure.status, failure.error, failure.message, {}, headers);
+  return c.json({ error: failure.error, message: failure.message }, failure.status, headers);
 }
 
 /**
@@ -283,16 +443,9 @@ export const repoAuth: MiddlewareHandler<V1> = async (c, next) => {
   // Durable Objects and GitHub that prove the token.
   const badQuery = queryFailure(c.req.method, c.req.path, c.req.query());
   if (badQuery !== null) return apiError(c, 400, "bad-request", badQuery);
-  // Cloudflare sets CF-Connecting-IP (a client cannot); `switchyard serve` sets it from the
-  // socket. Without it (tests calling the app directly) every caller shares one address.
-  const address = c.req.header("cf-connecting-ip") ?? "unknown";
-  const proven = await prove(
-    c.env,
-    bearer.token,
-    c.req.param("owner")!,
-    c.req.param("repo")!,
-    address,
-  );
+  const proven = await prove(c.env, bearer.token, c.req.param("owner")!, c.req.param("repo")!, {
+    address: clientAddress(c),
+  });
   if (!proven.ok) return refuse(c, proven);
   if (!proven.resolution.ok) return refuse(c, proven.resolution);
   c.set("caller", proven.caller);
