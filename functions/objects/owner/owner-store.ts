@@ -42,13 +42,6 @@ const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     // The Journal's lanes (shared/schedule/audit-lanes.ts): owner keys stay on record.
     sql.exec(`CREATE INDEX audit_by_lane ON audit (lane, seq)`);
   },
-  (sql) => {
-    // The audit log's lanes, as the RepoObject's (shared/schedule/audit-lanes.ts; the Journal
-    // writes them): owner keys minted and revoked stay apart from the high-volume entries.
-    sql.exec(`ALTER TABLE audit ADD COLUMN lane TEXT NOT NULL DEFAULT 'activity'`);
-    sql.exec(`UPDATE audit SET lane = 'record' WHERE kind LIKE 'key-%'`);
-    sql.exec(`CREATE INDEX audit_by_lane ON audit (lane, seq)`);
-  },
 ];
 
 /** A repository's head as the owner holds it. */
