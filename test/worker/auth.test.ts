@@ -13,6 +13,7 @@ import { RepoStore } from "../../functions/objects/repo/repo-store.ts";
 import { migrate } from "../../functions/objects/sql.ts";
 import { sha256Hex } from "../../shared/auth/hash.ts";
 import { mintKey } from "../../shared/auth/keys.ts";
+import { USER_TOKEN_REFUSALS_PER_MINUTE } from "../../shared/auth/refusal-throttle.ts";
 import {
   install,
   installationStub,
@@ -935,6 +936,40 @@ describe("the OpenAPI description and the reference page", () => {
     expect(await serversWith("https://queue.acme.dev/ ")).toEqual([
       { url: "https://queue.acme.dev" },
     ]);
+  });
+});
+
+describe("garbage user tokens", () => {
+  it("are throttled per client address: past the limit no GitHub call, 429; proven tokens still pass", async () => {
+    const good = await user("throttle-good", { "auth-a/app": "write" });
+    const from = (address: string, token: string) =>
+      exports.default.fetch(`${PUBLIC_URL}/v1/repos/auth-a/app/graph`, {
+        headers: { authorization: `Bearer ${token}`, "cf-connecting-ip": address },
+      });
+    const asked = async () =>
+      (await sim<{ byEndpoint: Record<string, { total: number }> }>("/counters")).byEndpoint[
+        "GET /repos/{owner}/{repo}"
+      ]?.total ?? 0;
+    const garbage = () => {
+      const token = `ghp_${crypto.randomUUID().replace(/-/g, "")}`;
+      secrets.add(token);
+      return token;
+    };
+    expect((await from("198.51.100.7", good)).status).toBe(200);
+    const before = await asked();
+    for (let i = 0; i < USER_TOKEN_REFUSALS_PER_MINUTE; i++) {
+      expect((await from("198.51.100.7", garbage())).status).toBe(401);
+    }
+    expect(await asked()).toBe(before + USER_TOKEN_REFUSALS_PER_MINUTE);
+    const held = await from("198.51.100.7", garbage());
+    expect(held.status).toBe(429);
+    expect(Number(held.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await held.json()).toMatchObject({ error: "rate-limited" });
+    expect(await asked()).toBe(before + USER_TOKEN_REFUSALS_PER_MINUTE);
+    // A token proven before (cached) still passes from that address; other addresses are asked.
+    expect((await from("198.51.100.7", good)).status).toBe(200);
+    expect((await from("203.0.113.9", garbage())).status).toBe(401);
+    expect(await asked()).toBe(before + USER_TOKEN_REFUSALS_PER_MINUTE + 1);
   });
 });
 
