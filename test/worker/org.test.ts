@@ -349,3 +349,80 @@ describe("the org routes", () => {
     }
   });
 });
+
+describe("removal fails closed", () => {
+  async function ownerKeyFor(org: string, login: string) {
+    const token = await user(login, `ghu_${login.replace(/-/g, "")}${"0".repeat(20)}`);
+    await member(org, login, "admin");
+    const minted = await call("POST", `/v1/orgs/${org}/keys`, token, { name: "fleet" });
+    expect(minted.status).toBe(201);
+    return String(minted.body!.key);
+  }
+
+  async function claimAll(org: string, key: string) {
+    const repos: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const g = await call("POST", `/v1/orgs/${org}/claims`, key, { agentId: `r${i}` });
+      if (g.status === 204) break;
+      expect(g.status).toBe(201);
+      repos.push(String(g.body!.repo));
+    }
+    return repos;
+  }
+
+  it("a repository removed from the installation leaves the owner's queue on receipt, before GitHub confirms", async () => {
+    const org = "orgq-rm";
+    const repos = await installOrg([
+      { repo: `${org}/app`, issues: [ready(1)] },
+      { repo: `${org}/lib`, issues: [ready(1), ready(2)] },
+    ]);
+    const key = await ownerKeyFor(org, "rm-owner");
+    const installationId = repos[0]!.installationId;
+    await sim(`/installations/${installationId}/repositories`, {
+      body: { remove: ["lib"] },
+    });
+    const delivered = await deliverAll();
+    expect(delivered.some((d) => d.event === "installation_repositories")).toBe(true);
+    // Not confirmed yet (the InstallationObject's alarm has not run): the repository is still
+    // installed as far as its own object knows, but out of the org queue.
+    const lib = repos.find((r) => r.repo.endsWith("/lib"))!;
+    expect((await lib.stub.identity())?.status).toBe("active");
+    const queue = await call("GET", `/v1/orgs/${org}/queue`, key);
+    expect((queue.body!.items as Array<{ repo: string }>).map((i) => i.repo)).toEqual([
+      `${org}/app`,
+    ]);
+    expect(await claimAll(org, key)).toEqual([`${org}/app`]);
+    // Confirmed: removed for good, and still out.
+    await runDurableObjectAlarm(installationStub(installationId));
+    expect((await lib.stub.identity())?.status).toBe("removed");
+    const head = (await ownerObject(env, org).heads()).find((h) => h.repoId === lib.repoId);
+    expect(head?.status).toBe("removed");
+  });
+
+  it("an owner key cannot claim in a repository transferred to another owner", async () => {
+    const org = "orgq-tr";
+    const repos = await installOrg([
+      { repo: `${org}/app`, issues: [ready(1)] },
+      { repo: `${org}/lib`, issues: [ready(1), ready(2)] },
+    ]);
+    const key = await ownerKeyFor(org, "tr-owner");
+    const installationId = repos[0]!.installationId;
+    const { id: newInstallation } = await sim<{ id: number }>("/installations", {
+      body: { account: "orgq-tr-new", repositories: "all" },
+    });
+    await deliverAll();
+    await runDurableObjectAlarm(installationStub(newInstallation));
+    await sim(`/repos/${org}/lib/transfer`, { body: { to: "orgq-tr-new" } });
+    await deliverAll();
+    expect(await claimAll(org, key)).toEqual([`${org}/app`]);
+    // Once the move is applied, the repository's own object refuses the old owner's grants too.
+    await runDurableObjectAlarm(installationStub(installationId));
+    await runDurableObjectAlarm(installationStub(newInstallation));
+    const lib = repos.find((r) => r.repo.endsWith("/lib"))!;
+    await settle(lib.stub);
+    expect((await lib.stub.identity())?.installationId).toBe(newInstallation);
+    const direct = await lib.stub.orgClaim(1, { agentId: "x" }, installationId);
+    expect(direct.status).toBe(403);
+    expect((await call("POST", `/v1/orgs/${org}/claims`, key, { agentId: "y" })).status).toBe(204);
+  });
+});
