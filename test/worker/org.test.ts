@@ -265,6 +265,16 @@ describe("the org routes", () => {
     expect(live.body!.claims).toEqual([
       expect.objectContaining({ repo: grant.body!.repo, claimId: grant.body!.claimId }),
     ]);
+    // The grant's repository routes take the owner key: heartbeat and release there.
+    const fence = { claimId: grant.body!.claimId, fence: grant.body!.fence };
+    const n = (grant.body!.issue as { number: number }).number;
+    const base = `/v1/repos/${grant.body!.repo}/issues/${n}/claim`;
+    expect((await call("POST", `${base}/heartbeat`, ownerKey, fence)).status).toBe(200);
+    const released = await call("POST", `${base}/release`, ownerKey, {
+      ...fence,
+      outcome: "abandoned",
+    });
+    expect(released.status).toBe(200);
     const classic = await call("POST", `/v1/orgs/${org}/claims`, t.ownerClassic, { agentId: "c" });
     expect(classic.status).toBe(403);
     expect(String(classic.body!.message)).toMatch(/owner key/);
@@ -424,5 +434,9 @@ describe("removal fails closed", () => {
     const direct = await lib.stub.orgClaim(1, { agentId: "x" }, installationId);
     expect(direct.status).toBe(403);
     expect((await call("POST", `/v1/orgs/${org}/claims`, key, { agentId: "y" })).status).toBe(204);
+    // Nor on the repository's own routes, now another owner's.
+    const moved = await call("GET", "/v1/repos/orgq-tr-new/lib/queue", key);
+    expect(moved.status).toBe(403);
+    expect((await call("GET", `/v1/repos/${org}/app/queue`, key)).status).toBe(200);
   });
 });
