@@ -5,6 +5,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ownerObject } from "../../functions/objects/owner/owner-object.ts";
+import { OrgFleetClient } from "../../shared/fleet/org-client.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
 import { deliverAll, installationStub, repoStub, seed, seedIssue, settle, sim } from "./helpers.ts";
 
@@ -279,6 +280,29 @@ describe("the org routes", () => {
     expect(classic.status).toBe(403);
     expect(String(classic.body!.message)).toMatch(/owner key/);
     expect((await call("GET", `/v1/orgs/${org}/keys`, t.ownerClassic)).status).toBe(200);
+  });
+
+  it("the typed org client: queue, claim-next, and the grant's repository for heartbeat and release", async () => {
+    const client = new OrgFleetClient({
+      server: "https://switchyard.test",
+      owner: org,
+      token: ownerKey,
+      fetch: (input, init) => exports.default.fetch(input, init),
+    });
+    const queue = await client.queue({ limit: 2, order: "number" });
+    expect(queue.items.length).toBeGreaterThan(0);
+    const grant = await client.claimNext({ agentId: "typed-1" });
+    expect(grant?.repo).toMatch(/^orgq-auth\//);
+    const repoClient = client.forRepo(grant!.repo);
+    const fence = { claimId: grant!.claimId, fence: grant!.fence };
+    await repoClient.heartbeat(grant!.issue.number, fence);
+    const released = await repoClient.release(grant!.issue.number, {
+      ...fence,
+      outcome: "abandoned",
+    });
+    expect(released).toMatchObject({ outcome: "abandoned" });
+    const refused = await client.claimNext({ agentId: "x", kinds: [] }).catch((e: Error) => e);
+    expect(String(refused)).toMatch(/kinds/);
   });
 
   it("switchyard's user token sees only the repositories it may push to", async () => {
