@@ -7,7 +7,18 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ownerObject } from "../../functions/objects/owner/owner-object.ts";
 import { OrgFleetClient } from "../../shared/fleet/org-client.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
-import { deliverAll, installationStub, repoStub, seed, seedIssue, settle, sim } from "./helpers.ts";
+import { signBody } from "../../shared/webhooks/signature.ts";
+import { WEBHOOK_SECRET } from "./global-setup.ts";
+import {
+  deliverAll,
+  installationStub,
+  postWebhook,
+  repoStub,
+  seed,
+  seedIssue,
+  settle,
+  sim,
+} from "./helpers.ts";
 
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
@@ -462,5 +473,50 @@ describe("removal fails closed", () => {
     const moved = await call("GET", "/v1/repos/orgq-tr-new/lib/queue", key);
     expect(moved.status).toBe(403);
     expect((await call("GET", `/v1/repos/${org}/app/queue`, key)).status).toBe(200);
+  });
+});
+
+describe("a deletion GitHub denies", () => {
+  it("withdraws the installation's repositories on receipt and restores them when GitHub says it still exists", async () => {
+    const org = "orgq-replay";
+    const repos = await installOrg([
+      { repo: `${org}/app`, issues: [ready(1)] },
+      { repo: `${org}/lib`, issues: [ready(1)] },
+    ]);
+    const installationId = repos[0]!.installationId;
+    const [owner, name] = repos[0]!.repo.split("/") as [string, string];
+    // A signed `installation.deleted` the installation never sent (GitHub still has it).
+    const body = JSON.stringify({
+      action: "deleted",
+      installation: {
+        id: installationId,
+        account: { login: owner, id: 9, type: "Organization" },
+        repository_selection: "all",
+        app_id: 1,
+        target_type: "Organization",
+        permissions: {},
+        events: [],
+        created_at: "2026-11-01T00:00:00Z",
+        updated_at: "2026-11-01T00:00:00Z",
+        suspended_at: null,
+      },
+      repositories: [{ id: repos[0]!.repoId, name, full_name: repos[0]!.repo, private: false }],
+      sender: { login: owner, id: 9, type: "User" },
+    });
+    const response = await postWebhook(
+      {
+        "x-github-event": "installation",
+        "x-github-delivery": crypto.randomUUID(),
+        "content-type": "application/json",
+        "x-hub-signature-256": await signBody(WEBHOOK_SECRET, body),
+      },
+      body,
+    );
+    expect(response.status).toBe(200);
+    const heads = () => ownerObject(env, org).heads();
+    expect((await heads()).every((h) => h.withdrawnMs !== null)).toBe(true);
+    await runDurableObjectAlarm(installationStub(installationId));
+    expect((await heads()).every((h) => h.withdrawnMs === null)).toBe(true);
+    expect((await repos[0]!.stub.identity())?.status).toBe("active");
   });
 });
