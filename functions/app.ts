@@ -1,12 +1,14 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import { type Env, publicUrl } from "./env.ts";
+import { fleetBodyLimit } from "./http/body-limit.ts";
 import { health } from "./routes/health.ts";
 import { loginRoutes } from "./routes/status/login.ts";
 import { statusPages } from "./routes/status/pages.ts";
-import { repoAuth } from "./routes/v1/auth.ts";
+import { refuse, repoAuth } from "./routes/v1/auth.ts";
 import { claimRoutes } from "./routes/v1/claims.ts";
 import { graphRoutes } from "./routes/v1/graph.ts";
+import { KeyCallRefused } from "./routes/v1/key-calls.ts";
 import { keyRoutes } from "./routes/v1/keys.ts";
 import { orgRoutes } from "./routes/v1/org.ts";
 import { orgAuth } from "./routes/v1/org-auth.ts";
@@ -22,6 +24,8 @@ export const app = new OpenAPIHono<{ Bindings: Env }>();
 app.route("/", health).route("/", webhookRoutes);
 // The status pages and their GitHub login (docs/status-page.md): HTML, server-rendered.
 app.route("/", loginRoutes).route("/", statusPages);
+// A body over the fleet API's limit is 413 before anything else (no caller proven, no object asked).
+app.use("/v1/*", fleetBodyLimit);
 // Every repository route proves the caller first (spec 6.4); routes read `c.var.caller/repo`.
 app.use("/v1/repos/:owner/:repo/*", repoAuth);
 app
@@ -40,7 +44,7 @@ app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
   type: "http",
   scheme: "bearer",
   description:
-    "A GitHub user token (push or admin on the repository), a fleet key (`syk_...`), or a GitHub Actions OIDC token whose audience is the Worker's PUBLIC_URL",
+    "A GitHub user token with push or admin on the repository (`ghp_`/`gho_` with the `repo` scope, or `public_repo` on a public repository; a `ghu_` issued to switchyard's own App; `github_pat_` and `ghs_` are refused), a fleet key (`syk_...`), or a GitHub Actions OIDC token whose audience is the Worker's PUBLIC_URL",
 });
 // Generators and linters need a server to call (clients are generated from this document), so
 // it names the Worker: PUBLIC_URL, else the origin the document was asked from.
@@ -67,6 +71,8 @@ app.notFound((c) =>
   ),
 );
 app.onError((error, c) => {
+  // A fleet key's call the RepoObject refused (key-calls.ts): the refusal is the answer.
+  if (error instanceof KeyCallRefused) return refuse(c, error.failure);
   console.error("unhandled error", error);
   return c.json({ error: "internal", message: "internal error" }, 500);
 });

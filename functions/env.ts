@@ -39,6 +39,8 @@ export interface Env {
   RECONCILE_PAGES_PER_RUN?: string;
   /** Delay before fleet writes (IDD mirror markers, processing labels) go out, in ms (default 2000): claims granted and released within it post nothing. */
   FLEET_WRITE_DELAY_MS?: string;
+  /** A fenced write's settle margin, in ms (default 10000; shared/claims/write-records.ts): how long past its claim's expiry a write may run, and how long its record stays open after it got no answer. */
+  FENCED_WRITE_MARGIN_MS?: string;
   /** First retry delay of a failed schedule (reconcile, producer writes), in ms (default 5000). */
   SCHEDULE_RETRY_BASE_MS?: string;
   /** Per-attempt timeout of a GitHub request, in milliseconds (default 15000). */

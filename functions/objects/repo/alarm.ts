@@ -15,6 +15,7 @@ import { runConfig, runReconcile } from "./reconcile.ts";
 import type { RepoIdentity } from "./repo-store.ts";
 import type { DueSchedule, ScheduleName } from "./schedules-store.ts";
 import { checkMarkerAuthors } from "./trust.ts";
+import { closeDueWrites } from "./write-records.ts";
 
 // What runs on the RepoObject's one alarm: each schedule (a row of schedules-store.ts) names a
 // handler here. Due schedules run in the table's order (learn first, then write: reconciles
@@ -48,6 +49,14 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
     run: async (c, _identity, nowMs) => {
       c.claims.runExpiry(nowMs);
       // Expired claims free their issues: the owner's head changes.
+      owePush(c, nowMs);
+    },
+  },
+  /** Fenced write records closed at their close time (write-records.ts). */
+  writes: {
+    run: async (c, _identity, nowMs) => {
+      closeDueWrites(c.store, c.schedules, nowMs);
+      // A closed record frees its issue for a grant: the owner's head changes.
       owePush(c, nowMs);
     },
   },

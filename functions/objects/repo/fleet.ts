@@ -1,3 +1,4 @@
+import { WRITE_SETTLE_MARGIN_MS } from "../../../shared/claims/write-records.ts";
 import type { RepoContext } from "./context.ts";
 import { type FencedOp, fencedWrite } from "./fenced-write.ts";
 import type {
@@ -140,6 +141,8 @@ export async function write(
     client: () => c.client(`write to ${fullName()}#${number} for a claim`),
     installation: c.installation(),
     now: () => nowMs + (Date.now() - start),
+    marginMs: c.envMs("FENCED_WRITE_MARGIN_MS", WRITE_SETTLE_MARGIN_MS),
+    rearm: () => c.schedules.rearm(),
   });
 }
 

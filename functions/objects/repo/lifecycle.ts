@@ -104,6 +104,7 @@ export async function setLifecycle(
 function wipe(c: RepoContext): void {
   c.store.wipe();
   c.store.claims.wipe();
+  c.store.writes.wipe();
   c.store.keys.wipe();
   c.store.ci.wipe();
   c.store.priority.wipe();
@@ -119,6 +120,9 @@ export function prune(c: RepoContext, nowMs: number): void {
   c.store.transaction(() => {
     c.store.prune(cutoffs);
     c.store.claims.prune(cutoffs);
+    // Closed write records are kept as long as idempotency keys: a late comment is matched to
+    // its record within that time.
+    c.store.writes.prune(cutoffs.idempotencyMs);
     c.store.keys.prune(cutoffs.fleetKeysMs);
     c.store.ci.prune(cutoffs.ciReportsMs);
     c.store.priority.prune(cutoffs.tombstonesMs, cutoffs.ciReportsMs);

@@ -165,11 +165,13 @@ export class QueueViews {
   }
 
   /**
-   * Excluded per request: live claims, live IDD claims, dead letters, `done` until kicked, and
+   * Excluded per request: live claims, open write records, live IDD claims, dead letters, `done` until kicked, and
    * issues with a label whose live claims reached its `claims.maxActiveByLabel` limit.
    */
   availability(nowMs: number, view: QueueView): (item: QueueItem) => boolean {
     const live = new Set(this.rows.live(nowMs).map((c) => c.number));
+    // An issue with a write of an earlier claim still open is granted to nobody yet.
+    for (const n of this.store.writes.openIssues(nowMs)) live.add(n);
     const parked = new Set<number>();
     for (const f of this.rows.fleetRows()) if (f.stuck || f.doneSuppressed) parked.add(f.number);
     const limits = labelLimits(view.config.claims);
@@ -274,6 +276,8 @@ export class QueueViews {
           ...(pause !== null ? { paused: held(item) } : {}),
         })),
         ...(pause !== null ? { paused: pause } : {}),
+        // Before the first full reconcile the graph holds only what webhooks brought.
+        ...(this.store.watermarks().lastFullReconcileAt === null ? { partial: true } : {}),
       },
     };
   }

@@ -10,6 +10,8 @@ export type ScheduleName =
   | "config"
   /** Ends expired claims (fleet API). */
   | "claims"
+  /** Closes fenced write records at their close time (write-records.ts). */
+  | "writes"
   /** Writes owed for the fleet: IDD mirror markers, processing labels, dead letters. */
   | "fleet"
   /** Asks GitHub whether IDD marker authors have write access. */

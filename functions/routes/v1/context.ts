@@ -5,8 +5,17 @@ import type { Env } from "../../env.ts";
 
 /** Who is calling a `/v1/repos/{owner}/{repo}/...` route, as the auth middleware proved it. */
 export type Caller =
-  | { kind: "user"; login: string; access: "admin" | "write" }
-  | { kind: "key"; keyId: string; access: "write" }
+  | {
+      kind: "user";
+      login: string;
+      access: "admin" | "write";
+      /** The token's kind by prefix (`ghp_`, `gho_`, `ghu_`, ...), for audit entries. */
+      tokenKind: string;
+      /** When GitHub last answered the permission check (it may be remembered up to 5 minutes). */
+      checkedMs: number;
+    }
+  /** A fleet key; verified by the RepoObject within the route's own call (key-calls.ts). */
+  | { kind: "key"; access: "write" }
   | { kind: "oidc"; subject: string; access: "write" };
 
 /** The installed repository a route acts on (resolved by name, then addressed by id). */

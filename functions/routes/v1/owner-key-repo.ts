@@ -44,5 +44,5 @@ export async function proveOwnerKey(
               installationId: entry.installationId,
             },
           };
-  return { ok: true, caller: { kind: "key", keyId: verdict.id, access: "write" }, resolution };
+  return { ok: true, caller: { kind: "key", access: "write" }, resolution };
 }
