@@ -10,6 +10,8 @@ import { claimRoutes } from "./routes/v1/claims.ts";
 import { graphRoutes } from "./routes/v1/graph.ts";
 import { KeyCallRefused } from "./routes/v1/key-calls.ts";
 import { keyRoutes } from "./routes/v1/keys.ts";
+import { orgRoutes } from "./routes/v1/org.ts";
+import { orgAuth } from "./routes/v1/org-auth.ts";
 import { queueRoutes } from "./routes/v1/queue.ts";
 import { scanRoutes } from "./routes/v1/scan.ts";
 import { writeRoutes } from "./routes/v1/writes.ts";
@@ -33,6 +35,9 @@ app
   .route("/", writeRoutes)
   .route("/", keyRoutes)
   .route("/", scanRoutes);
+// The org queue (spec 6.4): its own auth (owner keys, user tokens; repository-scoped refused).
+app.use("/v1/orgs/:owner/*", orgAuth);
+app.route("/", orgRoutes);
 
 // The fleet API's description (spec 6.4), generated from the route schemas; both are public.
 app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -43,11 +43,13 @@ import { parseAuthorization, tokenKind } from "../../../shared/auth/tokens.ts";
 import { QueueQuerySchema } from "../../../shared/fleet/schemas.ts";
 import { GitHubClient } from "../../../shared/github/client.ts";
 import { GitHubApiError } from "../../../shared/github/errors.ts";
+import { isOwnerKeyShape } from "../../../shared/org/owner-keys.ts";
 import { type Env, numberSetting } from "../../env.ts";
 import { lookupName, lookupRepo } from "../../objects/directory/name-lookup.ts";
 import { apiError, type Caller, repoObject, schemaFailureMessage, type V1 } from "./context.ts";
 import { GraphQuerySchema } from "./graph.ts";
 import { KeyCallRefused, keyedEnv, rememberedName, rememberName } from "./key-calls.ts";
+import { proveOwnerKey } from "./owner-key-repo.ts";
 
 /** The query schemas of the `/v1` routes that take one, by method and last path segment. */
 const QUERY_SCHEMAS: Record<string, { safeParse(input: unknown): QueryCheck }> = {
@@ -294,6 +296,8 @@ export async function prove(
   const lookup = () => lookupName(env, fullName);
   switch (tokenKind(token)) {
     case "key": {
+      // An owner key (`syk_o...`, the org queue's): owner-key-repo.ts.
+      if (isOwnerKeyShape(token)) return proveOwnerKey(env, token, owner, repo);
       const key = parseKey(token);
       if (!key) return unauthorized("unknown fleet key");
       // The key is proven before anything is said about the requested repository, so a forged
