@@ -434,6 +434,60 @@ describe("IDD interop", () => {
 });
 
 describe("fenced writes", () => {
+  it("a sub-issue whose answer was lost is looked up, not opened twice, on the retry with its key", async () => {
+    const { stub, repo } = await install({ repo: "writes-lost/app", issues: [ready(1)] });
+    const g = (await grant(stub, 1, "agent-a")).body;
+    const fence = { claimId: g.claimId, fence: g.fence };
+    const titled = async (title: string) =>
+      (
+        await sim<{ issues: Array<{ number: number; parent?: number | null; title: string }> }>(
+          `/repos/${repo}/snapshot`,
+        )
+      ).issues.filter((i) => i.title === title);
+    // GitHub opens the issue, and its answer is lost.
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          { method: "POST", path: `/repos/${repo}/issues`, status: 502, phase: "after", times: 1 },
+        ],
+      },
+    });
+    const op = { kind: "sub-issue", title: "Follow-up: lost", idempotencyKey: "lost-1" } as const;
+    const lost = await stub.write(1, fence, op);
+    expect(lost.status).toBe(502);
+    expect((await titled("Follow-up: lost")).length).toBe(1);
+    // The documented retry: the same key finds that issue and links it; nothing is opened again.
+    const retry = await stub.write(1, fence, op);
+    expect(retry).toMatchObject({ status: 201, body: { created: false } });
+    const opened = await titled("Follow-up: lost");
+    expect(opened).toMatchObject([
+      { number: (retry.body as { number: number }).number, parent: 1 },
+    ]);
+    const again = await stub.write(1, fence, op);
+    expect(again).toMatchObject({ status: 201, body: { number: opened[0]!.number } });
+
+    // GitHub fails before opening anything: the retry looks, finds nothing, opens one.
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          { method: "POST", path: `/repos/${repo}/issues`, status: 502, phase: "before", times: 1 },
+        ],
+      },
+    });
+    const op2 = {
+      kind: "sub-issue",
+      title: "Follow-up: refused",
+      idempotencyKey: "lost-2",
+    } as const;
+    expect((await stub.write(1, fence, op2)).status).toBe(502);
+    expect(await titled("Follow-up: refused")).toEqual([]);
+    const second = await stub.write(1, fence, op2);
+    expect(second).toMatchObject({ status: 201, body: { created: true } });
+    expect(await titled("Follow-up: refused")).toMatchObject([{ parent: 1 }]);
+  });
+
   it("comment, labels, close and sub-issue land on GitHub with a current fence; owned labels and held issues are refused", async () => {
     const { stub, repo } = await install({
       repo: "writes-ok/app",

@@ -1,4 +1,5 @@
 import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
+import { bodyWithMarker, subIssueMarker } from "../../../shared/claims/sub-issue-marker.ts";
 import {
   WRITE_SETTLE_MARGIN_MS,
   type WriteEnd,
@@ -13,6 +14,7 @@ import {
   closeIssue,
   createComment,
   createIssue,
+  findIssueWithMarker,
   removeLabel,
 } from "../../../shared/github/writes.ts";
 import { formatInstant } from "../../../shared/graph/time.ts";
@@ -55,6 +57,9 @@ const staleFence: FleetResult = {
   },
 };
 
+/** A lost create is looked for among issues updated since its key's first use, less this. */
+const LOOKUP_SKEW_MS = 5 * 60_000;
+
 /** How long a sub-issue request with an idempotency key may be in flight before a retry redoes it. */
 const IN_FLIGHT_MS = 120_000;
 
@@ -68,6 +73,8 @@ const cost = (op: FencedOp): number =>
 type Idempotency =
   | { kind: "none" }
   | { kind: "fresh"; key: string }
+  /** An earlier attempt's create lost its answer (or never finished): look before creating. */
+  | { kind: "lookup"; key: string; sinceMs: number }
   | { kind: "opened"; key: string; number: number }
   | { kind: "done"; number: number }
   | { kind: "in-flight" };
@@ -85,7 +92,15 @@ function takeKey(store: RepoStore, call: Call): Idempotency {
     const row = store.claims.idempotent(key);
     if (row?.linked && row.number !== null) return { kind: "done", number: row.number };
     if (row?.number != null) return { kind: "opened", key, number: row.number };
-    if (row !== undefined && nowMs - row.createdMs <= IN_FLIGHT_MS) return { kind: "in-flight" };
+    if (row !== undefined) {
+      if (row.outcome !== "unknown" && nowMs - row.createdMs <= IN_FLIGHT_MS) {
+        return { kind: "in-flight" };
+      }
+      // The earlier attempt may have opened the issue (its answer was lost, or it never
+      // finished): this one looks for it before opening another.
+      store.claims.retryIdempotent(key, call.request.claimId, nowMs);
+      return { kind: "lookup", key, sinceMs: row.firstMs };
+    }
     store.claims.recordIdempotent(key, call.request.claimId, null, false, nowMs);
     return { kind: "fresh", key };
   });
@@ -126,11 +141,15 @@ export async function fencedWrite(
       },
     };
   }
-  // Gives an unused key back when the request stops before opening its issue.
+  // Gives an unused key back when the request stops before opening its issue; a key whose
+  // earlier create is unknown stays unknown.
   const release = <T>(result: T): T => {
     if (idem.kind === "fresh") store.transaction(() => store.claims.forgetIdempotent(idem.key));
+    if (idem.kind === "lookup") store.transaction(() => store.claims.idempotentUnknown(idem.key));
     return result;
   };
+  // Set while the create is sent: a failure then may have opened the issue all the same.
+  let creating = false;
 
   const needed = idem.kind === "opened" ? 1 : cost(op);
   if (needed > 0) {
@@ -225,16 +244,36 @@ export async function fencedWrite(
       case "sub-issue": {
         let child: number;
         let childId: number | undefined;
+        // The issue an earlier attempt opened (found by its marker), if any.
+        let found: { number: number; id: number } | null = null;
         if (idem.kind === "opened") {
           child = idem.number;
         } else {
-          const created = await createIssue(client, repo, {
-            title: op.title,
-            ...(op.body ? { body: op.body } : {}),
-          });
-          child = created.number;
-          childId = created.id;
-          if (idem.kind === "fresh") {
+          const marker = idem.kind === "none" ? null : await subIssueMarker(idem.key);
+          found =
+            idem.kind === "lookup" && marker !== null
+              ? await findIssueWithMarker(
+                  client,
+                  repo,
+                  new Date(idem.sinceMs - LOOKUP_SKEW_MS).toISOString(),
+                  marker,
+                )
+              : null;
+          if (found) {
+            child = found.number;
+            childId = found.id;
+          } else {
+            const body = marker === null ? op.body : bodyWithMarker(op.body, marker);
+            creating = true;
+            const created = await createIssue(client, repo, {
+              title: op.title,
+              ...(body ? { body } : {}),
+            });
+            creating = false;
+            child = created.number;
+            childId = created.id;
+          }
+          if (idem.kind !== "none") {
             store.transaction(() =>
               store.claims.recordIdempotent(idem.key, request.claimId, child, false, Date.now()),
             );
@@ -254,7 +293,11 @@ export async function fencedWrite(
         audit(store, call, { child });
         return {
           status: 201,
-          body: { number: child, url: views.issueUrl(child), created: idem.kind !== "opened" },
+          body: {
+            number: child,
+            url: views.issueUrl(child),
+            created: idem.kind !== "opened" && found === null,
+          },
         };
       }
       default:
@@ -262,7 +305,13 @@ export async function fencedWrite(
     }
   } catch (error) {
     end = endOf(error);
-    release(undefined);
+    const maybeOpened =
+      creating && !(error instanceof GitHubApiError && error.outcome === "not-applied");
+    if (maybeOpened && (idem.kind === "fresh" || idem.kind === "lookup")) {
+      // The answer was lost: GitHub may have opened the issue. The key stays, with outcome
+      // unknown, and the retry looks the issue up by its marker before opening another.
+      store.transaction(() => store.claims.idempotentUnknown(idem.key));
+    } else release(undefined);
     if (error instanceof RepositoryMismatchError) {
       // Refused by the client before anything was sent: the repository's name changed under it.
       return {

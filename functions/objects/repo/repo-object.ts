@@ -31,7 +31,13 @@ import { applyProjectItem } from "./priority.ts";
 import { armReconcile, requestScan } from "./reconcile.ts";
 import type { ReconcileProgress } from "./reconcile-progress-store.ts";
 import type { RepoIdentity } from "./repo-store.ts";
-import { type ObjectStatus, objectStatus, type StatusView, statusView } from "./status.ts";
+import {
+  type ObjectStatus,
+  objectStatus,
+  publicPage,
+  type StatusView,
+  statusView,
+} from "./status.ts";
 
 export type { Delivery, IngestOutcome };
 
@@ -171,6 +177,14 @@ export class RepoObject extends DurableObject<Env> {
     return this.c.store.reconcileProgress();
   }
 
+  /**
+   * Whether the status page may be shown without login (public, opted in): read from stored
+   * facts only, before any graph is built for an anonymous request.
+   */
+  publicPage(): boolean {
+    return publicPage(this.c);
+  }
+
   /** The status page's read beyond `graph()` (status.ts). */
   statusView(nowMs = Date.now()): Promise<StatusView> {
     return statusView(this.c, nowMs);
@@ -220,8 +234,8 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /** False for an unknown id; revoking twice keeps the first revocation. */
-  revokeKey(id: string, nowMs = Date.now()): boolean {
-    return keys.revokeKey(this.c, id, nowMs);
+  revokeKey(id: string, nowMs = Date.now(), who?: keys.KeyActor): boolean {
+    return keys.revokeKey(this.c, id, nowMs, who);
   }
 
   /** The key whose SHA-256 is `hash`, if valid at `nowMs` (its use recorded once a minute). */

@@ -1,3 +1,5 @@
+import { migratedKeyExpiresMs } from "../../../shared/auth/keys.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
 import { encodeRequires, requiresOf } from "../../../shared/queue/requires.ts";
 
 /**
@@ -166,6 +168,21 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     )`);
   },
   (sql) => {
+    // The audit log's lanes (shared/schedule/audit-lanes.ts): key and fenced-write entries are
+    // trimmed apart from the high-volume ones, so a claim loop never pushes them out.
+    sql.exec(`ALTER TABLE audit ADD COLUMN lane TEXT NOT NULL DEFAULT 'activity'`);
+    sql.exec(`UPDATE audit SET lane = 'record'
+      WHERE kind LIKE 'key-%' OR kind LIKE 'fenced-write%' OR kind LIKE 'write-record%'`);
+    sql.exec(`CREATE INDEX audit_by_lane ON audit (lane, seq)`);
+  },
+  (sql) => {
+    // A sub-issue create whose answer was lost keeps its key with outcome 'unknown' (the retry
+    // looks the issue up first); `first_ms` is when the key was first used (the look-up's window).
+    sql.exec(`ALTER TABLE idempotency ADD COLUMN outcome TEXT`);
+    sql.exec(`ALTER TABLE idempotency ADD COLUMN first_ms INTEGER`);
+    sql.exec(`UPDATE idempotency SET first_ms = created_ms`);
+  },
+  (sql) => {
     // Fenced write records (issue 21): a write for a claim holder is recorded before it is sent,
     // with its deadline and the instant its record closes; while one is open on an issue, the
     // issue is granted to nobody. `outcome`: how the write ended (null while it runs), `closed_ms`:
@@ -179,4 +196,33 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(`CREATE INDEX write_records_open ON write_records (number) WHERE closed_ms IS NULL`);
     sql.exec(`CREATE INDEX write_records_by_claim ON write_records (claim_id, fence)`);
   },
+  keysExpire,
 ];
+
+/**
+ * Every fleet key expires (issue 21): a key minted before, without an expiry, gets the default
+ * lifetime counted from this migration, each one audited. The clock is read here, in the step,
+ * so a repository migrated later still gets its full lifetime.
+ */
+export function keysExpire(sql: SqlStorage): void {
+  const nowMs = Date.now();
+  const expiresMs = migratedKeyExpiresMs(nowMs);
+  const keys = sql
+    .exec<{ id: string; name: string }>(
+      `SELECT id, name FROM fleet_keys WHERE expires_ms IS NULL ORDER BY created_ms, id`,
+    )
+    .toArray();
+  for (const key of keys) {
+    sql.exec(`UPDATE fleet_keys SET expires_ms = ? WHERE id = ?`, expiresMs, key.id);
+    sql.exec(
+      `INSERT INTO audit (at_ms, kind, detail, lane) VALUES (?, 'key-expiry-set', ?, 'record')`,
+      nowMs,
+      JSON.stringify({
+        id: key.id,
+        name: key.name,
+        expiresAt: formatInstant(expiresMs),
+        why: "keys minted before keys expired get the default lifetime",
+      }),
+    );
+  }
+}
