@@ -7,7 +7,7 @@ import { fencedWrite } from "../../functions/objects/repo/fenced-write.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { parseWriteMarker, withWriteMarker } from "../../shared/claims/write-records.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
-import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
+import { parseCommentMarker, renderUnclaimedBy } from "../../shared/idd/comment-markers.ts";
 import {
   deliverAll,
   install,
@@ -391,6 +391,94 @@ describe("IDD interop", () => {
     expect(writes.some((e) => (e.detail as { kind: string }).kind === "processing-remove")).toBe(
       false,
     );
+  });
+
+  /** Time passes until every claim's verification is due, and the alarm runs. */
+  async function verificationsDue(stub: Stub) {
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      const now = Date.now();
+      o.store.sql`UPDATE claims SET verify_ms = ${now - 1} WHERE verify_ms IS NOT NULL`;
+      o.schedules.at("verify", now - 1);
+      await o.schedules.rearm();
+    });
+    await runDurableObjectAlarm(stub);
+  }
+
+  /** A collaborator's IDD agent claims #1 unseen; #1 is granted to agent-a and mirrored after. */
+  async function iddClaimsFirst(name: string) {
+    const { stub, repo } = await install({ repo: name, issues: [ready(1)] });
+    await sim("/users", {
+      body: { login: "writer", token: `tok-${name.replace("/", "-")}`, repos: { [repo]: "write" } },
+    });
+    // The IDD agent claims #1 on GitHub; its webhook is lost (or late): switchyard grants #1 and
+    // mirrors the grant after it. Only the re-read finds the IDD marker.
+    await sim("/faults", {
+      method: "PUT",
+      body: { webhooks: [{ event: "issue_comment", kind: "drop", times: 1 }] },
+    });
+    await sim(`/repos/${repo}/issues/1/comments`, {
+      body: { body: marker("idd-bot", "c-1", nowSecond()), actor: "writer" },
+    });
+    await deliverAll();
+    const g = (await grant(stub, 1, "agent-a")).body;
+    await settleAll(stub);
+    const bodies = await comments(repo, 1);
+    expect(bodies.map((b) => /^<!-- ([a-z-]+): (\S+)/.exec(b)?.slice(1).join(" "))).toEqual([
+      "claimed-by idd-bot",
+      "claimed-by agent-a",
+    ]);
+    return { stub, repo, fence: { claimId: g.claimId, fence: g.fence } };
+  }
+
+  it("an IDD claim earlier than the grant's marker, still live after the settle delay, preempts the grant", async () => {
+    const { stub, repo, fence } = await iddClaimsFirst("idd-preempt/app");
+    // Before the re-read, the claim stands (its webhook was lost).
+    expect((await stub.heartbeat(1, fence)).status).toBe(200);
+    await verificationsDue(stub);
+    const beat = await stub.heartbeat(1, fence);
+    expect(beat).toMatchObject({
+      status: 409,
+      body: { error: "stale-fence", reason: "preempted", holder: { agentId: "idd-bot" } },
+    });
+    expect(await stub.write(1, fence, { kind: "comment", body: "mine" })).toMatchObject({
+      status: 409,
+      body: { reason: "preempted" },
+    });
+    expect((await stub.release(1, { ...fence, outcome: "done" })).body).toMatchObject({
+      reason: "preempted",
+    });
+    await settleAll(stub);
+    expect((await comments(repo, 1)).some((b) => b.startsWith("<!-- unclaimed-by: agent-a"))).toBe(
+      true,
+    );
+    expect((await stub.auditLog(50)).find((e) => e.kind === "preempted")?.detail).toMatchObject({
+      number: 1,
+      claimId: fence.claimId,
+      holder: "idd-bot",
+    });
+    // IDD's reading and switchyard's agree: idd-bot holds #1.
+    expect((await grant(stub, 1, "agent-b")).body).toMatchObject({
+      reason: "held",
+      holder: { agentId: "idd-bot", source: "idd" },
+    });
+  });
+
+  it("an IDD agent that backed off before the re-read leaves the grant standing", async () => {
+    const { stub, repo, fence } = await iddClaimsFirst("idd-backoff/app");
+    // The IDD agent verified, saw switchyard's marker and backed off (its webhook lost too).
+    await sim("/faults", {
+      method: "PUT",
+      body: { webhooks: [{ event: "issue_comment", kind: "drop", times: 1 }] },
+    });
+    await sim(`/repos/${repo}/issues/1/comments`, {
+      body: {
+        body: renderUnclaimedBy({ agentId: "idd-bot", claimId: "c-1", timestamp: nowSecond() }),
+        actor: "writer",
+      },
+    });
+    await verificationsDue(stub);
+    expect((await stub.heartbeat(1, fence)).status).toBe(200);
+    expect((await stub.auditLog(50)).some((e) => e.kind === "preempted")).toBe(false);
   });
 
   it("a live marker by a trusted author blocks a grant; an untrusted or stale one does not", async () => {

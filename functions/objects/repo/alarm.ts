@@ -8,6 +8,7 @@ import type { RepoContext } from "./context.ts";
 import { deliverNotices } from "./cross-repo.ts";
 import { flushOwedWrites } from "./fleet.ts";
 import { mismatch, prune } from "./lifecycle.ts";
+import { verifyClaims } from "./preemption.ts";
 import { runPriority } from "./priority.ts";
 import { flushOutbox, runProducer } from "./producer.ts";
 import { runConfig, runReconcile } from "./reconcile.ts";
@@ -45,6 +46,8 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
   priority: { run: runPriority },
   /** Expired claims ended (claims.ts). */
   claims: { run: async (c, _identity, nowMs) => c.claims.runExpiry(nowMs) },
+  /** Claims whose IDD marker landed: their issues re-read for an earlier IDD claim (preemption.ts). */
+  verify: { run: (c, identity, nowMs) => verifyClaims(c, identity.fullName, nowMs) },
   /** Fenced write records closed at their close time (write-records.ts). */
   writes: { run: async (c, _identity, nowMs) => closeDueWrites(c.store, c.schedules, nowMs) },
   /** Marker authors' write access asked (trust.ts). */

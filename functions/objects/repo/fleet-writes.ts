@@ -82,6 +82,8 @@ export class OwedWrites {
       switch (write.kind) {
         case "claimed-marker":
           rows.setMarker(write.claim.claimId, "posted");
+          // Verified like an IDD agent verifies its claim (shared/claims/preemption.ts).
+          if (!dropped) this.claims.markerPosted(write.claim.claimId, nowMs);
           break;
         case "unclaimed-marker":
           rows.setMarker(write.claim.claimId, "released");

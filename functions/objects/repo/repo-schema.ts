@@ -197,6 +197,11 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(`CREATE INDEX write_records_by_claim ON write_records (claim_id, fence)`);
   },
   keysExpire,
+  (sql) => {
+    // One holder across protocols (issue 21): when switchyard re-reads the issue of a claim
+    // whose IDD marker it posted (null: nothing to verify).
+    sql.exec(`ALTER TABLE claims ADD COLUMN verify_ms INTEGER`);
+  },
 ];
 
 /**
