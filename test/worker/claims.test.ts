@@ -7,6 +7,7 @@ import { fencedWrite } from "../../functions/objects/repo/fenced-write.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { parseWriteMarker, withWriteMarker } from "../../shared/claims/write-records.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
+import { liveHolder, resolveClaims } from "../../shared/idd/claims.ts";
 import { parseCommentMarker, renderUnclaimedBy } from "../../shared/idd/comment-markers.ts";
 import {
   deliverAll,
@@ -405,7 +406,7 @@ describe("IDD interop", () => {
   }
 
   /** A collaborator's IDD agent claims #1 unseen; #1 is granted to agent-a and mirrored after. */
-  async function iddClaimsFirst(name: string) {
+  async function iddClaimsFirst(name: string, agoMs = 0) {
     const { stub, repo } = await install({ repo: name, issues: [ready(1)] });
     await sim("/users", {
       body: { login: "writer", token: `tok-${name.replace("/", "-")}`, repos: { [repo]: "write" } },
@@ -416,12 +417,15 @@ describe("IDD interop", () => {
       method: "PUT",
       body: { webhooks: [{ event: "issue_comment", kind: "drop", times: 1 }] },
     });
+    const at = new Date(Date.now() - agoMs).toISOString();
+    if (agoMs > 0) await sim("/clock", { body: { now: at } });
     await sim(`/repos/${repo}/issues/1/comments`, {
-      body: { body: marker("idd-bot", "c-1", nowSecond()), actor: "writer" },
+      body: { body: marker("idd-bot", "c-1", at.replace(/\.\d{3}Z$/, "Z")), actor: "writer" },
     });
     await deliverAll();
-    const g = (await grant(stub, 1, "agent-a")).body;
+    const g = (await grant(stub, 1, "agent-a", {}, Date.parse(at))).body;
     await settleAll(stub);
+    if (agoMs > 0) await sim("/clock", { body: { now: null } });
     const bodies = await comments(repo, 1);
     expect(bodies.map((b) => /^<!-- ([a-z-]+): (\S+)/.exec(b)?.slice(1).join(" "))).toEqual([
       "claimed-by idd-bot",
@@ -464,21 +468,55 @@ describe("IDD interop", () => {
   });
 
   it("an IDD agent that backed off before the re-read leaves the grant standing", async () => {
-    const { stub, repo, fence } = await iddClaimsFirst("idd-backoff/app");
-    // The IDD agent verified, saw switchyard's marker and backed off (its webhook lost too).
+    // All of it 20 s ago, so the re-read comes after IDD's settle delay, as it does for real.
+    const { stub, repo, fence } = await iddClaimsFirst("idd-backoff/app", 20_000);
+    // The IDD agent verified 5 s later, saw switchyard's marker and backed off (its webhook
+    // lost too).
+    const backedOff = new Date(Date.now() - 15_000).toISOString();
+    await sim("/clock", { body: { now: backedOff } });
     await sim("/faults", {
       method: "PUT",
       body: { webhooks: [{ event: "issue_comment", kind: "drop", times: 1 }] },
     });
     await sim(`/repos/${repo}/issues/1/comments`, {
       body: {
-        body: renderUnclaimedBy({ agentId: "idd-bot", claimId: "c-1", timestamp: nowSecond() }),
+        body: renderUnclaimedBy({
+          agentId: "idd-bot",
+          claimId: "c-1",
+          timestamp: backedOff.replace(/\.\d{3}Z$/, "Z"),
+        }),
         actor: "writer",
       },
     });
+    await sim("/clock", { body: { now: null } });
     await verificationsDue(stub);
     expect((await stub.heartbeat(1, fence)).status).toBe(200);
-    expect((await stub.auditLog(50)).some((e) => e.kind === "preempted")).toBe(false);
+    // IDD's reading ignored switchyard's marker (it came while idd-bot's claim was active), so
+    // it names nobody now: the marker is posted again and verified again.
+    await settleAll(stub);
+    await verificationsDue(stub);
+    const audit = await stub.auditLog(50);
+    expect(audit.some((e) => e.kind === "preempted")).toBe(false);
+    expect(audit.filter((e) => e.kind === "marker-reposted")).toHaveLength(1);
+    expect((await stub.heartbeat(1, fence)).status).toBe(200);
+    // Both readings name agent-a.
+    const list = await sim<Array<{ id: number; body: string; created_at: string; user: string }>>(
+      `/repos/${repo}/issues/1/comments`,
+    );
+    const reading = resolveClaims(
+      list.map((c) => ({
+        id: c.id,
+        createdAt: c.created_at,
+        author: { login: c.user, type: c.user.endsWith("[bot]") ? "Bot" : "User" },
+        body: c.body,
+      })),
+      { now: nowSecond(), staleHours: 24, trusted: ["writer", list.at(-1)!.user] },
+    );
+    expect(liveHolder(reading)).toMatchObject({ agentId: "agent-a", claimId: fence.claimId });
+    expect((await grant(stub, 1, "agent-b")).body).toMatchObject({
+      reason: "held",
+      holder: { agentId: "agent-a", source: "switchyard" },
+    });
   });
 
   it("a live marker by a trusted author blocks a grant; an untrusted or stale one does not", async () => {

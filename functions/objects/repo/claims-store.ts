@@ -16,7 +16,7 @@ export interface ClaimRow extends ClaimView {
   outcome: ClaimOutcome | null;
   note: string | null;
   /** `none`: nothing posted yet; `posted`: claimed-by posted; `released`: unclaimed-by posted; `skip`: never. */
-  marker: "none" | "posted" | "released" | "skip";
+  marker: "none" | "posted" | "released" | "skip" | "repost";
 }
 
 /** Per-issue fleet state (the `issue_fleet` row; defaults when there is none). */
@@ -218,7 +218,7 @@ export class ClaimsStore {
    */
   private trimHistory(number: number): void {
     this.sql`DELETE FROM claims WHERE number = ${number} AND ended_ms IS NOT NULL
-      AND marker <> 'posted'
+      AND marker NOT IN ('posted', 'repost')
       AND NOT (outcome NOT IN ('done', 'preempted')
         AND fence > COALESCE((SELECT f.reset_fence FROM issue_fleet f WHERE f.number = ${number}), 0))
       AND fence <= (SELECT fence FROM claims WHERE number = ${number} AND ended_ms IS NOT NULL
@@ -251,7 +251,7 @@ export class ClaimsStore {
   /** Claims whose IDD mirror is behind: live and unposted, or ended with a claimed-by posted. */
   markersDue(): ClaimRow[] {
     return this.sql<Row>`SELECT * FROM claims
-      WHERE marker = 'none' OR (marker = 'posted' AND ended_ms IS NOT NULL)
+      WHERE marker IN ('none', 'repost') OR (marker = 'posted' AND ended_ms IS NOT NULL)
       ORDER BY fence`.map(claim);
   }
 

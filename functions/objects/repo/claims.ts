@@ -288,6 +288,22 @@ export class Claims {
     });
   }
 
+  /** IDD's reading names nobody though the claim is live: its `claimed-by` is owed again. */
+  repostMarker(claimId: string, nowMs: number): void {
+    this.store.transaction(() => {
+      const claim = this.rows.get(claimId);
+      this.rows.setVerify(claimId, null);
+      if (!claim || !isLive(claim, nowMs)) return;
+      this.rows.setMarker(claimId, "repost");
+      this.store.audit(
+        "marker-reposted",
+        { number: claim.number, claimId, fence: claim.fence },
+        nowMs,
+      );
+      this.owe(nowMs);
+    });
+  }
+
   /** The write of `record` ended: its record closes now, or a margin later (write-records.ts). */
   finishWrite(record: WriteRecord, end: WriteEnd, nowMs: number, marginMs: number): void {
     finishWrite(this.store, this.schedules, record, end, nowMs, marginMs);

@@ -154,7 +154,8 @@ async function perform(
         agentId: c.agentId,
         claimId: c.claimId,
         supersedes: null,
-        timestamp: second(c.grantedMs),
+        // Posted again (IDD's reading ignored the first): a claim made now, as IDD reads it.
+        timestamp: second(c.marker === "repost" ? Date.now() : c.grantedMs),
         branch: c.branch,
       });
       await createComment(client, repo, c.number, body);

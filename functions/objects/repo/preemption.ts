@@ -40,7 +40,12 @@ export async function verifyClaims(c: RepoContext, fullName: string, nowMs: numb
       }
       const holder = view.idd.get(d.number);
       if (holder && holder.staleAtMs > now) c.claims.preempt(d.claimId, holder, now);
-      else c.store.transaction(() => c.store.claims.setVerify(d.claimId, null));
+      else if (view.own.get(d.number) !== d.claimId) {
+        // The IDD agent backed off, but IDD's reading ignored switchyard's marker (it came while
+        // that claim was active): nobody holds the issue by IDD's reading. The marker is posted
+        // again, now as the only claim, and verified again after it lands.
+        c.claims.repostMarker(d.claimId, now);
+      } else c.store.transaction(() => c.store.claims.setVerify(d.claimId, null));
     }
   }
   const next = c.store.claims.nextVerifyMs();

@@ -37,6 +37,8 @@ export interface QueueView {
   items: QueueItem[];
   itemOf: Map<number, QueueItem>;
   idd: Map<number, IddHolder>;
+  /** Issues whose holder by IDD's reading is one of switchyard's claims: that claim's id. */
+  own: Map<number, string>;
   /** Marker authors whose write access is unknown: counted as trusted until GitHub says. */
   unknownAuthors: string[];
 }
@@ -119,6 +121,7 @@ export function* buildQueueViewSteps(
       else byIssue.set(row.number, [row]);
     }
     const idd = new Map<number, IddHolder>();
+    const own = new Map<number, string>();
     const unknown = new Set<string>();
     for (const [number, all] of byIssue) {
       // A bot's comment counts only when it is one of switchyard's own mirrored markers: another
@@ -152,7 +155,9 @@ export function* buildQueueViewSteps(
         );
         const holder = liveHolder(resolution);
         // switchyard's own mirrored markers: its claims table already says who holds the issue.
-        if (holder && !(holder.claimId !== null && claims.hasClaimId(holder.claimId))) {
+        if (holder?.claimId != null && claims.hasClaimId(holder.claimId)) {
+          own.set(number, holder.claimId);
+        } else if (holder) {
           idd.set(number, {
             agentId: holder.agentId,
             staleAt: holder.staleAt,
@@ -172,6 +177,7 @@ export function* buildQueueViewSteps(
       items,
       itemOf: new Map(items.map((i) => [i.number, i])),
       idd,
+      own,
       unknownAuthors: [...unknown].sort(),
     };
   }
