@@ -23,3 +23,24 @@ export function preemptCheckAt(postedMs: number): number {
 export function preemptedBy<H>(input: { claimLive: boolean; iddHolder: H | null }): H | null {
   return input.claimLive ? input.iddHolder : null;
 }
+
+/**
+ * Synchronous mirroring: on a repository where trusted IDD agents posted markers within
+ * `idd.staleHours`, a grant posts its `claimed-by` before it answers, so an IDD agent reading
+ * the issue sees switchyard's claim at once; elsewhere the mirror keeps coalescing.
+ */
+export function mirrorsSynchronously(input: {
+  mirrorClaims: boolean;
+  iddSeenMs: number | null;
+  nowMs: number;
+  staleHours: number;
+}): boolean {
+  return (
+    input.mirrorClaims &&
+    input.iddSeenMs !== null &&
+    input.nowMs - input.iddSeenMs < input.staleHours * 3_600_000
+  );
+}
+
+/** The 503 of a grant whose synchronous marker could not be posted: when to ask again. */
+export const MIRROR_FAILED_RETRY_SECONDS = 10;

@@ -7,8 +7,17 @@ import { renderBranchPattern } from "../idd/branch-name.ts";
  * still the live one, how long a claim lives, and when failed attempts dead-letter an issue.
  */
 
-/** `preempted`: an IDD claim earlier than switchyard's mirrored marker holds the issue. */
-export type ClaimOutcome = "done" | "abandoned" | "failed" | "expired" | "preempted";
+/**
+ * `preempted`: an IDD claim earlier than switchyard's mirrored marker holds the issue;
+ * `mirror-failed`: never granted (its synchronous marker could not be posted).
+ */
+export type ClaimOutcome =
+  | "done"
+  | "abandoned"
+  | "failed"
+  | "expired"
+  | "preempted"
+  | "mirror-failed";
 
 /** Why an issue cannot be claimed now (409 `reason`). */
 export type DenyReason =
@@ -202,7 +211,7 @@ export function stuckLabelRemovedByHand(input: {
  * agent did not fail: another protocol's holder came first).
  */
 export function countsAsAttempt(outcome: ClaimOutcome): boolean {
-  return outcome !== "done" && outcome !== "preempted";
+  return outcome !== "done" && outcome !== "preempted" && outcome !== "mirror-failed";
 }
 
 export function isStuckAfter(attempts: number, config: Config): boolean {

@@ -519,6 +519,64 @@ describe("IDD interop", () => {
     });
   });
 
+  it("where IDD agents work, a grant posts its marker before it answers; a failed post grants nothing (503 mirror-failed)", async () => {
+    const { stub, repo } = await install({
+      repo: "idd-sync/app",
+      issues: [ready(1), ready(2), ready(3)],
+    });
+    await sim("/users", {
+      body: { login: "writer", token: "tok-idd-sync", repos: { [repo]: "write" } },
+    });
+    // A trusted IDD agent's marker on #3: IDD agents work on this repository.
+    await sim(`/repos/${repo}/issues/3/comments`, {
+      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
+    });
+    await deliverAll();
+    const g = await grant(stub, 1, "agent-a");
+    expect(g.status).toBe(201);
+    // On GitHub when the grant is answered (no alarm ran in between), and posted once.
+    const posted = (await comments(repo, 1)).filter((b) =>
+      b.startsWith("<!-- claimed-by: agent-a"),
+    );
+    expect(posted).toHaveLength(1);
+    expect(posted[0]).toContain(g.body.claimId);
+    await settleAll(stub);
+    expect(
+      (await comments(repo, 1)).filter((b) => b.startsWith("<!-- claimed-by: agent-a")),
+    ).toHaveLength(1);
+
+    // GitHub refuses the marker: nothing is granted, on a direct claim and on claim-next.
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          {
+            method: "POST",
+            path: `/repos/${repo}/issues/2/comments`,
+            status: 403,
+            body: { message: "Resource not accessible by integration" },
+            times: 2,
+          },
+        ],
+      },
+    });
+    for (const n of [2, null]) {
+      const refused = await stub.claim(n, { agentId: "agent-b" });
+      expect(refused).toMatchObject({
+        status: 503,
+        body: { error: "unavailable", reason: "mirror-failed" },
+      });
+      expect(Number(refused.headers?.["retry-after"])).toBeGreaterThanOrEqual(1);
+    }
+    const live = (await stub.liveClaims()).body as { claims: Array<{ number: number }> };
+    expect(live.claims.map((c) => c.number)).toEqual([1]);
+    const failed = (await stub.auditLog(50)).filter((e) => e.kind === "mirror-failed");
+    expect(failed).toHaveLength(2);
+    // Not a failed attempt: the issue is granted once GitHub takes the marker.
+    await sim("/faults", { method: "DELETE" });
+    expect((await grant(stub, 2, "agent-b")).status).toBe(201);
+  });
+
   it("a live marker by a trusted author blocks a grant; an untrusted or stale one does not", async () => {
     const { stub, repo } = await install({
       repo: "idd-trust/app",

@@ -219,7 +219,7 @@ export class ClaimsStore {
   private trimHistory(number: number): void {
     this.sql`DELETE FROM claims WHERE number = ${number} AND ended_ms IS NOT NULL
       AND marker NOT IN ('posted', 'repost')
-      AND NOT (outcome NOT IN ('done', 'preempted')
+      AND NOT (outcome NOT IN ('done', 'preempted', 'mirror-failed')
         AND fence > COALESCE((SELECT f.reset_fence FROM issue_fleet f WHERE f.number = ${number}), 0))
       AND fence <= (SELECT fence FROM claims WHERE number = ${number} AND ended_ms IS NOT NULL
         ORDER BY fence DESC LIMIT 1 OFFSET ${CLAIM_HISTORY_PER_ISSUE})`;
@@ -268,7 +268,7 @@ export class ClaimsStore {
   attempts(number: number, afterFence: number): Attempt[] {
     return this.sql<{ agent_id: string; outcome: string; note: string | null; ended_ms: number }>`
       SELECT agent_id, outcome, note, ended_ms FROM claims
-      WHERE number = ${number} AND fence > ${afterFence} AND outcome IS NOT NULL AND outcome NOT IN ('done', 'preempted')
+      WHERE number = ${number} AND fence > ${afterFence} AND outcome IS NOT NULL AND outcome NOT IN ('done', 'preempted', 'mirror-failed')
       ORDER BY fence`.map((r) => ({
       agentId: r.agent_id,
       outcome: r.outcome as ClaimOutcome,
@@ -283,7 +283,7 @@ export class ClaimsStore {
     for (const r of this.sql<{ number: number; n: number }>`
       SELECT c.number AS number, COUNT(*) AS n FROM claims c
       LEFT JOIN issue_fleet f ON f.number = c.number
-      WHERE c.outcome IS NOT NULL AND c.outcome NOT IN ('done', 'preempted') AND c.fence > COALESCE(f.reset_fence, 0)
+      WHERE c.outcome IS NOT NULL AND c.outcome NOT IN ('done', 'preempted', 'mirror-failed') AND c.fence > COALESCE(f.reset_fence, 0)
       GROUP BY c.number`) {
       out.set(r.number, r.n);
     }
@@ -464,7 +464,7 @@ export class ClaimsStore {
     this.sql`DELETE FROM author_trust WHERE checked_ms < ${cutoffs.authorTrustMs}`;
     this.sql`DELETE FROM claims WHERE ended_ms IS NOT NULL AND ended_ms < ${cutoffs.claimsMs}
       AND marker IN ('released', 'skip')
-      AND NOT (outcome IS NOT NULL AND outcome NOT IN ('done', 'preempted')
+      AND NOT (outcome IS NOT NULL AND outcome NOT IN ('done', 'preempted', 'mirror-failed')
         AND fence > COALESCE((SELECT f.reset_fence FROM issue_fleet f WHERE f.number = claims.number), 0))`;
     this.sql`DELETE FROM issue_fleet WHERE stuck = 0 AND stuck_labeled = 0 AND stuck_commented = 0
       AND stuck_ms IS NULL AND done_suppressed = 0 AND remove_ready = 0 AND add_ready = 0

@@ -288,6 +288,39 @@ export class Claims {
     });
   }
 
+  /**
+   * Synchronous mirroring (fleet.ts): the grant's marker is being posted by the grant itself,
+   * so the `fleet` schedule leaves it alone meanwhile (`skip`), and then it landed (`posted`,
+   * verified like any marker) or it did not: the claim ends as never granted (`mirror-failed`,
+   * no attempt counted), with its `unclaimed-by` owed when the post may have been applied.
+   */
+  mirroring(claimId: string): void {
+    this.store.transaction(() => this.rows.setMarker(claimId, "skip"));
+  }
+
+  mirrored(claimId: string, nowMs: number): void {
+    this.store.transaction(() => {
+      this.rows.setMarker(claimId, "posted");
+      this.markerPosted(claimId, nowMs);
+      this.owe(nowMs);
+    });
+  }
+
+  mirrorFailed(claimId: string, mayBeApplied: boolean, why: string, nowMs: number): void {
+    this.store.transaction(() => {
+      const claim = this.rows.get(claimId);
+      if (!claim) return;
+      if (claim.endedMs === null) this.rows.end(claimId, nowMs, "mirror-failed", why);
+      this.rows.setMarker(claimId, mayBeApplied ? "posted" : "skip");
+      this.store.audit(
+        "mirror-failed",
+        { number: claim.number, claimId, fence: claim.fence, mayBeApplied, error: why },
+        nowMs,
+      );
+      this.owe(nowMs);
+    });
+  }
+
   /** IDD's reading names nobody though the claim is live: its `claimed-by` is owed again. */
   repostMarker(claimId: string, nowMs: number): void {
     this.store.transaction(() => {

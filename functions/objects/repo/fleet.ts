@@ -1,4 +1,10 @@
+import {
+  MIRROR_FAILED_RETRY_SECONDS,
+  mirrorsSynchronously,
+} from "../../../shared/claims/preemption.ts";
 import { WRITE_SETTLE_MARGIN_MS } from "../../../shared/claims/write-records.ts";
+import { GitHubApiError } from "../../../shared/github/errors.ts";
+import { createComment } from "../../../shared/github/writes.ts";
 import type { RepoContext } from "./context.ts";
 import { type FencedOp, fencedWrite } from "./fenced-write.ts";
 import type {
@@ -8,7 +14,7 @@ import type {
   QueueRequest,
   ReleaseOutcome,
 } from "./fleet-api.ts";
-import { flushFleetWrites } from "./fleet-writes.ts";
+import { claimedByBody, flushFleetWrites } from "./fleet-writes.ts";
 import { pause } from "./pause.ts";
 
 // The fleet API's calls on a RepoObject (spec 6.4): each waits for what it reads synchronously
@@ -45,14 +51,72 @@ export function workQueue(c: RepoContext, request: QueueRequest, nowMs: number) 
   return fleetCall(c, () => c.views.answer(request, nowMs), nowMs);
 }
 
-/** Claims issue `number`, or the queue's first available issue when `number` is null. */
-export function claim(
+/**
+ * Claims issue `number`, or the queue's first available issue when `number` is null. Where IDD
+ * agents work (trusted markers seen within `idd.staleHours`), the grant's `claimed-by` marker
+ * is posted before the answer; if it cannot be, nothing is granted (503 `mirror-failed`).
+ */
+export async function claim(
   c: RepoContext,
   number: number | null,
   request: ClaimRequest,
   nowMs: number,
 ): Promise<FleetResult> {
-  return fleetCall(c, () => c.claims.grant(number, request, nowMs), nowMs);
+  const start = Date.now();
+  const result = await fleetCall(c, () => c.claims.grant(number, request, nowMs), nowMs);
+  if (result.status !== 201) return result;
+  const view = c.views.current(nowMs);
+  const sync = mirrorsSynchronously({
+    mirrorClaims: view.config.idd.mirrorClaims,
+    iddSeenMs: view.iddSeenMs,
+    nowMs,
+    staleHours: view.config.idd.staleHours,
+  });
+  if (!sync) return result;
+  return mirrorGrant(c, result, () => nowMs + (Date.now() - start));
+}
+
+/** Posts a grant's `claimed-by` marker before answering (synchronous mirroring). */
+async function mirrorGrant(
+  c: RepoContext,
+  granted: FleetResult,
+  now: () => number,
+): Promise<FleetResult> {
+  const { claimId } = granted.body as { claimId: string };
+  const row = c.store.claims.get(claimId)!;
+  c.claims.mirroring(claimId);
+  const failed = async (mayBeApplied: boolean, why: string, retryAtMs?: number | null) => {
+    c.claims.mirrorFailed(claimId, mayBeApplied, why, now());
+    await c.schedules.rearm();
+    const seconds =
+      retryAtMs == null
+        ? MIRROR_FAILED_RETRY_SECONDS
+        : Math.max(1, Math.ceil((retryAtMs - Date.now()) / 1000));
+    return {
+      status: 503,
+      body: {
+        error: "unavailable",
+        reason: "mirror-failed",
+        message: `IDD agents work on this repository, so a grant is mirrored as a claimed-by marker before it is answered, and that failed: ${why}; nothing was granted`,
+      },
+      headers: { "retry-after": String(seconds) },
+    };
+  };
+  const budget = await c.installation().reserveWrites(1);
+  if (budget.granted < 1) {
+    return failed(false, "the installation's GitHub write budget is spent", budget.retryAtMs);
+  }
+  try {
+    const fullName = c.store.identity()!.fullName;
+    const client = c.client(`mirror the claim on ${fullName}#${row.number}`);
+    await createComment(client, fullName, row.number, claimedByBody(row));
+  } catch (error) {
+    const mayBeApplied = !(error instanceof GitHubApiError) || error.outcome === "unknown";
+    return failed(mayBeApplied, error instanceof Error ? error.message : String(error));
+  }
+  c.claims.mirrored(claimId, now());
+  await c.schedules.rearm();
+  return granted;
 }
 
 export function heartbeat(c: RepoContext, number: number, request: FenceRequest, nowMs: number) {

@@ -39,6 +39,8 @@ export interface QueueView {
   idd: Map<number, IddHolder>;
   /** Issues whose holder by IDD's reading is one of switchyard's claims: that claim's id. */
   own: Map<number, string>;
+  /** When a trusted IDD agent's marker (not switchyard's) was last posted on an open issue. */
+  iddSeenMs: number | null;
   /** Marker authors whose write access is unknown: counted as trusted until GitHub says. */
   unknownAuthors: string[];
 }
@@ -123,6 +125,7 @@ export function* buildQueueViewSteps(
     const idd = new Map<number, IddHolder>();
     const own = new Map<number, string>();
     const unknown = new Set<string>();
+    let iddSeenMs: number | null = null;
     for (const [number, all] of byIssue) {
       // A bot's comment counts only when it is one of switchyard's own mirrored markers: another
       // App, or anything else posted with switchyard's identity, is never an IDD claim.
@@ -143,6 +146,13 @@ export function* buildQueueViewSteps(
         },
       );
       for (const login of trust.unknown) unknown.add(login);
+      // The latest marker by a trusted IDD agent (not switchyard's own): IDD agents work here.
+      const trustedLogins = new Set(trust.trusted.map((l) => l.toLowerCase()));
+      for (const r of rows) {
+        if (r.author_type === "Bot" || !trustedLogins.has(r.author.toLowerCase())) continue;
+        const at = instantMs(r.created_at);
+        if (iddSeenMs === null || at > iddSeenMs) iddSeenMs = at;
+      }
       try {
         const resolution = resolveClaims(
           rows.map((r) => ({
@@ -178,6 +188,7 @@ export function* buildQueueViewSteps(
       itemOf: new Map(items.map((i) => [i.number, i])),
       idd,
       own,
+      iddSeenMs,
       unknownAuthors: [...unknown].sort(),
     };
   }

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import {
   IDD_VERIFY_SETTLE_MS,
+  mirrorsSynchronously,
   PREEMPT_CHECK_MARGIN_MS,
   preemptCheckAt,
   preemptedBy,
@@ -20,5 +21,16 @@ describe("preemption", () => {
     expect(preemptedBy({ claimLive: true, iddHolder: holder })).toBe(holder);
     expect(preemptedBy({ claimLive: true, iddHolder: null })).toBeNull();
     expect(preemptedBy({ claimLive: false, iddHolder: holder })).toBeNull();
+  });
+});
+
+describe("synchronous mirroring", () => {
+  const H = 3_600_000;
+  it("only where a trusted IDD agent's marker was seen within idd.staleHours, and mirroring is on", () => {
+    const base = { mirrorClaims: true, nowMs: 100 * H, staleHours: 24 };
+    expect(mirrorsSynchronously({ ...base, iddSeenMs: 99 * H })).toBe(true);
+    expect(mirrorsSynchronously({ ...base, iddSeenMs: 100 * H - 24 * H })).toBe(false);
+    expect(mirrorsSynchronously({ ...base, iddSeenMs: null })).toBe(false);
+    expect(mirrorsSynchronously({ ...base, mirrorClaims: false, iddSeenMs: 99 * H })).toBe(false);
   });
 });
