@@ -1,6 +1,7 @@
 import type { DirectoryObject } from "./objects/directory/directory-object.ts";
 import type { InstallationObject } from "./objects/installation/installation-object.ts";
 import type { NameObject } from "./objects/names/name-object.ts";
+import type { OwnerObject } from "./objects/owner/owner-object.ts";
 import type { RepoObject } from "./objects/repo/repo-object.ts";
 
 /** Bindings, vars and secrets of the Worker (wrangler.toml, .dev.vars, `wrangler secret`). */
@@ -10,6 +11,8 @@ export interface Env {
   DIRECTORY: DurableObjectNamespace<DirectoryObject>;
   /** Shards of the directory the /v1 routes read (functions/objects/name-object.ts). */
   NAMES: DurableObjectNamespace<NameObject>;
+  /** One per installation owner: the org queue and owner keys (functions/objects/owner/). */
+  OWNER: DurableObjectNamespace<OwnerObject>;
   GITHUB_API_URL?: string;
   GITHUB_WEBHOOK_SECRET?: string;
   GITHUB_APP_ID?: string;
@@ -102,7 +105,12 @@ declare global {
     interface Env extends SwitchyardEnv {}
     interface GlobalProps {
       mainModule: typeof import("./worker.ts");
-      durableNamespaces: "RepoObject" | "InstallationObject" | "DirectoryObject" | "NameObject";
+      durableNamespaces:
+        | "RepoObject"
+        | "InstallationObject"
+        | "DirectoryObject"
+        | "NameObject"
+        | "OwnerObject";
     }
   }
 }

@@ -106,6 +106,9 @@ export function budgetRoom(state: PermitState, nowMs: number, reserve: number): 
   let usablePerHour = formula * (1 - reserve);
   for (const reading of state.readings) {
     if (nowMs >= reading.resetMs) continue; // reset since: a full bucket
+    // GitHub's window is an hour at most: a reset further ahead is a clock disagreement, and
+    // trusting it could hold every permit back for as long. The own tally still binds.
+    if (reading.resetMs - nowMs > HOUR_MS) continue;
     usablePerHour = Math.min(usablePerHour, reading.limit * (1 - reserve));
     const readingRoom = reading.remaining - reading.limit * reserve;
     if (readingRoom < room) {
@@ -249,4 +252,25 @@ export function installProgress(
     budgetPerHour: budget.usablePerHour,
     etaMs: Math.round(Math.max(budgetMs, concurrencyMs)),
   };
+}
+
+/** Where a repository's first full reconcile stands (the graph API's `firstReconcile`). */
+export type FirstReconcile =
+  | { state: "done"; at: string }
+  /** A permit is held and pages are being read. */
+  | { state: "running" }
+  /** In the installation's line: `position` 1 is the next granted (null: not asked yet). */
+  | { state: "waiting"; position: number | null };
+
+export function firstReconcileState(input: {
+  lastFullReconcileAt: string | null;
+  /** A full reconcile run is in progress (pages read, more to come). */
+  inProgress: boolean;
+  /** Its place in line, if it waits for a permit. */
+  position: number | null;
+  holding: boolean;
+}): FirstReconcile {
+  if (input.lastFullReconcileAt !== null) return { state: "done", at: input.lastFullReconcileAt };
+  if (input.position === null && (input.holding || input.inProgress)) return { state: "running" };
+  return { state: "waiting", position: input.position };
 }

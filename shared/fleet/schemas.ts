@@ -256,6 +256,11 @@ export const QueueResponseSchema = z.object({
   total: z.number().int(),
   /** Present while the breaker is red: only repair issues are handed out. */
   paused: PausedSchema.optional(),
+  /**
+   * Present until the repository's first full reconcile is done: the queue is made from what
+   * webhooks brought so far, and may miss issues and edges.
+   */
+  partial: z.literal(true).optional(),
 });
 export type QueueResponse = z.infer<typeof QueueResponseSchema>;
 

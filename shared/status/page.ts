@@ -220,6 +220,7 @@ export function repoPage(m: RepoPageModel): Html {
     "Sync",
     "sync",
     html`<p class="empty">Writes: ${m.repository.writes}${m.repository.archived ? " (archived)" : ""}. Parked writes: ${m.parkedWrites}.</p>
+${m.firstReconcile === null ? "" : html`<p class="first-reconcile"><b>${m.firstReconcile}</b></p>`}${m.installation === null ? "" : html`<p class="empty installation-progress">Installation: ${m.installation}</p>`}
 ${m.reconcile === null ? html`<p class="empty">No full reconcile is under way.</p>` : html`<details open><summary>Full reconcile under way</summary><pre>${m.reconcile}</pre></details>`}
 <details${m.reconcile === null ? raw(" open") : ""}><summary>Watermarks</summary><pre>${m.watermarks}</pre></details>`,
   );
@@ -250,6 +251,8 @@ export interface InstallationListing {
   repositories: Array<{ fullName: string; private: boolean }>;
   /** More repositories than listed (GitHub pages them). */
   more: boolean;
+  /** The installation's pacing of full reconciles, in a sentence (null: not known). */
+  progress?: string | null;
 }
 
 export function homePage(viewer: string, installations: InstallationListing[]): Html {
@@ -263,7 +266,7 @@ ${
     ? none("switchyard is not installed on any account you can see.")
     : installations.map(
         (i) =>
-          html`<section class="card installation" data-id="${i.id}"><h2>${i.account} <span class="pill">installation ${i.id}</span></h2>${
+          html`<section class="card installation" data-id="${i.id}"><h2>${i.account} <span class="pill">installation ${i.id}</span></h2>${i.progress ? html`<p class="empty installation-progress">${i.progress}</p>` : ""}${
             i.repositories.length === 0
               ? none("No repositories you can see.")
               : html`<ul class="repos">${i.repositories.map(

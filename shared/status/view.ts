@@ -1,10 +1,11 @@
 // The repository page's view-model: what the RepoObject answered (its graph read and its status
 // read), turned into the lists, links and figures the page shows. Pure: the Worker and any
 // other host build the same model from the same answers, and render the same page.
+import type { FirstReconcile, InstallProgress } from "../budget/reconcile-permits.ts";
 import type { Attempt } from "../claims/rules.ts";
 import type { Diagnostic } from "../graph/analyze.ts";
 import type { IssueRef } from "../graph/refs.ts";
-import { type EndedClaim, type Figures, figuresOf } from "./figures.ts";
+import { type EndedClaim, type Figures, figuresOf, formatDuration } from "./figures.ts";
 import type { Picture } from "./picture.ts";
 import { renderGraphSvg } from "./svg.ts";
 
@@ -24,6 +25,9 @@ export interface GraphRead {
   /** Reconcile progress, when the RepoObject reports it. */
   reconcile?: unknown;
   reconcileProgress?: unknown;
+  /** The first full reconcile's state, and the installation's pacing (issue 25). */
+  firstReconcile?: FirstReconcile;
+  installation?: InstallProgress | null;
   /** The circuit breaker (functions/objects/repo/breaker.ts `BreakerView`). */
   breaker?: {
     state: string;
@@ -154,6 +158,10 @@ export interface RepoPageModel {
   config: string;
   watermarks: string;
   reconcile: string | null;
+  /** Until the first full reconcile is done: where it stands (null once done). */
+  firstReconcile: string | null;
+  /** The installation's pacing of full reconciles, in a sentence (null: not known). */
+  installation: string | null;
   repository: { archived: boolean; private: boolean | null; writes: string };
   parkedWrites: number;
   audit: Array<{ at: string; kind: string; detail: string }>;
@@ -259,6 +267,8 @@ export function repoPageModel(input: {
       writes: graph.repository?.writes ?? "on",
     },
     parkedWrites: graph.parkedWritesCount ?? 0,
+    firstReconcile: describeFirstReconcile(graph.firstReconcile),
+    installation: graph.installation ? describeInstallProgress(graph.installation) : null,
     audit: status.audit.map((a) => ({ at: a.at, kind: a.kind, detail: JSON.stringify(a.detail) })),
   };
 }
@@ -305,4 +315,32 @@ function policyModel(
             },
     },
   };
+}
+
+/** A first full reconcile not done yet, in a sentence (null once done or not known). */
+export function describeFirstReconcile(first: FirstReconcile | undefined): string | null {
+  if (first === undefined || first.state === "done") return null;
+  const why = "until then the graph holds only what webhooks brought";
+  if (first.state === "running") return `The first full reconcile is under way; ${why}.`;
+  return first.position === null
+    ? `The first full reconcile waits for the installation's permit; ${why}.`
+    : `The first full reconcile waits for the installation's permit (${ordinal(first.position)} in line); ${why}.`;
+}
+
+/** The installation's pacing of full reconciles, in a sentence. */
+export function describeInstallProgress(p: InstallProgress): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const total = p.reconciled + p.waiting + p.inFlight;
+  const rest = p.waiting + p.inFlight;
+  return (
+    `${n(p.reconciled)} of ${n(total)} repositories reconciled, ${n(p.waiting)} waiting, ${n(p.inFlight)} in progress; ` +
+    `${n(p.usedThisHour)} requests spent on reconciles this hour (budget ${n(p.budgetPerHour)} an hour)` +
+    (rest === 0 ? "." : `; the rest in about ${formatDuration(p.etaMs)}.`)
+  );
+}
+
+function ordinal(k: number): string {
+  const tens = k % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : (["th", "st", "nd", "rd"][k % 10] ?? "th");
+  return `${k}${suffix}`;
 }

@@ -3,18 +3,9 @@
 // The same files drive the offline scan (unit) and the Worker through webhooks (worker).
 import { readdir, readFile } from "node:fs/promises";
 import { ConfigSchema } from "../../shared/config/schema.ts";
-import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
+import type { ReplyFixture } from "./worker-reply-fixture.ts";
 
-export interface ReplyFixture {
-  name: string;
-  description: string;
-  /** The `.github/switchyard.yml` it runs under, as an object. */
-  config: Record<string, unknown>;
-  snapshot: SnapshotInput;
-  expected: {
-    replies: Array<{ number: number; reason: string; url: string; author: string; at: string }>;
-  };
-}
+export type { ReplyFixture };
 
 const dir = new URL("../fixtures/replies/", import.meta.url);
 

@@ -284,6 +284,23 @@ describe("releases and the dead letter", () => {
     expect(after.status).toBe(201);
     expect(after.body.fence).toBeGreaterThan(before);
   });
+
+  it("a restored backup (the fence counter set back) never hands out a fence at or below one handed out before", async () => {
+    const { stub } = await install({ repo: "fence-restore/app", issues: [ready(1)] });
+    const t0 = Date.now();
+    const first = await grant(stub, 1, "agent-a", {}, t0);
+    expect(first.status).toBe(201);
+    // The backup predates every grant: the counter and the claim are as if never made.
+    await runInDurableObject(stub, (_o: RepoObject, state: DurableObjectState) => {
+      state.storage.sql.exec("DELETE FROM claims");
+      state.storage.sql.exec("UPDATE fence SET value = 0");
+    });
+    // Restoring takes a while: the next grant is seconds later.
+    const later = await grant(stub, 1, "agent-b", {}, t0 + 2_000);
+    expect(later.status).toBe(201);
+    expect(later.body.fence).toBeGreaterThan(first.body.fence);
+    expect(Number.isSafeInteger(later.body.fence)).toBe(true);
+  });
 });
 
 describe("IDD interop", () => {

@@ -228,6 +228,8 @@ describe("retention", () => {
       priority_rereads: 1, // re-reads that never succeeded go after a day
       priority_state: 0,
       write_records: day(DELIVERY_RETENTION_MS) + 1, // closed records, as long as idempotency keys
+      reply_openings: 0, // go with their issue (none stored in this test)
+      reply_comments: day(TOMBSTONE_RETENTION_MS) + 1, // deleted comments, as comment_tombstones
     };
     expect(Object.keys(counts).sort()).toEqual(Object.keys(bounds).sort());
     const over = Object.entries(bounds).filter(([table, bound]) => (counts[table] ?? 0) > bound);
@@ -362,6 +364,23 @@ describe("uninstall", () => {
           body: "<!-- claimed-by: alice -->",
           createdAt: at(now),
           updatedAt: at(now),
+        },
+        {
+          // An opening the reply rules read (its author is only in webhooks' records).
+          type: "issue",
+          issue: {
+            number: 4,
+            id: null,
+            title: "Issue 4",
+            state: "open",
+            stateReason: null,
+            createdAt: at(now - DAY_MS),
+            updatedAt: at(now),
+            closedAt: null,
+            body: "Design this.",
+            author: { login: "alice", type: "User", association: "OWNER" },
+            commentCount: 0,
+          },
         },
       ]);
       o.store.recordDelivery("uninstall-d1", now);

@@ -135,6 +135,9 @@ describe("status pages", () => {
     expect(page).toContain("Ship the &lt;status&gt; page");
     expect(page).not.toContain("<status>");
     expect(page).toContain('id="queue"');
+    expect(page).toContain("Installation: 1 of 1 repositories reconciled");
+    // Reconciled: no word of a first reconcile waiting.
+    expect(page).not.toContain('class="first-reconcile"');
     // Neither the page nor the cookie ever shows the user's GitHub token.
     expect(page).not.toContain(ALICE_TOKEN);
     expect(decodeURIComponent(session)).not.toContain(ALICE_TOKEN);
@@ -148,6 +151,10 @@ describe("status pages", () => {
     const page = await (await get("/", session)).text();
     expect(page).toContain('<a href="/repos/status-a/app">status-a/app</a>');
     expect(page).not.toContain("status-pub/site");
+    // The installation's pacing of full reconciles (issue 25): all done here.
+    expect(page).toMatch(
+      /<p class="empty installation-progress">1 of 1 repositories reconciled, 0 waiting, 0 in progress; \d+ requests spent on reconciles this hour \(budget 4,500 an hour\)\.<\/p>/,
+    );
   });
 
   it("answers 403 to a valid session of a user without access", async () => {

@@ -8,6 +8,7 @@ import type { RepoContext } from "./context.ts";
 import { deliverNotices } from "./cross-repo.ts";
 import { flushOwedWrites } from "./fleet.ts";
 import { mismatch, prune } from "./lifecycle.ts";
+import { owePush, pushHead } from "./owner-push.ts";
 import { verifyClaims } from "./preemption.ts";
 import { runPriority } from "./priority.ts";
 import { flushOutbox, runProducer } from "./producer.ts";
@@ -45,11 +46,29 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
   /** The priority project field read, a share of pages per run, and items re-read (priority.ts). */
   priority: { run: runPriority },
   /** Expired claims ended (claims.ts). */
-  claims: { run: async (c, _identity, nowMs) => c.claims.runExpiry(nowMs) },
+  claims: {
+    run: async (c, _identity, nowMs) => {
+      c.claims.runExpiry(nowMs);
+      // Expired claims free their issues: the owner's head changes.
+      owePush(c, nowMs);
+    },
+  },
   /** Claims whose IDD marker landed: their issues re-read for an earlier IDD claim (preemption.ts). */
-  verify: { run: (c, identity, nowMs) => verifyClaims(c, identity.fullName, nowMs) },
+  verify: {
+    run: async (c, identity, nowMs) => {
+      await verifyClaims(c, identity.fullName, nowMs);
+      // A preempted claim's issue changes hands: the owner's head may change.
+      owePush(c, nowMs);
+    },
+  },
   /** Fenced write records closed at their close time (write-records.ts). */
-  writes: { run: async (c, _identity, nowMs) => closeDueWrites(c.store, c.schedules, nowMs) },
+  writes: {
+    run: async (c, _identity, nowMs) => {
+      closeDueWrites(c.store, c.schedules, nowMs);
+      // A closed record frees its issue for a grant: the owner's head changes.
+      owePush(c, nowMs);
+    },
+  },
   /** Marker authors' write access asked (trust.ts). */
   trust: { run: (c, identity, nowMs) => checkMarkerAuthors(c, identity.fullName, nowMs) },
   /** The producer's queued label writes sent (producer.ts). */
@@ -69,6 +88,8 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
   "cross-repo": {
     run: (c, identity) => deliverNotices(c.store, identity, c.env, (id) => c.repoObject(id)),
   },
+  /** The queue's head pushed to the owner's object: the org queue (owner-push.ts). */
+  owner: { run: (c, identity, nowMs) => pushHead(c, identity, nowMs) },
 };
 
 const ORDER = Object.keys(SCHEDULE_HANDLERS) as ScheduleName[];

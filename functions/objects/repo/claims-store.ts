@@ -1,3 +1,4 @@
+import { nextFence } from "../../../shared/claims/fence.ts";
 import type { Attempt, ClaimOutcome, ClaimView } from "../../../shared/claims/rules.ts";
 import { formatInstant } from "../../../shared/graph/time.ts";
 import {
@@ -118,10 +119,15 @@ export class ClaimsStore {
 
   // --- the fencing counter ------------------------------------------------------------------
 
-  /** The next fence: the counter only grows (kept by `wipe`, so it survives an uninstall). */
-  nextFence(): number {
-    return this.sql<{ value: number }>`INSERT INTO fence (id, value) VALUES (0, 1)
-      ON CONFLICT (id) DO UPDATE SET value = value + 1 RETURNING value`[0]!.value;
+  /**
+   * The next fence: the counter only grows (kept by `wipe`, so it survives an uninstall), and
+   * never below the time floor of shared/claims/fence.ts, so a restore cannot lower it.
+   */
+  nextFence(nowMs: number = Date.now()): number {
+    const fence = nextFence(this.currentFence(), nowMs);
+    this.sql`INSERT INTO fence (id, value) VALUES (0, ${fence})
+      ON CONFLICT (id) DO UPDATE SET value = excluded.value`;
+    return fence;
   }
 
   currentFence(): number {

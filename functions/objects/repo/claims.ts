@@ -137,7 +137,7 @@ export class Claims {
         if (denial.reason === "label-limit") return withBody(result, { label: denial.label });
         return pause === null ? result : withPauseHeaders(result, pause.since);
       }
-      const fence = this.rows.nextFence();
+      const fence = this.rows.nextFence(nowMs);
       const claimId = claimIdFrom(this.random(10));
       const ttlMs = claimTtlMs(request.ttlSeconds, config);
       const branch = claimBranch(config, target, issue!.title);

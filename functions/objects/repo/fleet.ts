@@ -14,7 +14,9 @@ import type {
   QueueRequest,
   ReleaseOutcome,
 } from "./fleet-api.ts";
+import { conflict } from "./fleet-api.ts";
 import { claimedByBody, flushFleetWrites } from "./fleet-writes.ts";
+import { owePush } from "./owner-push.ts";
 import { pause } from "./pause.ts";
 
 // The fleet API's calls on a RepoObject (spec 6.4): each waits for what it reads synchronously
@@ -35,6 +37,8 @@ async function fleetCall(
   c: RepoContext,
   run: () => FleetResult,
   viewAt: number | null = null,
+  /** Whether a success changes what anyone may claim (the owner's head is pushed again). */
+  changes = false,
 ): Promise<FleetResult> {
   if (inactive(c) === null) {
     await c.store.prepareGraph(pause);
@@ -42,6 +46,7 @@ async function fleetCall(
     if (viewAt !== null) await c.views.prepare(viewAt, pause);
   }
   const result = inactive(c) ?? run();
+  if (changes && result.status >= 200 && result.status < 300) owePush(c, Date.now());
   await c.schedules.rearm();
   return result;
 }
@@ -63,7 +68,20 @@ export async function claim(
   nowMs: number,
 ): Promise<FleetResult> {
   const start = Date.now();
-  const result = await fleetCall(c, () => c.claims.grant(number, request, nowMs), nowMs);
+  const result = await fleetCall(c, () => c.claims.grant(number, request, nowMs), nowMs, true);
+  return mirrorIfIddWorks(c, result, nowMs, start);
+}
+
+/**
+ * Synchronous mirroring for a grant just made: where IDD agents work (trusted markers seen
+ * within `idd.staleHours`), its `claimed-by` is posted before the answer (mirrorGrant).
+ */
+async function mirrorIfIddWorks(
+  c: RepoContext,
+  result: FleetResult,
+  nowMs: number,
+  start: number,
+): Promise<FleetResult> {
   if (result.status !== 201) return result;
   const view = c.views.current(nowMs);
   const sync = mirrorsSynchronously({
@@ -119,8 +137,48 @@ async function mirrorGrant(
   return granted;
 }
 
+/**
+ * A grant for the owner's org claim-next (functions/objects/owner/): only while the repository
+ * belongs to installation `installationId` (a repository transferred or removed is out of reach
+ * at once), and, for a pushed item (`number`), only if this caller's claim-next could take it
+ * now: a stale push (claimed since, closed, released `done`, over a limit) is refused with
+ * `reason: stale` and the head is pushed again. `number` null: this repository's claim-next.
+ */
+export async function orgClaim(
+  c: RepoContext,
+  number: number | null,
+  request: ClaimRequest,
+  installationId: number,
+  nowMs: number,
+): Promise<FleetResult> {
+  const start = Date.now();
+  const result = await fleetCall(
+    c,
+    () => {
+      if (c.store.identity()?.installationId !== installationId) {
+        return {
+          status: 403,
+          body: {
+            error: "forbidden",
+            message: "the repository does not belong to that installation (any more)",
+          },
+        };
+      }
+      if (number !== null && !c.views.offers(c.views.current(nowMs), number, request, nowMs)) {
+        owePush(c, nowMs);
+        return conflict("stale", `issue #${number} is no longer claimable here`);
+      }
+      return c.claims.grant(number, request, nowMs);
+    },
+    nowMs,
+    true,
+  );
+  // Its grant is mirrored like any other (synchronously where IDD agents work).
+  return mirrorIfIddWorks(c, result, nowMs, start);
+}
+
 export function heartbeat(c: RepoContext, number: number, request: FenceRequest, nowMs: number) {
-  return fleetCall(c, () => c.claims.heartbeat(number, request, nowMs));
+  return fleetCall(c, () => c.claims.heartbeat(number, request, nowMs), null, true);
 }
 
 export function release(
@@ -129,7 +187,7 @@ export function release(
   request: FenceRequest & { outcome: ReleaseOutcome; note?: string },
   nowMs: number,
 ): Promise<FleetResult> {
-  return fleetCall(c, () => c.claims.release(number, request, nowMs));
+  return fleetCall(c, () => c.claims.release(number, request, nowMs), null, true);
 }
 
 export function liveClaims(c: RepoContext, nowMs: number): FleetResult {

@@ -3,6 +3,7 @@ import { DAY_MS, formatInstant, HOUR_MS } from "../../../shared/graph/time.ts";
 import { retentionCutoffs } from "../../../shared/schedule/retention.ts";
 import { directory } from "../directory/directory-object.ts";
 import type { RepoContext } from "./context.ts";
+import { owePush, pushHead } from "./owner-push.ts";
 import type { RepoIdentity } from "./repo-store.ts";
 
 // The repository's lifecycle in its object: installed (watching), suspended, removed (wiped),
@@ -61,8 +62,22 @@ export async function setLifecycle(
     return "ignored";
   }
   const nowMs = Date.now();
+  // Accepted from another installation: the repository changed owner. The former owner's fleet
+  // keys and claims end here, as they do when its `removed` comes first (the wipe), so the
+  // outcome does not depend on which webhook arrives first.
+  const moved = before !== undefined && before.installationId !== identity.installationId;
   c.store.transaction(() => {
-    if (identity.status !== "active") {
+    if (moved) {
+      c.store.bumpGeneration();
+      c.store.dropProducerQueue();
+      wipe(c);
+      c.store.audit(
+        "installation-moved",
+        { from: before.installationId, to: identity.installationId },
+        nowMs,
+      );
+      if (identity.status === "active") activate(c, nowMs);
+    } else if (identity.status !== "active") {
       // Work in flight (a fetch, a write) must not land after this: see `stillActive`. Queued
       // writes belong to a plan of a graph that may be stale when (if) it comes back.
       c.store.bumpGeneration();
@@ -80,6 +95,15 @@ export async function setLifecycle(
     c.store.setIdentity(renamed ? { ...identity, fullName: before.fullName } : identity);
     if (renamed && identity.status === "active") c.schedules.at("sync", nowMs);
   });
+  if (identity.status !== "active") {
+    // Out of the owner's queue now (schedules are cleared): told at once, not by the alarm. The
+    // InstallationObject withdrew it on receipt already; this push makes it final there.
+    await pushHead(c, c.store.identity()!, Date.now()).catch((error: unknown) =>
+      console.error(`${identity.fullName}: telling the owner of ${identity.status} failed`, error),
+    );
+  } else {
+    owePush(c, Date.now());
+  }
   await c.schedules.rearm();
   return "applied";
 }

@@ -118,6 +118,8 @@ export class QueueViews {
 
   private keep(built: QueueView, nowMs: number): QueueView {
     if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+    // A new view: what anyone may claim may have changed, so the owner's head is pushed again.
+    this.schedules.at("owner", nowMs);
     const before = this.view;
     this.view = built;
     // Read only synchronously once obtained (never across an await): nobody holds it still.
@@ -203,6 +205,42 @@ export class QueueViews {
   }
 
   /**
+   * The head the owner's object is pushed (functions/objects/repo/owner-push.ts): the first
+   * `size` items anyone may claim now, in the repository's own order (no machine rotation),
+   * and how many there are in all. Caller-dependent filters (capabilities, kinds) are the
+   * owner's to apply; the breaker's held-back work is left out.
+   */
+  head(nowMs: number, size: number): { items: QueueItem[]; total: number; view: QueueView } {
+    const view = this.current(nowMs);
+    const available = this.availability(nowMs, view);
+    const held = this.holdsBack(view, this.paused(nowMs));
+    const all = orderQueue(view.items, view.config.queue.order).filter(
+      (item) => available(item) && !held(item),
+    );
+    return { items: all.slice(0, size), total: all.length, view };
+  }
+
+  /**
+   * Whether this caller's claim-next could take issue `number` now (an org grant of a pushed
+   * item): it is in the queue, available, within the caller's capabilities and not held back.
+   * A pushed item since claimed, closed, released `done` or otherwise out is refused here.
+   */
+  offers(
+    view: QueueView,
+    number: number,
+    request: Pick<QueueRequest, "capabilities">,
+    nowMs: number,
+  ): boolean {
+    const item = view.itemOf.get(number);
+    if (item === undefined) return false;
+    return (
+      this.availability(nowMs, view)(item) &&
+      hasCapabilities(item, capabilitySet(request.capabilities)) &&
+      !this.holdsBack(view, this.paused(nowMs))(item)
+    );
+  }
+
+  /**
    * `GET .../queue`: what this caller may claim, in order, cut to `limit`. While the breaker is
    * red every item is still listed, `paused` says which are held back, and the answer carries
    * the pause.
@@ -238,6 +276,8 @@ export class QueueViews {
           ...(pause !== null ? { paused: held(item) } : {}),
         })),
         ...(pause !== null ? { paused: pause } : {}),
+        // Before the first full reconcile the graph holds only what webhooks brought.
+        ...(this.store.watermarks().lastFullReconcileAt === null ? { partial: true } : {}),
       },
     };
   }

@@ -198,6 +198,22 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
   },
   keysExpire,
   (sql) => {
+    // Human replies as work (issue 22): what the reply rules read of each issue's thread,
+    // classified when the text arrives so no body is kept (replies-store.ts). `rules` is the
+    // classifier's version: rows of an older one are not trusted until read again.
+    sql.exec(`CREATE TABLE reply_openings (
+      number INTEGER PRIMARY KEY, login TEXT NOT NULL, author_type TEXT NOT NULL, association TEXT,
+      human INTEGER NOT NULL, created_at TEXT NOT NULL, url TEXT NOT NULL, comment_count INTEGER,
+      updated_ms INTEGER NOT NULL, rules INTEGER NOT NULL
+    )`);
+    sql.exec(`CREATE TABLE reply_comments (
+      id INTEGER PRIMARY KEY, number INTEGER NOT NULL, login TEXT NOT NULL,
+      author_type TEXT NOT NULL, association TEXT, created_at TEXT NOT NULL, url TEXT NOT NULL,
+      role TEXT NOT NULL, verdict TEXT, updated_ms INTEGER NOT NULL, rules INTEGER NOT NULL
+    )`);
+    sql.exec(`CREATE INDEX reply_comments_by_issue ON reply_comments (number)`);
+  },
+  (sql) => {
     // One holder across protocols (issue 21): when switchyard re-reads the issue of a claim
     // whose IDD marker it posted (null: nothing to verify). Idempotent, so a test that sets the
     // version back to re-run an earlier step runs this one again harmlessly.

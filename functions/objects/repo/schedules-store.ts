@@ -25,7 +25,9 @@ export type ScheduleName =
   /** Makes the breaker's verdict again when a carried red verdict's time is over. */
   | "breaker"
   /** Reads the priority project field (a share of pages at a time) and single items (priority.ts). */
-  | "priority";
+  | "priority"
+  /** Pushes the queue's head to the owner's object (the org queue, owner-push.ts). */
+  | "owner";
 
 /** How long a taken schedule stays leased: longer than any alarm run can last. */
 const LEASE_MS = 10 * 60_000;

@@ -14,7 +14,12 @@ import {
   welcomePage,
 } from "../../../shared/status/page.ts";
 import { clearSessionCookieHeader } from "../../../shared/status/session.ts";
-import { type GraphRead, repoPageModel, type StatusRead } from "../../../shared/status/view.ts";
+import {
+  describeInstallProgress,
+  type GraphRead,
+  repoPageModel,
+  type StatusRead,
+} from "../../../shared/status/view.ts";
 import type { Env } from "../../env.ts";
 import { lookupName } from "../../objects/directory/name-lookup.ts";
 import { prove, userClient } from "../v1/auth.ts";
@@ -58,9 +63,21 @@ async function listInstallations(env: Env, token: string): Promise<InstallationL
         account: i.account?.login ?? `installation ${i.id}`,
         repositories,
         more: repos.data.total_count > repositories.length,
+        progress: await installationProgress(env, i.id),
       };
     }),
   );
+}
+
+/** The installation's pacing of full reconciles, in a sentence; null when it did not answer. */
+async function installationProgress(env: Env, installationId: number): Promise<string | null> {
+  try {
+    const stub = env.INSTALLATION.get(env.INSTALLATION.idFromName(String(installationId)));
+    return describeInstallProgress((await stub.pacing(null)).installation);
+  } catch (error) {
+    console.error(`installation ${installationId}: its pacing did not answer`, error);
+    return null;
+  }
 }
 
 const noStore = (c: Context) => c.header("Cache-Control", "private, no-store");
