@@ -104,7 +104,10 @@ export class PermitsStore {
       this.sql`INSERT INTO rate_readings (resource, rate_limit, remaining, reset_ms)
         VALUES (${r.resource}, ${r.limit}, ${r.remaining}, ${r.resetMs})
         ON CONFLICT (resource) DO UPDATE SET rate_limit = excluded.rate_limit,
-          remaining = excluded.remaining, reset_ms = excluded.reset_ms`;
+          reset_ms = excluded.reset_ms,
+          -- Holders report out of order: within one window the lowest remaining is the latest.
+          remaining = CASE WHEN rate_readings.reset_ms = excluded.reset_ms
+            THEN MIN(rate_readings.remaining, excluded.remaining) ELSE excluded.remaining END`;
     }
     if (report.completed && held) {
       const cost = this.stat("reconcileCost") ?? DEFAULT_PERMIT_SETTINGS.costPerReconcile;
