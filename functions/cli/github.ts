@@ -55,13 +55,15 @@ export function operationError(command: string, error: unknown): never {
 
 /**
  * Fetches `repo`'s issue graph as a snapshot (spec 3.1) for a CLI command. For the lead's
- * `scan --repo`: `const snapshot = await fetchSnapshotForCli(io, repo, apiUrl)`.
+ * `scan --repo`: `const snapshot = await fetchSnapshotForCli(io, repo, apiUrl)`. With
+ * `comments`, open issues also carry their body, its author and their comments (`--comments`).
  */
 export async function fetchSnapshotForCli(
   io: CliIo,
   repo: string,
   apiUrl: string | undefined,
   command = "fetch-snapshot",
+  options: { comments?: boolean } = {},
 ): Promise<Snapshot> {
   const client = cliClient(io, command, apiUrl);
   try {
@@ -71,7 +73,10 @@ export async function fetchSnapshotForCli(
         `${command}: note: #${parent} has a sub-issue in another repository (${child}); the snapshot cannot hold it\n`,
       );
     }
-    return snapshot;
+    if (options.comments !== true) return snapshot;
+    // What the reply rules read (the body, its author, comments): only when asked for.
+    const { withComments } = await import("../../shared/github/snapshot-comments.ts");
+    return await withComments(client, snapshot);
   } catch (error) {
     return operationError(command, error);
   }

@@ -17,7 +17,8 @@ const commands: CommandEntry[] = [
   },
   {
     name: "fetch-snapshot",
-    usage: "fetch-snapshot --repo OWNER/NAME [--api-url URL]   (token from GITHUB_TOKEN)",
+    usage:
+      "fetch-snapshot --repo OWNER/NAME [--api-url URL] [--comments]   (token from GITHUB_TOKEN)",
     load: async () => (await import("./commands/fetch-snapshot.ts")).fetchSnapshotCommand,
   },
   {

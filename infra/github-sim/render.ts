@@ -42,7 +42,7 @@ export function renderRepoPermissions(role: RepoRole) {
 }
 
 /**
- * `author_association` of a comment: `OWNER` for the repository owner's login, `COLLABORATOR`
+ * `author_association` of an issue's or a comment's author: `OWNER` for the repository owner's login, `COLLABORATOR`
  * for a registered user with write, maintain or admin on the repository, `NONE` otherwise
  * (App bots included).
  */
@@ -366,7 +366,7 @@ export function renderIssue(ctx: RenderContext, issue: SimIssue) {
     state_reason: issue.stateReason,
     title: issue.title,
     body: issue.body,
-    user: renderUser(base, issue.user),
+    user: renderUser(base, issue.user, issue.user.endsWith("[bot]") ? "Bot" : "User"),
     labels: issue.labels
       .map((name) => {
         const label = repo.labels.get(name.toLowerCase());
@@ -383,7 +383,7 @@ export function renderIssue(ctx: RenderContext, issue: SimIssue) {
     created_at: issue.createdAt,
     updated_at: issue.updatedAt,
     closed_by: issue.closedBy ? renderUser(base, issue.closedBy) : null,
-    author_association: "MEMBER",
+    author_association: authorAssociation(ctx, repo, issue.user),
     timeline_url: `${url}/timeline`,
     performed_via_github_app: null,
     reactions: {

@@ -15,7 +15,13 @@ export const CONFIG_DEFAULTS = {
     epicManaged: "epic-managed",
     stuck: "agent:stuck",
   },
-  queue: { mode: "events", approvalLabel: null, order: "number" },
+  queue: {
+    mode: "events",
+    approvalLabel: null,
+    order: "number",
+    replies: "answers",
+    replyAuthors: "write",
+  },
   kicks: { windowHours: 2 },
   locks: { processingTtlMinutes: 30 },
   claims: {

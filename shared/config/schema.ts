@@ -35,6 +35,37 @@ export const ConfigSchema = z.strictObject({
        * per machine), by impact, or by priority rank.
        */
       order: z.enum(["number", "impact", "priority"]).default(D.queue.order),
+      /**
+       * Which unanswered human input becomes `reply` work (issue-sweep Step 2): none, only input
+       * that answers an agent (follows an agent comment, or on an issue labelled
+       * `labels.needsHuman`), or every unanswered input, fresh body-only issues included.
+       */
+      replies: z.enum(["off", "answers", "all"]).default(D.queue.replies),
+      /**
+       * Whose input counts as a reply: `write` (people with write access: author association
+       * OWNER, MEMBER or COLLABORATOR, or a permission check) or exactly these logins
+       * (case-insensitive). A stranger's comment on a public repository must never steer an agent
+       * holding write access.
+       */
+      replyAuthors: z
+        .union(
+          [
+            z.literal("write"),
+            z
+              .array(
+                z
+                  .string()
+                  .trim()
+                  .regex(
+                    /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/,
+                    "expected a GitHub login",
+                  ),
+              )
+              .max(1_000),
+          ],
+          { error: 'expected "write" or a list of GitHub logins' },
+        )
+        .default(D.queue.replyAuthors),
     })
     .prefault({}),
   kicks: z

@@ -13,6 +13,8 @@ export interface RestComment {
   author_association?: string | null;
   created_at: string;
   updated_at: string;
+  /** The comment's page address (`...#issuecomment-<id>`). */
+  html_url?: string;
 }
 
 /** Every comment of issue `number`, oldest first, following the `Link` header's `next`. */

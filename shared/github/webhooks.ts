@@ -53,6 +53,11 @@ export const WebhookIssueSchema = z.object({
   created_at: instant,
   updated_at: instant,
   closed_at: instant.nullable(),
+  /** The body author's relation to the repository (who may wake agents, `queue.replyAuthors`). */
+  author_association: z.string().optional(),
+  /** How many comments the issue has. */
+  comments: z.number().int().nonnegative().optional(),
+  html_url: z.string().optional(),
   /** Present when the "issue" is a pull request (issue_comment fires for both). */
   pull_request: z.object({}).loose().optional(),
 });
@@ -66,6 +71,7 @@ export const WebhookCommentSchema = z.object({
   author_association: z.string().optional(),
   created_at: instant,
   updated_at: instant,
+  html_url: z.string().optional(),
 });
 
 const base = {

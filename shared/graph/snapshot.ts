@@ -30,6 +30,20 @@ export const LabelEventSchema = z.object({
   createdAt: instant,
 });
 
+/** An author as the reply rules read it (spec 3.1): without `association`, untrusted unless listed. */
+export const SnapshotAuthorSchema = z.object({
+  login: z.string().min(1, "cannot be empty"),
+  type: z.string().min(1, "cannot be empty"),
+  association: z.string().min(1, "cannot be empty").optional(),
+});
+
+export const SnapshotCommentSchema = z.object({
+  author: SnapshotAuthorSchema,
+  body: z.string(),
+  createdAt: instant,
+  url: z.string().min(1, "cannot be empty"),
+});
+
 export const SnapshotIssueSchema = z.object({
   number: issueNumber,
   title: z.string(),
@@ -43,6 +57,10 @@ export const SnapshotIssueSchema = z.object({
   blockedBy: z.array(IssueRefSchema).optional(),
   body: z.string().nullable().optional(),
   labelEvents: z.array(LabelEventSchema).optional(),
+  /** The body's author. */
+  author: SnapshotAuthorSchema.optional(),
+  /** The issue's comments, oldest first; from them the scan reports `replies`. */
+  comments: z.array(SnapshotCommentSchema).optional(),
 });
 
 export const ExternalIssueSchema = z.object({
@@ -89,6 +107,8 @@ export type Snapshot = z.infer<typeof SnapshotSchema>;
 export type SnapshotIssue = z.infer<typeof SnapshotIssueSchema>;
 export type ExternalIssue = z.infer<typeof ExternalIssueSchema>;
 export type LabelEvent = z.infer<typeof LabelEventSchema>;
+export type SnapshotAuthor = z.infer<typeof SnapshotAuthorSchema>;
+export type SnapshotComment = z.infer<typeof SnapshotCommentSchema>;
 export type SnapshotInput = z.input<typeof SnapshotSchema>;
 
 /** Validates untrusted input as a snapshot; throws a ValidationError naming the first bad path. */

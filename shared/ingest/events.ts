@@ -25,6 +25,16 @@ export const IssueRecordSchema = SnapshotIssueSchema.pick({
   id: z.number().int().nonnegative().nullable(),
   /** Absent when the source did not read bodies (a reconcile): the stored body is kept. */
   body: z.string().nullable().optional(),
+  /**
+   * What the reply rules read (shared/queue/reply-state.ts), when the source says (webhooks):
+   * the body's author with `author_association`, how many comments GitHub counts on the issue
+   * (all of them stored: its history is complete) and the issue's page.
+   */
+  author: z
+    .object({ login: z.string(), type: z.string(), association: z.string().nullable().optional() })
+    .optional(),
+  commentCount: z.number().int().nonnegative().optional(),
+  url: z.string().optional(),
 });
 export type IssueRecord = z.infer<typeof IssueRecordSchema>;
 
@@ -92,6 +102,8 @@ export const GraphEventSchema = z.discriminatedUnion("type", [
     body: z.string(),
     createdAt: instant,
     updatedAt: instant,
+    /** The comment's page (`...#issuecomment-<id>`), when the source says. */
+    url: z.string().optional(),
   }),
   z.object({ type: z.literal("comment-removed"), id: z.number().int().nonnegative(), at: instant }),
   z.object({ type: z.literal("config-changed"), at: instant }),

@@ -72,6 +72,17 @@ export function issueRecord(issue: WebhookIssue): IssueRecord {
     // No `labels` in the payload says nothing about them: the stored ones stay (not "none").
     labels: issue.labels?.map((l) => l.name),
     body: issue.body ?? null,
+    ...(issue.user
+      ? {
+          author: {
+            login: issue.user.login,
+            type: issue.user.type ?? "User",
+            association: issue.author_association ?? null,
+          },
+        }
+      : {}),
+    ...(issue.comments !== undefined ? { commentCount: issue.comments } : {}),
+    ...(issue.html_url !== undefined ? { url: issue.html_url } : {}),
   };
 }
 
@@ -204,6 +215,8 @@ export function routeWebhook(webhook: HandledWebhook, receivedAt: string): Route
       const { comment } = payload;
       if (action === "deleted") {
         return routed([
+          // The issue as it is now: its comment count went down (the reply rules count them).
+          { type: "issue", issue: issueRecord(payload.issue) },
           { type: "comment-removed", id: comment.id, at: latest(comment.updated_at, receivedAt) },
         ]);
       }
@@ -218,6 +231,7 @@ export function routeWebhook(webhook: HandledWebhook, receivedAt: string): Route
           body: comment.body,
           createdAt: comment.created_at,
           updatedAt: comment.updated_at,
+          ...(comment.html_url !== undefined ? { url: comment.html_url } : {}),
         },
       ]);
     }

@@ -153,6 +153,18 @@ export function repoPage(m: RepoPageModel): Html {
             html`<tr class="claim" data-number="${c.issue.label.slice(1)}"><td>${issue(c.issue)}</td><td>${c.agentId}${c.machine ? html` <span class="pill">${c.machine}</span>` : ""}${c.source === "idd" ? html` <span class="pill">IDD marker</span>` : ""}</td><td>${c.fence ?? "–"}</td><td>${c.expiresAt}</td></tr>`,
         )}</tbody></table></div>`,
   );
+  // Writes of a claim that may still reach GitHub: their issues wait (shown only when any).
+  const writes =
+    m.writes.length === 0
+      ? ""
+      : section(
+          `Writes in flight (${m.writes.length})`,
+          "writes",
+          html`<p class="empty">Each issue below is granted to nobody until its write record closes.</p><div class="scroll"><table><thead><tr><th>Issue</th><th>Agent</th><th>Fence</th><th>Write</th><th>State</th><th>Closes</th></tr></thead><tbody>${m.writes.map(
+            (w) =>
+              html`<tr class="write" data-number="${w.issue.label.slice(1)}"><td>${issue(w.issue)}</td><td>${w.agentId ?? "–"}</td><td>${w.fence}</td><td>${w.kind}</td><td>${w.state}</td><td>${w.closesAt}</td></tr>`,
+          )}</tbody></table></div>`,
+        );
   const blocked = section(
     `Blocked (${m.blocked.length})`,
     "blocked",
@@ -228,7 +240,7 @@ ${m.reconcile === null ? html`<p class="empty">No full reconcile is under way.</
     html`<h1><a href="${m.repoUrl}">${m.repo}</a></h1>
 <p class="sub">As of ${m.now}${m.repository.private === false ? " · public" : m.repository.private ? " · private" : ""}</p>
 ${pause}${figures}${picture}
-<div class="grid">${queue}${claims}${policy}${blocked}${dead}${rollups}${cycles}${config}${sync}</div>
+<div class="grid">${queue}${claims}${writes}${policy}${blocked}${dead}${rollups}${cycles}${config}${sync}</div>
 <div style="height:14px"></div>${audit}`,
   );
 }

@@ -84,6 +84,17 @@ export interface StatusRead {
     stuckAt: string | null;
     attempts: Attempt[];
   }>;
+  /** Fenced write records open now: their issues are granted to nobody until they close. */
+  writes?: Array<{
+    number: number;
+    agentId: string | null;
+    fence: number;
+    kind: string;
+    deadline: string;
+    closesAt: string;
+    /** Null while the write runs; `no-answer` while GitHub may still apply it. */
+    outcome: string | null;
+  }>;
   ended: EndedClaim[];
   audit: Array<{ seq: number; at: string; kind: string; detail: unknown }>;
 }
@@ -132,6 +143,14 @@ export interface RepoPageModel {
   blocked: Array<{ issue: Link; title: string; blockers: Link[] }>;
   rollupCandidates: Array<{ issue: Link; title: string; children: Link[] }>;
   deadLetters: Array<{ issue: Link; title: string; stuckAt: string | null; attempts: Attempt[] }>;
+  writes: Array<{
+    issue: Link;
+    agentId: string | null;
+    fence: number;
+    kind: string;
+    closesAt: string;
+    state: string;
+  }>;
   cycles: Link[][];
   unresolved: Array<{ issue: Link; ref: string }>;
   configError: string | null;
@@ -223,6 +242,15 @@ export function repoPageModel(input: {
       title: d.title,
       stuckAt: d.stuckAt,
       attempts: d.attempts,
+    })),
+    writes: (status.writes ?? []).map((w) => ({
+      issue: link(w.number),
+      agentId: w.agentId,
+      fence: w.fence,
+      kind: w.kind,
+      closesAt: w.closesAt,
+      state:
+        w.outcome === null ? `in flight (deadline ${w.deadline})` : "no answer from GitHub yet",
     })),
     cycles: graph.diagnostics.flatMap((d) => (d.kind === "cycle" ? [d.issues.map(link)] : [])),
     unresolved: graph.diagnostics.flatMap((d) =>

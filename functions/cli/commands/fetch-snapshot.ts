@@ -8,9 +8,15 @@ export const fetchSnapshotCommand: CliCommand = {
     const flags = parseFlags("fetch-snapshot", argv, {
       repo: { type: "string" },
       "api-url": { type: "string" },
+      comments: { type: "boolean" },
     });
     const repo = requireRepoFlag("fetch-snapshot", flags.repo);
     const apiUrl = apiUrlFlag("fetch-snapshot", flags["api-url"]);
-    writeJson(io, await fetchSnapshotForCli(io, repo, apiUrl));
+    writeJson(
+      io,
+      await fetchSnapshotForCli(io, repo, apiUrl, "fetch-snapshot", {
+        comments: flags.comments === true,
+      }),
+    );
   },
 };

@@ -25,6 +25,7 @@ import { type Env, MissingSettingError, numberSetting } from "../../env.ts";
 import { installationClient } from "../../github-client.ts";
 import { coveringInstallation, installationOnGitHub } from "../../installation-check.ts";
 import { directory } from "../directory/directory-object.ts";
+import { ownerObject } from "../owner/owner-object.ts";
 import { InstallationStore, type PendingTransition } from "./installation-store.ts";
 import type { PermitReport } from "./permits-store.ts";
 import { deliverProjectNotices, receiveProjectItem } from "./project-items.ts";
@@ -101,7 +102,10 @@ export class InstallationObject extends DurableObject<Env> {
       this.record(installationId, change, nowMs);
       return "applied" as const;
     });
-    if (outcome === "applied") await this.ctx.storage.setAlarm(nowMs);
+    if (outcome === "applied") {
+      await this.withdrawOnReceipt(installationId, change, nowMs);
+      await this.ctx.storage.setAlarm(nowMs);
+    }
     return outcome;
   }
 
@@ -116,7 +120,55 @@ export class InstallationObject extends DurableObject<Env> {
     nowMs: number,
   ): Promise<void> {
     this.store.transaction(() => this.record(installationId, change, nowMs));
+    await this.withdrawOnReceipt(installationId, change, nowMs);
     await this.ctx.storage.setAlarm(nowMs);
+  }
+
+  /**
+   * Removal fails closed for the org queue (spec 6.2): a repository whose removal (or whose
+   * installation's deletion) was received leaves its owner's queue at once, while its data waits
+   * for GitHub's confirmation; a denial or a later addition brings it back (`restoreToOwner`).
+   */
+  private async withdrawOnReceipt(
+    installationId: number,
+    change: LifecycleChange,
+    nowMs: number,
+  ): Promise<void> {
+    const repos =
+      change.kind === "repos-removed"
+        ? change.repos
+        : change.kind === "deleted"
+          ? this.store.installedRepos()
+          : [];
+    const byOwner = new Map<
+      string,
+      Array<{ repoId: number; fullName: string; installationId: number }>
+    >();
+    for (const r of repos) {
+      const owner = r.fullName.split("/")[0]!.toLowerCase();
+      const list = byOwner.get(owner) ?? [];
+      list.push({ repoId: r.id, fullName: r.fullName, installationId });
+      byOwner.set(owner, list);
+    }
+    for (const [owner, list] of byOwner) {
+      try {
+        await ownerObject(this.env, owner).withdraw(list, nowMs);
+      } catch (error) {
+        // The repository's own object refuses org grants once the removal is applied.
+        console.error(
+          `installation ${installationId}: withdrawing from ${owner}'s queue failed`,
+          error,
+        );
+      }
+    }
+  }
+
+  private async restoreToOwner(repo: { repoId: number; fullName: string }): Promise<void> {
+    try {
+      await ownerObject(this.env, repo.fullName.split("/")[0]!).restore([repo.repoId]);
+    } catch (error) {
+      console.error(`restoring ${repo.fullName} to its owner's queue failed`, error);
+    }
   }
 
   /**
@@ -256,6 +308,8 @@ export class InstallationObject extends DurableObject<Env> {
             });
           }
         });
+        // Still this installation's: the withdrawal on receipt is undone.
+        if (covering?.id === installationId) await this.restoreToOwner(row);
       } catch (error) {
         const attempts = row.attempts + 1;
         const at = this.retryAt(attempts, error, nowMs);
@@ -345,6 +399,7 @@ export class InstallationObject extends DurableObject<Env> {
       // repository refused (it belongs to another installation now) must not touch it.
       const accepted = outcome === "applied" ? await repo.identity() : null;
       if (accepted) await directory(this.env).upsert([accepted], Date.now());
+      if (accepted?.status === "active") await this.restoreToOwner(accepted);
       // Only clear the row if no newer transition replaced it meanwhile.
       this.store.transitionDone(row);
     } catch (error) {

@@ -64,6 +64,8 @@ export interface MetaValues {
   fullReconcileRestartMs: number;
   /** When this repository's current reconcile permit was granted (permits.ts). */
   permitHeldSinceMs: number;
+  /** The version of the last head pushed to the owner's object (shared/org/head.ts). */
+  ownerHeadVersion: number;
   /** Operational counters (deliveries applied, duplicates seen). */
   [counter: `counter:${string}`]: number;
 }

@@ -15,6 +15,12 @@ import { trustedMarkerAuthors } from "../../../shared/idd/trust.ts";
 import { kickReason } from "../../../shared/producer/plan.ts";
 import { impactLookup } from "../../../shared/queue/impact.ts";
 import { type QueueItem, queueItems } from "../../../shared/queue/queue.ts";
+import {
+  decideReply,
+  type Reply,
+  replyExclusion,
+  summarizeClassified,
+} from "../../../shared/queue/reply-state.ts";
 import type { ClaimsStore } from "./claims-store.ts";
 import type { MarkerCommentRow, RepoStore } from "./repo-store.ts";
 
@@ -39,6 +45,11 @@ export interface QueueView {
   idd: Map<number, IddHolder>;
   /** Marker authors whose write access is unknown: counted as trusted until GitHub says. */
   unknownAuthors: string[];
+  /**
+   * Open issues whose trusted human input waits for an agent (shared/queue/reply-state.ts),
+   * minus the sweep's exclusions; issues whose thread was never read whole are not evaluated.
+   */
+  replies: Map<number, Reply>;
 }
 
 /** Rebuilt at least this often even without changes: processing locks and IDD claims age. */
@@ -163,6 +174,22 @@ export function* buildQueueViewSteps(
         // A comment history the IDD rules cannot read holds nothing.
       }
     }
+    const replies = new Map<number, Reply>();
+    if (config.queue.replies !== "off") {
+      const trust = {
+        replyAuthors: config.queue.replyAuthors,
+        knownWrite: (login: string) => claims.trust(login),
+      };
+      const policy = { replies: config.queue.replies, needsHumanLabel: config.labels.needsHuman };
+      for (const history of store.replies.histories()) {
+        const facts = analysis.factsOf(history.number);
+        if (facts === undefined || replyExclusion(facts) !== null) continue;
+        const labels = analysis.graph.issue(history.number)?.labels ?? [];
+        const state = decideReply(summarizeClassified(history, trust), labels, policy);
+        if (state.state === "unanswered") replies.set(history.number, state.reply);
+      }
+    }
+    yield;
     return {
       version,
       graph,
@@ -173,6 +200,7 @@ export function* buildQueueViewSteps(
       itemOf: new Map(items.map((i) => [i.number, i])),
       idd,
       unknownAuthors: [...unknown].sort(),
+      replies,
     };
   }
 }

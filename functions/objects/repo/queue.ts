@@ -118,6 +118,8 @@ export class QueueViews {
 
   private keep(built: QueueView, nowMs: number): QueueView {
     if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+    // A new view: what anyone may claim may have changed, so the owner's head is pushed again.
+    this.schedules.at("owner", nowMs);
     const before = this.view;
     this.view = built;
     // Read only synchronously once obtained (never across an await): nobody holds it still.
@@ -163,11 +165,13 @@ export class QueueViews {
   }
 
   /**
-   * Excluded per request: live claims, live IDD claims, dead letters, `done` until kicked, and
+   * Excluded per request: live claims, open write records, live IDD claims, dead letters, `done` until kicked, and
    * issues with a label whose live claims reached its `claims.maxActiveByLabel` limit.
    */
   availability(nowMs: number, view: QueueView): (item: QueueItem) => boolean {
     const live = new Set(this.rows.live(nowMs).map((c) => c.number));
+    // An issue with a write of an earlier claim still open is granted to nobody yet.
+    for (const n of this.store.writes.openIssues(nowMs)) live.add(n);
     const parked = new Set<number>();
     for (const f of this.rows.fleetRows()) if (f.stuck || f.doneSuppressed) parked.add(f.number);
     const limits = labelLimits(view.config.claims);
@@ -197,6 +201,42 @@ export class QueueViews {
     const held = this.holdsBack(view, this.paused(nowMs));
     return orderQueue(view.items, view.config.queue.order, request.machine).find(
       (item) => available(item) && hasCapabilities(item, capabilities) && !held(item),
+    );
+  }
+
+  /**
+   * The head the owner's object is pushed (functions/objects/repo/owner-push.ts): the first
+   * `size` items anyone may claim now, in the repository's own order (no machine rotation),
+   * and how many there are in all. Caller-dependent filters (capabilities, kinds) are the
+   * owner's to apply; the breaker's held-back work is left out.
+   */
+  head(nowMs: number, size: number): { items: QueueItem[]; total: number; view: QueueView } {
+    const view = this.current(nowMs);
+    const available = this.availability(nowMs, view);
+    const held = this.holdsBack(view, this.paused(nowMs));
+    const all = orderQueue(view.items, view.config.queue.order).filter(
+      (item) => available(item) && !held(item),
+    );
+    return { items: all.slice(0, size), total: all.length, view };
+  }
+
+  /**
+   * Whether this caller's claim-next could take issue `number` now (an org grant of a pushed
+   * item): it is in the queue, available, within the caller's capabilities and not held back.
+   * A pushed item since claimed, closed, released `done` or otherwise out is refused here.
+   */
+  offers(
+    view: QueueView,
+    number: number,
+    request: Pick<QueueRequest, "capabilities">,
+    nowMs: number,
+  ): boolean {
+    const item = view.itemOf.get(number);
+    if (item === undefined) return false;
+    return (
+      this.availability(nowMs, view)(item) &&
+      hasCapabilities(item, capabilitySet(request.capabilities)) &&
+      !this.holdsBack(view, this.paused(nowMs))(item)
     );
   }
 

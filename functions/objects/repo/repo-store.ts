@@ -16,8 +16,10 @@ import { type MetaKey, MetaStore, type RepoIdentity, type Watermarks } from "./m
 import { Outbox } from "./outbox-store.ts";
 import { PriorityStore } from "./priority-store.ts";
 import { type ReconcileProgress, ReconcileProgressStore } from "./reconcile-progress-store.ts";
+import { RepliesStore } from "./replies-store.ts";
 import { REPO_MIGRATIONS } from "./repo-schema.ts";
 import { Schedules } from "./schedules-store.ts";
+import { WriteRecordsStore } from "./write-records-store.ts";
 
 export type { AuditDetail, MarkerCommentRow, RepoIdentity, Watermarks };
 
@@ -49,10 +51,14 @@ export class RepoStore {
   readonly claims: ClaimsStore;
   /** Fleet keys, stored as hashes. */
   readonly keys: KeysStore;
+  /** Fenced write records: a holder's GitHub write, bounded by a deadline (write-records-store.ts). */
+  readonly writes: WriteRecordsStore;
   /** The circuit breaker's view of the default branch's CI. */
   readonly ci: CiStore;
   /** Priority options from an organization project's field. */
   readonly priority: PriorityStore;
+  /** What the reply rules read of each issue's thread (classified, no bodies). */
+  readonly replies: RepliesStore;
   private readonly graph: GraphStore;
   private readonly storage: DurableObjectStorage;
   private parsedConfig: Config | null = null;
@@ -88,8 +94,10 @@ export class RepoStore {
     this.schedules = new Schedules(this.sql, storage);
     this.claims = new ClaimsStore(this.sql);
     this.keys = new KeysStore(this.sql);
+    this.writes = new WriteRecordsStore(this.sql);
     this.ci = new CiStore(this.sql);
     this.priority = new PriorityStore(this.sql);
+    this.replies = new RepliesStore(this.sql);
     // A project option is read by the queue's order: the queue view is made again.
     this.priority.onChange = () => this.noteChange();
   }
@@ -227,6 +235,7 @@ export class RepoStore {
    */
   prune(cutoffs: RetentionCutoffs): void {
     this.graph.prune(cutoffs);
+    this.replies.prune(cutoffs.tombstonesMs);
     this.journal.prune(cutoffs);
   }
 
@@ -300,6 +309,8 @@ export class RepoStore {
       });
     });
     if (closedSeq !== closedSeqBefore) this.meta.set("closedSeq", closedSeq);
+    // Reply state reads the same events (a comment's text is classified here, then dropped).
+    if (this.replies.apply(events, repo) && changes.length === 0) this.noteChange();
     if (changes.length > 0) {
       const retitledOnly =
         issueRowsOnly &&
@@ -470,6 +481,7 @@ export class RepoStore {
    */
   wipe(): void {
     this.graph.wipe();
+    this.replies.clear();
     this.outbox.clear();
     this.journal.wipe();
     this.reconcileRuns.wipe();

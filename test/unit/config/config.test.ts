@@ -26,8 +26,24 @@ describe(".github/switchyard.yml", () => {
       mode: "all",
       approvalLabel: "idd:ready",
       order: "number",
+      replies: "answers",
+      replyAuthors: "write",
     });
     expect(result.ok && result.config.labels).toEqual({ ...DEFAULT_CONFIG.labels, hold: "frozen" });
+  });
+
+  it("queue.replies and queue.replyAuthors: answers and write by default, a login list", () => {
+    expect(DEFAULT_CONFIG.queue.replies).toBe("answers");
+    expect(DEFAULT_CONFIG.queue.replyAuthors).toBe("write");
+    const result = parseConfigYaml(
+      "queue:\n  replies: all\n  replyAuthors: [alice, ' Bob ', 'ci-helper[bot]']\n",
+    );
+    expect(result.ok && result.config.queue.replies).toBe("all");
+    expect(result.ok && result.config.queue.replyAuthors).toEqual([
+      "alice",
+      "Bob",
+      "ci-helper[bot]",
+    ]);
   });
 
   it.each([
@@ -36,6 +52,12 @@ describe(".github/switchyard.yml", () => {
     ["labels:\n  redy: x\n", /labels: Unrecognized key/],
     ["kicks:\n  windowHours: -1\n", /kicks\.windowHours/],
     ["- just\n- a list\n", /\(root\)/],
+    ["queue:\n  replies: some\n", /queue\.replies/],
+    ["queue:\n  replyAuthors: everyone\n", /queue\.replyAuthors/],
+    [
+      "queue:\n  replyAuthors: ['not a login']\n",
+      /queue\.replyAuthors\[0\]: expected a GitHub login/,
+    ],
   ])("rejects %j with a message naming what is wrong", (text, message) => {
     const result = parseConfigYaml(text);
     expect(result.ok).toBe(false);

@@ -1,0 +1,220 @@
+// Reply state in the RepoObject's SQLite (`reply_openings`, `reply_comments`, migration step 8):
+// the only code that runs SQL on them. What the reply rules read of each issue, kept from the
+// events every source translates into (webhooks, reconciles), classified when the text arrives
+// so no body is kept: per comment its author, time, page and part (`classifyReplyComment`); per
+// issue its opening's author, whether the opening is human input, and how many comments GitHub
+// counts. Deciding is shared/queue/reply-state.ts.
+import { instantMs } from "../../../shared/graph/time.ts";
+import type { ResponseVerdict } from "../../../shared/idd/classify.ts";
+import type { GraphEvent, IssueRecord } from "../../../shared/ingest/events.ts";
+import {
+  type ClassifiedComment,
+  type ClassifiedHistory,
+  classifyReplyComment,
+  openingIsHuman,
+  REPLY_RULES_VERSION,
+  type ReplyRole,
+} from "../../../shared/queue/reply-state.ts";
+import type { Sql } from "../sql.ts";
+
+type OpeningRow = {
+  number: number;
+  login: string;
+  author_type: string;
+  association: string | null;
+  human: number;
+  created_at: string;
+  url: string;
+  comment_count: number | null;
+  updated_ms: number;
+  rules: number;
+};
+
+type CommentRow = {
+  id: number;
+  number: number;
+  login: string;
+  author_type: string;
+  association: string | null;
+  created_at: string;
+  url: string;
+  /** A `ReplyRole`, or `deleted` (kept so a late delivery of the comment cannot bring it back). */
+  role: string;
+  verdict: string | null;
+  updated_ms: number;
+  rules: number;
+};
+
+/** The issue's reply history as the rules read it; `comments` undefined until all were seen. */
+export interface StoredReplyHistory extends ClassifiedHistory {
+  number: number;
+}
+
+export class RepliesStore {
+  private readonly sql: Sql;
+
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  /** Applies what `events` say about openings and comments (after the graph took them). */
+  apply(events: readonly GraphEvent[], repo: string | null): boolean {
+    let changed = false;
+    for (const event of events) {
+      if (event.type === "issue") changed = this.applyIssue(event.issue, repo) || changed;
+      else if (event.type === "comment") changed = this.applyComment(event, repo) || changed;
+      else if (event.type === "comment-removed")
+        changed = this.removeComment(event.id, instantMs(event.at)) || changed;
+      else if (event.type === "issue-removed") {
+        this.sql`DELETE FROM reply_openings WHERE number = ${event.number}`;
+        this.sql`DELETE FROM reply_comments WHERE number = ${event.number}`;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  private applyIssue(issue: IssueRecord, repo: string | null): boolean {
+    // Only a source that names the author (a webhook) says who opened it.
+    if (issue.author === undefined || issue.body === undefined) return false;
+    const at = instantMs(issue.updatedAt);
+    const row = this
+      .sql<OpeningRow>`SELECT * FROM reply_openings WHERE number = ${issue.number}`[0];
+    if (row && row.updated_ms > at) return false;
+    const human = openingIsHuman(issue.title, issue.body, issue.author) ? 1 : 0;
+    const url = issue.url ?? row?.url ?? issueUrl(repo, issue.number);
+    let count = issue.commentCount ?? row?.comment_count ?? null;
+    // A deletion lowers GitHub's count without moving the issue's `updated_at`: of two records
+    // stamped alike, the lower count is the later one (creations move `updated_at`).
+    if (row && row.updated_ms === at && row.comment_count !== null && count !== null)
+      count = Math.min(count, row.comment_count);
+    const association = issue.author.association ?? null;
+    if (
+      row &&
+      row.login === issue.author.login &&
+      row.association === association &&
+      row.human === human &&
+      row.comment_count === count &&
+      row.rules === REPLY_RULES_VERSION
+    )
+      return false;
+    this.sql`INSERT INTO reply_openings (number, login, author_type, association, human, created_at,
+        url, comment_count, updated_ms, rules)
+      VALUES (${issue.number}, ${issue.author.login}, ${issue.author.type}, ${association}, ${human},
+        ${issue.createdAt}, ${url}, ${count}, ${at}, ${REPLY_RULES_VERSION})
+      ON CONFLICT (number) DO UPDATE SET login = excluded.login, author_type = excluded.author_type,
+        association = excluded.association, human = excluded.human, created_at = excluded.created_at,
+        url = excluded.url, comment_count = excluded.comment_count, updated_ms = excluded.updated_ms,
+        rules = excluded.rules`;
+    return true;
+  }
+
+  private applyComment(
+    event: Extract<GraphEvent, { type: "comment" }>,
+    repo: string | null,
+  ): boolean {
+    const at = instantMs(event.updatedAt);
+    const row = this.sql<CommentRow>`SELECT * FROM reply_comments WHERE id = ${event.id}`[0];
+    // A deletion wins over every version of the comment; an older version never replaces a newer.
+    if (row && (row.role === "deleted" || row.updated_ms > at)) return false;
+    const url = event.url ?? row?.url ?? `${issueUrl(repo, event.number)}#issuecomment-${event.id}`;
+    const c = classifyReplyComment({
+      author: { login: event.author.login, type: event.author.type },
+      body: event.body,
+      createdAt: event.createdAt,
+      url,
+    });
+    const association = event.association ?? null;
+    if (
+      row &&
+      row.role === c.role &&
+      row.verdict === c.verdict &&
+      row.association === association &&
+      row.rules === REPLY_RULES_VERSION
+    )
+      return false;
+    this.sql`INSERT INTO reply_comments (id, number, login, author_type, association, created_at,
+        url, role, verdict, updated_ms, rules)
+      VALUES (${event.id}, ${event.number}, ${event.author.login}, ${event.author.type},
+        ${association}, ${event.createdAt}, ${url}, ${c.role}, ${c.verdict}, ${at},
+        ${REPLY_RULES_VERSION})
+      ON CONFLICT (id) DO UPDATE SET login = excluded.login, author_type = excluded.author_type,
+        association = excluded.association, created_at = excluded.created_at, url = excluded.url,
+        role = excluded.role, verdict = excluded.verdict, updated_ms = excluded.updated_ms,
+        rules = excluded.rules`;
+    return true;
+  }
+
+  private removeComment(id: number, atMs: number): boolean {
+    const row = this.sql<CommentRow>`SELECT * FROM reply_comments WHERE id = ${id}`[0];
+    if (row?.role === "deleted") return false;
+    if (row) {
+      this.sql`UPDATE reply_comments SET role = 'deleted', verdict = NULL,
+        updated_ms = ${Math.max(row.updated_ms, atMs)} WHERE id = ${id}`;
+    } else {
+      // Not seen yet: its issue is unknown too, so the tombstone names no issue (number 0).
+      this.sql`INSERT INTO reply_comments (id, number, login, author_type, association, created_at,
+          url, role, verdict, updated_ms, rules)
+        VALUES (${id}, 0, '', '', NULL, '', '', 'deleted', NULL, ${atMs}, ${REPLY_RULES_VERSION})`;
+    }
+    return true;
+  }
+
+  /**
+   * Every issue's history that has an opening row, ascending by number: its comments only when
+   * all GitHub counts were seen, classified by the current rules (else not evaluated).
+   */
+  histories(): StoredReplyHistory[] {
+    const byIssue = new Map<number, ClassifiedComment[]>();
+    const stale = new Set<number>();
+    for (const r of this.sql<CommentRow>`SELECT * FROM reply_comments
+        WHERE role != 'deleted' ORDER BY number, id`) {
+      if (r.rules !== REPLY_RULES_VERSION) stale.add(r.number);
+      const list = byIssue.get(r.number) ?? [];
+      list.push({
+        author: { login: r.login, type: r.author_type, association: r.association },
+        createdAt: r.created_at,
+        url: r.url,
+        role: r.role as ReplyRole,
+        verdict: r.verdict as ResponseVerdict | null,
+      });
+      byIssue.set(r.number, list);
+    }
+    const out: StoredReplyHistory[] = [];
+    for (const o of this.sql<OpeningRow>`SELECT * FROM reply_openings ORDER BY number`) {
+      const comments = byIssue.get(o.number) ?? [];
+      const complete =
+        o.comment_count !== null &&
+        comments.length >= o.comment_count &&
+        o.rules === REPLY_RULES_VERSION &&
+        !stale.has(o.number);
+      out.push({
+        number: o.number,
+        url: o.url,
+        createdAt: o.created_at,
+        author: { login: o.login, type: o.author_type, association: o.association },
+        openingIsHuman: o.human === 1,
+        comments: complete ? comments : undefined,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Deleted comments are kept as long as the graph's comment tombstones (a late delivery of a
+   * deleted comment cannot bring it back meanwhile); openings and comments go with their issue.
+   */
+  prune(tombstonesBeforeMs: number): void {
+    this
+      .sql`DELETE FROM reply_comments WHERE role = 'deleted' AND updated_ms < ${tombstonesBeforeMs}`;
+  }
+
+  clear(): void {
+    this.sql`DELETE FROM reply_openings`;
+    this.sql`DELETE FROM reply_comments`;
+  }
+}
+
+function issueUrl(repo: string | null, number: number): string {
+  return `https://github.com/${repo ?? "unknown/unknown"}/issues/${number}`;
+}

@@ -1,0 +1,284 @@
+import type { Config } from "../config/schema.ts";
+import { classifyText, type ResponseVerdict } from "../idd/classify.ts";
+import { TEST_SWEEP_LABELS } from "../idd/sweep.ts";
+import { isTrustedReplyAuthor, type ReplyAuthor, type ReplyTrust } from "./reply-authors.ts";
+
+/**
+ * Human replies as work (issue-sweep Step 2, served by the queue): an issue's reply state is
+ * decided from its comment history by `evaluateSweep`, over trusted people's words only, in two
+ * steps so the Worker can keep the middle one instead of bodies:
+ *
+ *   history --summarizeReplies--> ReplySummary --decideReply--> ReplyState
+ *
+ * The summary holds what the decision needs (the latest trusted human input, whether an agent
+ * spoke before it, and the agent comments after it with their verdicts, times and URLs); labels
+ * and configuration are applied when deciding, so a label change needs no re-read.
+ */
+
+/** Bump when a rule that makes a summary changes: stored summaries are then re-decided. */
+export const REPLY_RULES_VERSION = 1;
+
+export interface ReplyComment {
+  author: ReplyAuthor;
+  body: string;
+  createdAt: string;
+  url: string;
+}
+
+/** What the decision reads of one issue. `comments` undefined: never read (not evaluated). */
+export interface ReplyHistory {
+  /** The issue's own URL: a body's input points there. */
+  url: string;
+  createdAt: string;
+  title?: string;
+  body: string | null;
+  /** The body's author. */
+  author: ReplyAuthor | null;
+  /** Oldest first (sorted again by time, as the sweep reads them). */
+  comments: readonly ReplyComment[] | undefined;
+}
+
+export type ReplyReason =
+  | "unanswered-human-comment"
+  | "unanswered-body"
+  | "deferred-response"
+  | "neutral-response";
+
+/** The input a reply item answers: the comment (or the body) and who wrote it when. */
+export interface Reply {
+  reason: ReplyReason;
+  url: string;
+  author: string;
+  at: string;
+}
+
+export interface ReplyInput {
+  source: "comment" | "body";
+  url: string;
+  author: string;
+  at: string;
+}
+
+export interface ReplyResponse {
+  at: string;
+  url: string;
+  verdict: ResponseVerdict;
+}
+
+/** The compact, body-free result of reading an issue's history. */
+export interface ReplySummary {
+  /** The latest trusted human input, or null when there is none. */
+  input: ReplyInput | null;
+  /** An agent comment precedes the input: a person answered an agent (`queue.replies: answers`). */
+  afterAgent: boolean;
+  /** The agent comments after the input, oldest first; the last one decides. */
+  responses: ReplyResponse[];
+}
+
+export type QuietReason =
+  | "off"
+  | "no-human-input"
+  | "answered"
+  | "test-sweep-zero-comment"
+  | "not-an-answer";
+
+export type ReplyState =
+  | { state: "not-evaluated" }
+  | { state: "answered"; why: QuietReason }
+  | { state: "unanswered"; reply: Reply };
+
+/** Claim markers say who works on an issue; they answer nobody and nobody answers them. */
+const CLAIM_MARKERS = ["claimed-by", "unclaimed-by", "activation-nonce"];
+
+/**
+ * A comment's part in the sweep, decided from its body once (the Worker keeps this, not the
+ * body): `human` input, an `agent` comment with its verdict, a `heartbeat`, or a `claim` marker.
+ */
+export type ReplyRole = "human" | "agent" | "heartbeat" | "claim";
+
+export interface ClassifiedComment {
+  author: ReplyAuthor;
+  createdAt: string;
+  url: string;
+  role: ReplyRole;
+  /** For agent comments: terminal, deferral or neutral (`classifyText`'s verdict). */
+  verdict: ResponseVerdict | null;
+}
+
+/** A history with its bodies read: what `summarizeClassified` needs, without a body. */
+export interface ClassifiedHistory {
+  url: string;
+  createdAt: string;
+  author: ReplyAuthor | null;
+  /** The opening (title and body) is human input by its content (before trust is applied). */
+  openingIsHuman: boolean;
+  comments: readonly ClassifiedComment[] | undefined;
+}
+
+/** Classifies one comment's body with the sweep's classifier (`classifyText`). */
+export function classifyReplyComment(comment: ReplyComment): ClassifiedComment {
+  const c = classifyText(comment.body, comment.author);
+  const claim = c.signals.some((signal) =>
+    CLAIM_MARKERS.some(
+      (name) => signal === `marker:${name}` || signal.startsWith(`marker:${name}:`),
+    ),
+  );
+  return {
+    author: comment.author,
+    createdAt: comment.createdAt,
+    url: comment.url,
+    role: claim ? "claim" : c.role,
+    verdict: claim ? null : c.verdict,
+  };
+}
+
+/**
+ * Whether an issue's opening is human input, as `evaluateSweep` decides it: a title or body
+ * whose content is human (not marked, not a heartbeat); a title-only issue unless a bot opened it.
+ */
+export function openingIsHuman(
+  title: string | undefined,
+  body: string | null,
+  author: ReplyAuthor | null,
+): boolean {
+  const opening = [title ?? "", body ?? ""].join("\n").trim();
+  if (opening === "") return false;
+  if (body !== null) return classifyText(body, author).role === "human";
+  return author?.type !== "Bot";
+}
+
+export function classifyReplyHistory(history: ReplyHistory): ClassifiedHistory {
+  return {
+    url: history.url,
+    createdAt: history.createdAt,
+    author: history.author,
+    openingIsHuman: openingIsHuman(history.title, history.body, history.author),
+    comments: history.comments?.map(classifyReplyComment),
+  };
+}
+
+function isBot(author: ReplyAuthor | null): boolean {
+  return author?.type === "Bot";
+}
+
+/**
+ * Reads a history into a summary, or null when its comments were never read. Comments of
+ * untrusted people are dropped before the sweep reads them (a stranger neither asks nor
+ * answers); bots stay (their comments are agent comments, never input); claim markers are
+ * dropped (not an agent comment a person could be answering, nor an answer).
+ */
+export function summarizeReplies(history: ReplyHistory, trust: ReplyTrust): ReplySummary | null {
+  return summarizeClassified(classifyReplyHistory(history), trust);
+}
+
+/**
+ * The sweep's predicate (`evaluateSweep`, issue-sweep Step 2) over classified comments: the
+ * latest human input is the last human comment by time (ties: list order), else the opening;
+ * the agent comments after it are its responses. Test: it agrees with `evaluateSweep` on the
+ * same history (test/unit/queue/replies.test.ts).
+ */
+export function summarizeClassified(
+  history: ClassifiedHistory,
+  trust: ReplyTrust,
+): ReplySummary | null {
+  if (history.comments === undefined) return null;
+  const kept = history.comments.filter(
+    (c) => c.role !== "claim" && (isBot(c.author) || isTrustedReplyAuthor(c.author, trust)),
+  );
+  const order = kept
+    .map((c, index) => ({ index, at: Date.parse(c.createdAt) }))
+    .sort((a, b) => a.at - b.at || a.index - b.index)
+    .map((entry) => kept[entry.index]!);
+  let last = -1;
+  for (let i = 0; i < order.length; i++) if (order[i]!.role === "human") last = i;
+  let input: ReplyInput | null = null;
+  let afterAgent = false;
+  if (last >= 0) {
+    const c = order[last]!;
+    input = { source: "comment", url: c.url, author: c.author.login, at: c.createdAt };
+    afterAgent = order.slice(0, last).some((x) => x.role === "agent");
+  } else if (
+    history.openingIsHuman &&
+    (isBot(history.author) || isTrustedReplyAuthor(history.author, trust))
+  ) {
+    input = {
+      source: "body",
+      url: history.url,
+      author: history.author?.login ?? "",
+      at: history.createdAt,
+    };
+  }
+  const responses: ReplyResponse[] = [];
+  if (input !== null) {
+    for (const c of order.slice(last + 1)) {
+      if (c.role === "agent") responses.push({ at: c.createdAt, url: c.url, verdict: c.verdict! });
+    }
+  }
+  return { input, afterAgent, responses };
+}
+
+export interface ReplyPolicy {
+  replies: Config["queue"]["replies"];
+  /** `labels.needsHuman`: an issue carrying it waits for a person, so any answer counts. */
+  needsHumanLabel: string;
+}
+
+/** Decides a summary under the issue's current labels and the configuration. */
+export function decideReply(
+  summary: ReplySummary | null,
+  labels: readonly string[],
+  policy: ReplyPolicy,
+): ReplyState {
+  if (summary === null) return { state: "not-evaluated" };
+  if (policy.replies === "off") return { state: "answered", why: "off" };
+  const { input, responses } = summary;
+  if (input === null) return { state: "answered", why: "no-human-input" };
+  // The sweep's label-wins exception: a test-sweep issue without a human comment is a QA finding.
+  if (input.source === "body" && labels.some((l) => TEST_SWEEP_LABELS.includes(l)))
+    return { state: "answered", why: "test-sweep-zero-comment" };
+  const last = responses.at(-1);
+  let reason: ReplyReason;
+  if (last === undefined)
+    reason = input.source === "body" ? "unanswered-body" : "unanswered-human-comment";
+  else if (last.verdict === "terminal") return { state: "answered", why: "answered" };
+  else reason = last.verdict === "deferral" ? "deferred-response" : "neutral-response";
+  if (
+    policy.replies === "answers" &&
+    !summary.afterAgent &&
+    !labels.some((l) => l.toLowerCase() === policy.needsHumanLabel.toLowerCase())
+  )
+    return { state: "answered", why: "not-an-answer" };
+  return {
+    state: "unanswered",
+    reply: { reason, url: input.url, author: input.author, at: input.at },
+  };
+}
+
+/** Reads and decides in one step (the offline scan's path). */
+export function replyState(
+  history: ReplyHistory,
+  labels: readonly string[],
+  config: Pick<Config, "queue" | "labels">,
+  knownWrite?: ReplyTrust["knownWrite"],
+): ReplyState {
+  const summary = summarizeReplies(history, {
+    replyAuthors: config.queue.replyAuthors,
+    ...(knownWrite !== undefined ? { knownWrite } : {}),
+  });
+  return decideReply(summary, labels, {
+    replies: config.queue.replies,
+    needsHumanLabel: config.labels.needsHuman,
+  });
+}
+
+/** Why the queue leaves an issue's reply out (the seed's exclusions), or null. */
+export function replyExclusion(facts: {
+  openBlockers: readonly unknown[];
+  epicManaged: boolean;
+  freshLock: boolean;
+}): "blocked" | "epic" | "processing" | null {
+  if (facts.openBlockers.length > 0) return "blocked";
+  if (facts.epicManaged) return "epic";
+  if (facts.freshLock) return "processing";
+  return null;
+}
