@@ -11,7 +11,7 @@ beforeAll(async () => {
   await sim("/reset", { method: "POST" });
 });
 
-const spent = { requests: 4, durationMs: 50, reading: null, completed: true };
+const spent = { requests: 4, durationMs: 50, readings: [], completed: true };
 
 describe("a full reconcile under the installation's permit", () => {
   it("waits its turn (graph API: waiting, position; queue: partial), webhooks apply meanwhile", async () => {

@@ -19,8 +19,8 @@ export interface PermitReport {
   requests: number;
   /** How long it held the permit. */
   durationMs: number;
-  /** The last `x-ratelimit-*` it saw, its reset already on this object's clock. */
-  reading: RateLimitReading | null;
+  /** The last `x-ratelimit-*` it saw of each resource. */
+  readings: RateLimitReading[];
   /** The full reconcile completed (not failed or cut short). */
   completed: boolean;
 }
@@ -99,8 +99,7 @@ export class PermitsStore {
       this.setStat("spentWindowStartMs", spent.windowStartMs);
       this.setStat("spentRequests", spent.requests);
     }
-    if (report.reading !== null) {
-      const r = report.reading;
+    for (const r of report.readings) {
       this.sql`INSERT INTO rate_readings (resource, rate_limit, remaining, reset_ms)
         VALUES (${r.resource}, ${r.limit}, ${r.remaining}, ${r.resetMs})
         ON CONFLICT (resource) DO UPDATE SET rate_limit = excluded.rate_limit,
