@@ -533,7 +533,7 @@ export class InstallationObject extends DurableObject<Env> {
   private decidePermits(nowMs: number, asker: number | null): PermitDecision {
     const permits = this.store.permits;
     const decision = decidePermits(permits.state(), nowMs, permits.settings());
-    permits.apply(decision.permits, decision.granted, asker);
+    permits.apply(decision, asker);
     return decision;
   }
 

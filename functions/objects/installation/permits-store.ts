@@ -58,13 +58,27 @@ export class PermitsStore {
     if (inserted.length > 0) this.setStat("permitSeq", seq);
   }
 
-  /** Stores a decision's permits; a new grant is to be told to its holder (`notified` 0). */
-  apply(permits: readonly Permit[], granted: readonly number[], asker: number | null): void {
-    for (const p of permits) {
-      this.sql`UPDATE permits SET lease_until_ms = ${p.leaseUntilMs} WHERE repo_id = ${p.repoId}`;
+  /**
+   * Stores what a decision changed: expired leases back in line, new grants with their lease (to
+   * be told to their holder, `notified` 0, unless the holder is the one asking). Only those
+   * rows: a line of thousands is not rewritten on every ask.
+   */
+  apply(
+    decision: {
+      permits: readonly Permit[];
+      granted: readonly number[];
+      expired: readonly number[];
+    },
+    asker: number | null,
+  ): void {
+    for (const repoId of decision.expired) {
+      this.sql`UPDATE permits SET lease_until_ms = NULL WHERE repo_id = ${repoId}`;
     }
-    for (const repoId of granted) {
-      this.sql`UPDATE permits SET notified = ${repoId === asker ? 1 : 0} WHERE repo_id = ${repoId}`;
+    if (decision.granted.length === 0) return;
+    const leases = new Map(decision.permits.map((p) => [p.repoId, p.leaseUntilMs]));
+    for (const repoId of decision.granted) {
+      this.sql`UPDATE permits SET lease_until_ms = ${leases.get(repoId) ?? null},
+        notified = ${repoId === asker ? 1 : 0} WHERE repo_id = ${repoId}`;
     }
   }
 
