@@ -112,6 +112,8 @@ async function run(n: number): Promise<Run> {
         latencies.push(performance.now() - t0);
       }
     })();
+    // Awaited below; a failure meanwhile must not end the process before the stack is closed.
+    webhooks.catch(() => undefined);
     await waitFor(
       `${n} repositories reconciled`,
       async () => ((await graph("r0"))?.installation?.reconciled ?? 0) >= n || undefined,
