@@ -2,6 +2,7 @@
 // object (functions/objects/owner/) picks; each repository's own object grants. Heartbeats,
 // releases and writes stay on the repository routes the grant's `repo` names.
 import { createRoute } from "@hono/zod-openapi";
+import { keyExpiresMs } from "../../../shared/auth/keys.ts";
 import {
   ApiErrorSchema,
   CreatedKeySchema,
@@ -10,11 +11,7 @@ import {
 } from "../../../shared/auth/schemas.ts";
 import { parseCapabilityList } from "../../../shared/fleet/schemas.ts";
 import type { ItemKind } from "../../../shared/org/head.ts";
-import {
-  CreateOwnerKeyRequestSchema,
-  mintOwnerKey,
-  ownerKeyExpiresMs,
-} from "../../../shared/org/owner-keys.ts";
+import { CreateOwnerKeyRequestSchema, mintOwnerKey } from "../../../shared/org/owner-keys.ts";
 import {
   OrgClaimGrantSchema,
   OrgClaimRequestSchema,
@@ -174,7 +171,7 @@ export const orgRoutes = v1Router<OrgV1>()
       installationId,
       createdBy: caller.kind === "user" ? caller.login : "unknown",
       createdMs,
-      expiresMs: ownerKeyExpiresMs(createdMs, body.expiresInDays),
+      expiresMs: keyExpiresMs(createdMs, body.expiresInDays),
     });
     return c.json(
       {
