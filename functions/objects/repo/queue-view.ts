@@ -116,11 +116,34 @@ export function* buildQueueViewSteps(
     // The project field's options (`priority.project`): a row per ranked issue, read once.
     const options =
       config.priority.project === null ? new Map<number, string>() : store.priority.options();
+    const replies = new Map<number, Reply>();
+    if (config.queue.replies !== "off") {
+      const trust = {
+        replyAuthors: config.queue.replyAuthors,
+        knownWrite: (login: string) => claims.trust(login),
+      };
+      const policy = { replies: config.queue.replies, needsHumanLabel: config.labels.needsHuman };
+      // A `done` release answered an input: its reply waits until newer input arrives.
+      const answered = store.replies.answered();
+      for (const history of store.replies.histories()) {
+        const facts = analysis.factsOf(history.number);
+        if (facts === undefined || replyExclusion(facts) !== null) continue;
+        const labels = analysis.graph.issue(history.number)?.labels ?? [];
+        const state = decideReply(summarizeClassified(history, trust), labels, policy);
+        if (state.state !== "unanswered") continue;
+        const done = answered.get(history.number);
+        if (done !== undefined && done.url === state.reply.url && done.at === state.reply.at)
+          continue;
+        replies.set(history.number, state.reply);
+      }
+    }
+    yield;
     const items = queueItems(analysis, {
       reasons,
       requires: (n) => graph.requiresOf(graph.presentSlot(n)),
       impact,
       projectOption: (n) => options.get(n) ?? null,
+      replies,
     });
 
     const byIssue = new Map<number, MarkerCommentRow[]>();
@@ -174,22 +197,6 @@ export function* buildQueueViewSteps(
         // A comment history the IDD rules cannot read holds nothing.
       }
     }
-    const replies = new Map<number, Reply>();
-    if (config.queue.replies !== "off") {
-      const trust = {
-        replyAuthors: config.queue.replyAuthors,
-        knownWrite: (login: string) => claims.trust(login),
-      };
-      const policy = { replies: config.queue.replies, needsHumanLabel: config.labels.needsHuman };
-      for (const history of store.replies.histories()) {
-        const facts = analysis.factsOf(history.number);
-        if (facts === undefined || replyExclusion(facts) !== null) continue;
-        const labels = analysis.graph.issue(history.number)?.labels ?? [];
-        const state = decideReply(summarizeClassified(history, trust), labels, policy);
-        if (state.state === "unanswered") replies.set(history.number, state.reply);
-      }
-    }
-    yield;
     return {
       version,
       graph,

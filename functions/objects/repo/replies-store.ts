@@ -1,4 +1,5 @@
-// Reply state in the RepoObject's SQLite (`reply_openings`, `reply_comments`, migration step 8):
+// Reply state in the RepoObject's SQLite (`reply_openings`, `reply_comments`, `reply_answered`,
+// migration step 8):
 // the only code that runs SQL on them. What the reply rules read of each issue, kept from the
 // events every source translates into (webhooks, reconciles), classified when the text arrives
 // so no body is kept: per comment its author, time, page and part (`classifyReplyComment`); per
@@ -52,6 +53,8 @@ export interface StoredReplyHistory extends ClassifiedHistory {
 
 export class RepliesStore {
   private readonly sql: Sql;
+  /** Called when an answered input is recorded (the queue view rebuilds). */
+  onChange: (() => void) | null = null;
 
   constructor(sql: Sql) {
     this.sql = sql;
@@ -68,6 +71,7 @@ export class RepliesStore {
       else if (event.type === "issue-removed") {
         this.sql`DELETE FROM reply_openings WHERE number = ${event.number}`;
         this.sql`DELETE FROM reply_comments WHERE number = ${event.number}`;
+        this.sql`DELETE FROM reply_answered WHERE number = ${event.number}`;
         changed = true;
       }
     }
@@ -209,9 +213,27 @@ export class RepliesStore {
       .sql`DELETE FROM reply_comments WHERE role = 'deleted' AND updated_ms < ${tombstonesBeforeMs}`;
   }
 
+  /** A `done` release answered this input of the issue: its reply waits for newer input. */
+  answer(number: number, input: { url: string; at: string }): void {
+    this
+      .sql`INSERT INTO reply_answered (number, url, at) VALUES (${number}, ${input.url}, ${input.at})
+      ON CONFLICT (number) DO UPDATE SET url = excluded.url, at = excluded.at`;
+    this.onChange?.();
+  }
+
+  /** The input of each issue a `done` release answered. */
+  answered(): Map<number, { url: string; at: string }> {
+    const out = new Map<number, { url: string; at: string }>();
+    for (const r of this.sql<{ number: number; url: string; at: string }>`
+        SELECT number, url, at FROM reply_answered`)
+      out.set(r.number, { url: r.url, at: r.at });
+    return out;
+  }
+
   clear(): void {
     this.sql`DELETE FROM reply_openings`;
     this.sql`DELETE FROM reply_comments`;
+    this.sql`DELETE FROM reply_answered`;
   }
 }
 

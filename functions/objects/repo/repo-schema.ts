@@ -180,5 +180,14 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       role TEXT NOT NULL, verdict TEXT, updated_ms INTEGER NOT NULL, rules INTEGER NOT NULL
     )`);
     sql.exec(`CREATE INDEX reply_comments_by_issue ON reply_comments (number)`);
+    // The input a `done` release answered, per issue: its reply stays out of the queue until
+    // newer trusted input arrives.
+    sql.exec(
+      `CREATE TABLE reply_answered (number INTEGER PRIMARY KEY, url TEXT NOT NULL, at TEXT NOT NULL)`,
+    );
+    // Claims know their kind, and a claim made with a reply the input it was granted for.
+    sql.exec(`ALTER TABLE claims ADD COLUMN kind TEXT NOT NULL DEFAULT 'work'`);
+    sql.exec(`ALTER TABLE claims ADD COLUMN reply_url TEXT`);
+    sql.exec(`ALTER TABLE claims ADD COLUMN reply_at TEXT`);
   },
 ];
