@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import { type Env, publicUrl } from "./env.ts";
+import { fleetBodyLimit } from "./http/body-limit.ts";
 import { health } from "./routes/health.ts";
 import { loginRoutes } from "./routes/status/login.ts";
 import { statusPages } from "./routes/status/pages.ts";
@@ -20,6 +21,8 @@ export const app = new OpenAPIHono<{ Bindings: Env }>();
 app.route("/", health).route("/", webhookRoutes);
 // The status pages and their GitHub login (docs/status-page.md): HTML, server-rendered.
 app.route("/", loginRoutes).route("/", statusPages);
+// A body over the fleet API's limit is 413 before anything else (no caller proven, no object asked).
+app.use("/v1/*", fleetBodyLimit);
 // Every repository route proves the caller first (spec 6.4); routes read `c.var.caller/repo`.
 app.use("/v1/repos/:owner/:repo/*", repoAuth);
 app

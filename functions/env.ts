@@ -1,6 +1,7 @@
 import type { DirectoryObject } from "./objects/directory/directory-object.ts";
 import type { InstallationObject } from "./objects/installation/installation-object.ts";
 import type { NameObject } from "./objects/names/name-object.ts";
+import type { OwnerObject } from "./objects/owner/owner-object.ts";
 import type { RepoObject } from "./objects/repo/repo-object.ts";
 
 /** Bindings, vars and secrets of the Worker (wrangler.toml, .dev.vars, `wrangler secret`). */
@@ -10,6 +11,8 @@ export interface Env {
   DIRECTORY: DurableObjectNamespace<DirectoryObject>;
   /** Shards of the directory the /v1 routes read (functions/objects/name-object.ts). */
   NAMES: DurableObjectNamespace<NameObject>;
+  /** One per installation owner: the org queue and owner keys (functions/objects/owner/). */
+  OWNER: DurableObjectNamespace<OwnerObject>;
   GITHUB_API_URL?: string;
   GITHUB_WEBHOOK_SECRET?: string;
   GITHUB_APP_ID?: string;
@@ -36,6 +39,8 @@ export interface Env {
   RECONCILE_PAGES_PER_RUN?: string;
   /** Delay before fleet writes (IDD mirror markers, processing labels) go out, in ms (default 2000): claims granted and released within it post nothing. */
   FLEET_WRITE_DELAY_MS?: string;
+  /** A fenced write's settle margin, in ms (default 10000; shared/claims/write-records.ts): how long past its claim's expiry a write may run, and how long its record stays open after it got no answer. */
+  FENCED_WRITE_MARGIN_MS?: string;
   /** First retry delay of a failed schedule (reconcile, producer writes), in ms (default 5000). */
   SCHEDULE_RETRY_BASE_MS?: string;
   /** Per-attempt timeout of a GitHub request, in milliseconds (default 15000). */
@@ -100,7 +105,12 @@ declare global {
     interface Env extends SwitchyardEnv {}
     interface GlobalProps {
       mainModule: typeof import("./worker.ts");
-      durableNamespaces: "RepoObject" | "InstallationObject" | "DirectoryObject" | "NameObject";
+      durableNamespaces:
+        | "RepoObject"
+        | "InstallationObject"
+        | "DirectoryObject"
+        | "NameObject"
+        | "OwnerObject";
     }
   }
 }

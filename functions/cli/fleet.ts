@@ -2,6 +2,7 @@
 // connection (--server, --repo, the token), flags checked with the API's own schemas so a bad
 // value is named by its flag (exit 2), and API failures turned into exit 1 naming the request.
 import type { z } from "zod";
+import { githubTokenKind } from "../../shared/auth/github-tokens.ts";
 import { ActionsOidcError, actionsOidcToken } from "../../shared/fleet/actions-oidc.ts";
 import {
   FleetApiError,
@@ -67,7 +68,8 @@ export function repoFlag(command: string, value: string | undefined): string {
 
 /**
  * The bearer token: `SWITCHYARD_TOKEN` (a fleet key, or any token the Worker accepts), else
- * `GITHUB_TOKEN` (a user token with push access), else, inside GitHub Actions
+ * `GITHUB_TOKEN` (a user token with push access; an installation token `ghs_` only outside
+ * Actions, where the Worker's refusal says what to use), else, inside GitHub Actions
  * (`ACTIONS_ID_TOKEN_REQUEST_URL` set), OIDC tokens with audience `server`, refreshed before
  * they expire.
  */
@@ -83,8 +85,11 @@ export function fleetToken(
   const switchyard = nonEmpty("SWITCHYARD_TOKEN");
   if (switchyard) return { token: switchyard, source: "SWITCHYARD_TOKEN" };
   const github = nonEmpty("GITHUB_TOKEN");
-  if (github) return { token: github, source: "GITHUB_TOKEN" };
   const requestUrl = nonEmpty("ACTIONS_ID_TOKEN_REQUEST_URL");
+  // Inside Actions, GITHUB_TOKEN is the job's installation token (ghs_), which the Worker
+  // refuses (it cannot tell what such a token may do): the job's OIDC token is used instead.
+  const actionsToken = github !== undefined && githubTokenKind(github) === "installation";
+  if (github && !(requestUrl && actionsToken)) return { token: github, source: "GITHUB_TOKEN" };
   if (requestUrl) {
     const requestToken = nonEmpty("ACTIONS_ID_TOKEN_REQUEST_TOKEN");
     if (!requestToken) {

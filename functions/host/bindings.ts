@@ -8,6 +8,7 @@ export const OBJECT_BINDINGS: Readonly<Record<string, string>> = {
   INSTALLATION: "InstallationObject",
   DIRECTORY: "DirectoryObject",
   NAMES: "NameObject",
+  OWNER: "OwnerObject",
 };
 
 /** The Worker's cron trigger (wrangler.toml `[triggers] crons`): every 15 minutes. */

@@ -7,7 +7,8 @@
  *   SQLite, so one object's statements and transactions never interleave with another event's.
  * - An `await` on the network or on another object lets the next event in (as the input gate
  *   opens while a Durable Object waits on I/O), so objects that call each other cannot deadlock.
- * - `blockConcurrencyWhile` holds all further events until its callback settles; a rejection
+ * - `blockConcurrencyWhile` holds all further events until its callback settles, and a block
+ *   started by the constructor holds the event that constructed the object too; a rejection
  *   resets the object (a new instance on the next event), as on Cloudflare.
  * - Arguments and results cross the boundary through structuredClone (no shared references;
  *   functions are refused), as across a real object boundary.
@@ -68,6 +69,9 @@ export class ObjectExecutor {
   private lastActiveMs = Date.now();
   /** Counts instances: a failed start-up resets only the instance it belonged to. */
   private generation = 0;
+  /** Whether the constructor is running, and the blocks it started (its start-up). */
+  private constructing = false;
+  private startup: Promise<unknown>[] = [];
 
   constructor(options: ExecutorOptions) {
     this.id = options.id;
@@ -99,12 +103,29 @@ export class ObjectExecutor {
     };
   }
 
-  private object(): object {
+  /**
+   * The instance, constructed if need be. The event that constructs it waits for the blocks
+   * its constructor started (`blockConcurrencyWhile`), as Cloudflare holds it: the handler
+   * never runs on a half-loaded object. A failed start-up fails that event (the next one
+   * constructs a new instance).
+   */
+  private async object(): Promise<object> {
     if (!this.instance) {
       this.generation++;
       const state = this.state();
-      this.instance = this.options.construct(state);
+      this.startup = [];
+      this.constructing = true;
+      try {
+        this.instance = this.options.construct(state);
+      } finally {
+        this.constructing = false;
+      }
+      const startup = this.startup;
+      this.startup = [];
+      await Promise.all(startup);
     }
+    // A start-up that failed while this event waited left no instance.
+    if (!this.instance) throw new Error("the object's start-up failed");
     return this.instance;
   }
 
@@ -112,6 +133,7 @@ export class ObjectExecutor {
     this.blockers++;
     const generation = this.generation;
     const run = (async () => fn())();
+    if (this.constructing) this.startup.push(run);
     void run.then(
       () => this.unblock(),
       () => {
@@ -170,7 +192,7 @@ export class ObjectExecutor {
       return Promise.reject(error);
     }
     return this.enqueue(async () => {
-      const instance = this.object() as Record<string, unknown>;
+      const instance = (await this.object()) as Record<string, unknown>;
       const fn = instance[method];
       if (typeof fn !== "function" || method === "constructor" || method.startsWith("#")) {
         throw new TypeError(`The RPC receiver does not implement the method "${method}".`);
@@ -219,7 +241,7 @@ export class ObjectExecutor {
     if ((await storage.getAlarm()) !== atMs) return; // replaced or deleted meanwhile
     let instance: { alarm?: (info: unknown) => unknown };
     try {
-      instance = this.object() as typeof instance;
+      instance = (await this.object()) as typeof instance;
     } catch (error) {
       // The object cannot start: the alarm stays stored and is tried again shortly.
       this.armTimer(Date.now() + 5_000);

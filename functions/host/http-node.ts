@@ -12,12 +12,35 @@ export interface RunningHttp {
 }
 
 /**
- * The request body as a Web stream, read as the handler pulls. What the handler leaves unread
- * (it stopped at the webhook body limit) is read and dropped by `discard`, so the client gets
- * its answer (a 413) instead of a connection reset.
+ * Cloudflare's own limit on a request body (Free and Pro plans): a Worker never sees a larger
+ * one, so neither does the Worker here. The routes' own limits (webhooks, `/v1`) are smaller
+ * and apply on both hosts alike; this is the backstop for every other route.
  */
-function bodyStream(req: IncomingMessage): { stream: ReadableStream<Uint8Array>; discard(): void } {
+export const MAX_REQUEST_BODY_BYTES = 100 * 1024 * 1024;
+
+/** The body was larger than the host's limit (answered 413, whatever the handler said). */
+class BodyTooLarge extends Error {
+  override name = "BodyTooLarge";
+}
+
+interface Body {
+  stream: ReadableStream<Uint8Array>;
+  /** Reads and drops what the handler left unread (up to the limit; beyond it the socket ends). */
+  discard(): void;
+  overflowed(): boolean;
+}
+
+/**
+ * The request body as a Web stream, read as the handler pulls, never past `limit` bytes: the
+ * stream errors there, and the answer is a 413. What the handler leaves unread (it stopped at
+ * the webhook body limit) is read and dropped by `discard`, so the client gets its answer (a
+ * 413) instead of a connection reset, but only up to `limit`: a client streaming without end
+ * gets its connection closed.
+ */
+function bodyStream(req: IncomingMessage, limit: number, ended: () => void): Body {
   let done = false;
+  let received = 0;
+  let overflow = false;
   const discard = () => {
     done = true;
     req.resume();
@@ -26,6 +49,19 @@ function bodyStream(req: IncomingMessage): { stream: ReadableStream<Uint8Array>;
     start(controller) {
       req.pause();
       req.on("data", (chunk: Buffer) => {
+        received += chunk.byteLength;
+        if (received > limit) {
+          if (!overflow) {
+            overflow = true;
+            if (!done) controller.error(new BodyTooLarge(`the body is over ${limit} bytes`));
+            done = true;
+            // Reading on past the limit is what the limit is against: the connection ends
+            // once the answer (a 413) is out.
+            req.pause();
+            ended();
+          }
+          return;
+        }
         if (done) return;
         controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         if ((controller.desiredSize ?? 0) <= 0) req.pause();
@@ -44,26 +80,52 @@ function bodyStream(req: IncomingMessage): { stream: ReadableStream<Uint8Array>;
     },
     cancel: discard,
   });
-  return { stream, discard };
+  return { stream, discard, overflowed: () => overflow };
+}
+
+/**
+ * The path and query the client asked for. An absolute request target
+ * (`GET http://other.example/x`) gives only its path and query: the origin is the server's.
+ */
+function requestPath(target: string | undefined): string {
+  if (!target || target === "*") return "/";
+  if (target.startsWith("/")) return target;
+  try {
+    const url = new URL(target);
+    return `${url.pathname}${url.search}`;
+  } catch {
+    return "/";
+  }
 }
 
 function toRequest(
   req: IncomingMessage,
-  fallbackHost: string,
-): { request: Request; discard(): void } {
-  const url = `http://${req.headers.host ?? fallbackHost}${req.url ?? "/"}`;
+  origin: string,
+  limit: number,
+  ended: () => void,
+): { request: Request; body: Body | null } {
+  // From the listening address, never from `Host`: a crafted Host header must not change what
+  // the Worker takes its own URL to be (login callbacks, OpenAPI servers, origin checks).
+  const url = `${origin}${requestPath(req.url)}`;
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD";
-  const body = hasBody ? bodyStream(req) : null;
+  const body = hasBody ? bodyStream(req, limit, ended) : null;
   const request = new Request(url, {
     method,
     headers,
     ...(body ? { body: body.stream, duplex: "half" } : {}),
   } as RequestInit);
-  return { request, discard: () => body?.discard() };
+  return { request, body };
+}
+
+function tooLarge(limit: number): Response {
+  return Response.json(
+    { error: "too-large", message: `the request body is over ${limit} bytes` },
+    { status: 413 },
+  );
 }
 
 async function writeResponse(
@@ -100,13 +162,40 @@ async function writeResponse(
 
 export function serveHttp(
   handler: (request: Request) => Promise<Response>,
-  options: { port: number; hostname: string; log: (message: string, error?: unknown) => void },
+  options: {
+    port: number;
+    hostname: string;
+    log: (message: string, error?: unknown) => void;
+    /** The largest request body taken (default: Cloudflare's, `MAX_REQUEST_BODY_BYTES`). */
+    maxBodyBytes?: number;
+  },
 ): Promise<RunningHttp> {
+  const limit = options.maxBodyBytes ?? MAX_REQUEST_BODY_BYTES;
+  let origin = "";
   const server = createServer((req, res) => {
     void (async () => {
+      const declared = Number(req.headers["content-length"] ?? Number.NaN);
+      if (Number.isFinite(declared) && declared > limit) {
+        // Refused before anything is read; the connection ends with the answer.
+        res.once("finish", () => req.socket.destroy());
+        await writeResponse(tooLarge(limit), req, res, () => {});
+        return;
+      }
+      // Over the limit: the socket closes once the answer is written.
+      const endConnection = () => {
+        if (res.writableFinished) req.socket.destroy();
+        else res.once("finish", () => req.socket.destroy());
+      };
+      let body: Body | null = null;
       try {
-        const { request, discard } = toRequest(req, `${options.hostname}:${options.port}`);
-        const response = await handler(request);
+        const built = toRequest(req, origin, limit, endConnection);
+        body = built.body;
+        let response = await handler(built.request).catch((error: unknown) => {
+          if (body?.overflowed()) return tooLarge(limit);
+          throw error;
+        });
+        if (body?.overflowed()) response = tooLarge(limit);
+        const discard = body ? body.discard : () => {};
         await writeResponse(response, req, res, discard);
       } catch (error) {
         options.log("http: request failed", error);
@@ -119,6 +208,8 @@ export function serveHttp(
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => {
       const { port } = server.address() as AddressInfo;
+      const host = options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname;
+      origin = `http://${host}:${port}`;
       resolve({
         port,
         close: () =>

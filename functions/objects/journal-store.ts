@@ -1,4 +1,5 @@
 import { formatInstant } from "../../shared/graph/time.ts";
+import { AUDIT_LANES, type AuditLane, auditLane } from "../../shared/schedule/audit-lanes.ts";
 import {
   AUDIT_LIMIT,
   DELIVERY_RETENTION_MS,
@@ -23,7 +24,7 @@ export interface AuditEntry {
  */
 export class Journal {
   private readonly sql: Sql;
-  private auditInserts = 0;
+  private readonly auditInserts: Record<AuditLane, number> = { record: 0, activity: 0 };
   private deliveryInserts = 0;
 
   constructor(sql: Sql) {
@@ -49,17 +50,24 @@ export class Journal {
   /** The daily prune of both tables (the RepoObject's; the InstallationObject has no audit). */
   prune(cutoffs: RetentionCutoffs): void {
     this.sql`DELETE FROM deliveries WHERE received_ms < ${cutoffs.deliveriesMs}`;
-    this.sql`DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - ${cutoffs.auditLimit}`;
+    for (const lane of AUDIT_LANES) this.trimAudit(lane, cutoffs.auditLimit);
+  }
+
+  /** Keeps the latest `limit` entries of one lane. */
+  private trimAudit(lane: AuditLane, limit: number): void {
+    this.sql`DELETE FROM audit WHERE lane = ${lane} AND seq <= (
+      SELECT seq FROM audit WHERE lane = ${lane} ORDER BY seq DESC LIMIT 1 OFFSET ${limit})`;
   }
 
   audit(kind: string, detail: unknown, atMs: number): void {
     const text = JSON.stringify(detail);
-    this.sql`INSERT INTO audit (at_ms, kind, detail) VALUES (${atMs}, ${kind}, ${text})`;
-    // Trimmed every hundred entries: the log stays bounded without a delete per event.
-    this.auditInserts += 1;
-    if (this.auditInserts % 100 === 1) {
-      this.sql`DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - ${AUDIT_LIMIT}`;
-    }
+    const lane = auditLane(kind);
+    this
+      .sql`INSERT INTO audit (at_ms, kind, detail, lane) VALUES (${atMs}, ${kind}, ${text}, ${lane})`;
+    // Trimmed every hundred entries of a lane: each stays bounded without a delete per event,
+    // and one lane's volume never pushes the other's entries out.
+    this.auditInserts[lane] += 1;
+    if (this.auditInserts[lane] % 100 === 1) this.trimAudit(lane, AUDIT_LIMIT);
   }
 
   /** The latest entries, newest first. */

@@ -126,7 +126,7 @@ export function userAccess(fullName: string, answer: GitHubAnswer): UserAccess {
 }
 
 /** Answers worth remembering: access, and refusals GitHub will repeat (not 429/503). */
-export function isCacheable(access: UserAccess): boolean {
+export function isCacheable(access: { ok: true } | AuthFailure): boolean {
   return access.ok || access.status === 401 || access.status === 403;
 }
 
@@ -134,7 +134,7 @@ export function isCacheable(access: UserAccess): boolean {
 export const USER_ACCESS_TTL_MS = 5 * 60_000;
 export const USER_REFUSAL_TTL_MS = 60_000;
 
-export function userAccessTtlMs(access: UserAccess): number {
+export function userAccessTtlMs(access: { ok: true } | AuthFailure): number {
   return access.ok ? USER_ACCESS_TTL_MS : USER_REFUSAL_TTL_MS;
 }
 

@@ -44,9 +44,24 @@ export async function mintKey(
   return { key, hash: await sha256Hex(key) };
 }
 
-/** When a key made at `createdMs` expires (null: never). */
-export function keyExpiresMs(createdMs: number, expiresInDays: number | undefined): number | null {
-  return expiresInDays === undefined ? null : createdMs + expiresInDays * DAY_MS;
+/** Every key expires: after 90 days unless the request asks otherwise, after 365 at most. */
+export const DEFAULT_KEY_LIFETIME_DAYS = 90;
+export const MAX_KEY_LIFETIME_DAYS = 365;
+
+/** When a key made at `createdMs` expires. */
+export function keyExpiresMs(
+  createdMs: number,
+  expiresInDays: number = DEFAULT_KEY_LIFETIME_DAYS,
+): number {
+  return createdMs + expiresInDays * DAY_MS;
+}
+
+/**
+ * Keys minted before keys expired have no expiry: the migration gives each one the default
+ * lifetime from the moment it runs (not from its creation, which could end it at once).
+ */
+export function migratedKeyExpiresMs(migratedMs: number): number {
+  return keyExpiresMs(migratedMs);
 }
 
 /** A stored key as the store reads it (times in epoch milliseconds). */

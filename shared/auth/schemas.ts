@@ -1,5 +1,6 @@
 // Request and response schemas of the auth and key routes (spec 6.4); types come from here.
 import { z } from "zod";
+import { DEFAULT_KEY_LIFETIME_DAYS, MAX_KEY_LIFETIME_DAYS } from "./keys.ts";
 
 export const ApiErrorSchema = z
   .object({
@@ -21,15 +22,18 @@ export const CreateKeyRequestSchema = z
       .max(100, "name must be 1 to 100 characters")
       .regex(PRINTABLE, "name must not contain control characters")
       .refine((s) => s.trim() !== "", "name must not be blank"),
+    // Every key expires: a leaked key stops working by itself (spec 6.4).
     expiresInDays: z
       .number()
       .int("expiresInDays must be a whole number")
-      .min(1, "expiresInDays must be 1 to 3650")
-      .max(3650, "expiresInDays must be 1 to 3650")
-      .optional(),
+      .min(1, `expiresInDays must be 1 to ${MAX_KEY_LIFETIME_DAYS}`)
+      .max(MAX_KEY_LIFETIME_DAYS, `expiresInDays must be 1 to ${MAX_KEY_LIFETIME_DAYS}`)
+      .default(DEFAULT_KEY_LIFETIME_DAYS)
+      .meta({ description: `Days until the key expires (default ${DEFAULT_KEY_LIFETIME_DAYS}).` }),
   })
   .meta({ id: "CreateKeyRequest" });
-export type CreateKeyRequest = z.infer<typeof CreateKeyRequestSchema>;
+/** What a caller sends (`expiresInDays` may be left out); the route reads the parsed output. */
+export type CreateKeyRequest = z.input<typeof CreateKeyRequestSchema>;
 
 const Instant = z.string().meta({ format: "date-time", example: "2026-12-01T10:00:00Z" });
 
@@ -41,7 +45,7 @@ export const CreatedKeySchema = z
       .string()
       .meta({ description: "The key itself: shown this once, stored only as a hash." }),
     createdAt: Instant,
-    expiresAt: Instant.nullable(),
+    expiresAt: Instant,
   })
   .meta({ id: "CreatedKey" });
 export type CreatedKey = z.infer<typeof CreatedKeySchema>;

@@ -4,6 +4,8 @@
 // so a typo such as `ttl` for `ttlSeconds` is never silently ignored); response schemas accept
 // extra keys, so an older client keeps working against a newer Worker.
 import { z } from "zod";
+import { SUB_ISSUE_BODY_MAX } from "../claims/sub-issue-marker.ts";
+import { WRITE_MARKER_ROOM } from "../claims/write-records.ts";
 import { QUEUE_ORDERS } from "../queue/order.ts";
 import { QUEUE_KINDS } from "../queue/queue.ts";
 
@@ -203,12 +205,18 @@ export const ReleaseRequestSchema = FencedSchema.extend({
 });
 export type ReleaseRequest = z.infer<typeof ReleaseRequestSchema>;
 
+const COMMENT_MAX = 65_536 - WRITE_MARKER_ROOM;
+
 /** `POST .../issues/{n}/comments` */
 export const CommentRequestSchema = FencedSchema.extend({
   body: z
     .string()
     .min(1, "must not be empty")
-    .max(65_536, "must be at most 65536 characters (GitHub's limit)"),
+    // GitHub's limit is 65,536; the rest is room for the hidden marker of the write's claim.
+    .max(
+      COMMENT_MAX,
+      `must be at most ${COMMENT_MAX} characters (GitHub's limit less the write's marker)`,
+    ),
 });
 export type CommentRequest = z.infer<typeof CommentRequestSchema>;
 
@@ -233,7 +241,13 @@ export type CloseRequest = z.infer<typeof CloseRequestSchema>;
 /** `POST .../issues/{n}/sub-issues`: opens an issue and links it under `n`. */
 export const SubIssueRequestSchema = FencedSchema.extend({
   title: z.string().trim().min(1, "must not be empty").max(256, "must be at most 256 characters"),
-  body: z.string().max(65_536, "must be at most 65536 characters").optional(),
+  body: z
+    .string()
+    .max(
+      SUB_ISSUE_BODY_MAX,
+      `must be at most ${SUB_ISSUE_BODY_MAX} characters (GitHub's limit, less the idempotency marker)`,
+    )
+    .optional(),
   idempotencyKey: z
     .string()
     .regex(/^[A-Za-z0-9._-]{1,128}$/, "must be 1 to 128 of A-Z a-z 0-9 . _ -")
@@ -298,6 +312,11 @@ export const QueueResponseSchema = z.object({
   total: z.number().int(),
   /** Present while the breaker is red: only repair issues are handed out. */
   paused: PausedSchema.optional(),
+  /**
+   * Present until the repository's first full reconcile is done: the queue is made from what
+   * webhooks brought so far, and may miss issues and edges.
+   */
+  partial: z.literal(true).optional(),
 });
 export type QueueResponse = z.infer<typeof QueueResponseSchema>;
 
@@ -413,6 +432,7 @@ export const CLAIM_CONFLICT_REASONS = [
   "repo-limit",
   "label-limit",
   "paused",
+  "write-in-flight",
 ] as const;
 
 /** Every error's body: `{error, message}`, plus `reason` and `holder` on claim conflicts. */

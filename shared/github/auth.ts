@@ -25,6 +25,11 @@ export class MemoryTokenCache implements TokenCache {
 
 export type GitHubAuth =
   | { kind: "token"; token: string }
+  /**
+   * The App's OAuth client id and secret, as Basic auth: GitHub takes them only on
+   * `/applications/{client_id}/...` (checking a user token), so no other route is sent them.
+   */
+  | { kind: "client"; clientId: string; clientSecret: string }
   | {
       kind: "app";
       appId: number | string;
@@ -82,6 +87,7 @@ export function octokitAuthOptions(auth: GitHubAuth, now: () => number): Record<
     if (auth.token.trim() === "") throw new GitHubConfigError("the GitHub token is empty");
     return { auth: auth.token };
   }
+  if (auth.kind === "client") return { authStrategy: clientAuth, auth };
   const privateKey = checkAppPrivateKey(auth.privateKey);
   return {
     authStrategy: createAppAuth,
@@ -96,4 +102,31 @@ export function octokitAuthOptions(auth: GitHubAuth, now: () => number): Record<
       ),
     },
   };
+}
+
+type RequestFn = ((route: unknown, params?: unknown) => Promise<unknown>) & {
+  endpoint: {
+    merge(route: unknown, params?: unknown): { url: string; headers: Record<string, string> };
+  };
+};
+
+/**
+ * An Octokit auth strategy sending the App's client credentials as Basic auth, only to the
+ * `/applications/{client_id}/...` routes (a request elsewhere is refused before it is sent).
+ */
+function clientAuth(options: { clientId: string; clientSecret: string }) {
+  const authorization = `basic ${btoa(`${options.clientId}:${options.clientSecret}`)}`;
+  const auth = async () => ({ type: "oauth-app", clientId: options.clientId });
+  return Object.assign(auth, {
+    hook(request: RequestFn, route: unknown, params?: unknown) {
+      const endpoint = request.endpoint.merge(route, params);
+      if (!/\/applications\/[^/]+\//.test(endpoint.url)) {
+        throw new GitHubConfigError(
+          `the App's client credentials are sent only to /applications/{client_id}/..., not to ${endpoint.url}`,
+        );
+      }
+      endpoint.headers.authorization = authorization;
+      return request(endpoint);
+    },
+  });
 }

@@ -73,6 +73,13 @@ export interface RequestSpec {
    * GraphQL page of 100 issues is thousands of them. For answers with no such integer.
    */
   plainJson?: boolean;
+  /**
+   * A bound the request never outlives (a fenced write's deadline, shared/claims/write-records.ts):
+   * no wait (pacing, a rate limit, a retry's backoff) that would end at or after `atMs` (the
+   * client's clock) is started, and `signal`, which the caller aborts at that instant, aborts
+   * an attempt in flight. Either way a `deadline` GitHubApiError.
+   */
+  deadline?: { atMs: number; signal: AbortSignal };
 }
 
 export interface GitHubResponse<T> {
@@ -222,6 +229,8 @@ export class GitHubClient {
   private readonly paceBelow: number;
   private readonly pacer: RateLimitPacer;
   readonly repository: { id: number; fullName: string } | undefined;
+  /** The deadline every request of this client keeps (a view made by `bounded`). */
+  private deadline: RequestSpec["deadline"];
 
   constructor(options: GitHubClientOptions) {
     this.repository = options.repository;
@@ -242,6 +251,16 @@ export class GitHubClient {
       request: { fetch: fetchFn },
       ...octokitAuthOptions(options.auth, this.now),
     });
+  }
+
+  /**
+   * This client, every request of which keeps `deadline` (a fenced write's: see
+   * `RequestSpec.deadline`). The view shares everything else (token, pacing, counters).
+   */
+  bounded(deadline: NonNullable<RequestSpec["deadline"]>): GitHubClient {
+    const view = Object.create(this) as GitHubClient;
+    view.deadline = deadline;
+    return view;
   }
 
   /** GraphQL lives at `/graphql` on github.com and at `/api/graphql` on Enterprise. */
@@ -285,6 +304,19 @@ export class GitHubClient {
     let refreshedToken = false;
     const bucket = bucketOf(templ);
     let waitedForLimit = false;
+    const deadline = spec.deadline ?? this.deadline;
+    // The request's deadline came (or would come during a wait): nothing more is sent. Whatever
+    // was sent in flight, or failed in transit before, may have been applied.
+    const pastDeadline = (attempts: number, inFlight: boolean, reason: string) =>
+      new GitHubApiError({
+        kind: "deadline",
+        operation: spec.operation,
+        request: described,
+        status: null,
+        attempts,
+        reason,
+        outcome: method === "GET" ? undefined : inFlight || retries > 0 ? "unknown" : "not-applied",
+      });
     for (let attempt = 1; ; attempt++) {
       // Low on requests: space them so the bucket lasts until it resets (pacing.ts). A wait
       // longer than the client accepts for a rate limit is a `rate-limited` refusal instead,
@@ -306,13 +338,17 @@ export class GitHubClient {
           retryAfterMs: pace,
         });
       }
+      if (deadline && (deadline.signal.aborted || now + pace >= deadline.atMs)) {
+        throw pastDeadline(attempt - 1, false, "the write's deadline came before it could be sent");
+      }
       this.pacer.sent(bucket, now + pace);
       if (pace > 0) {
         this.stats.paceWaits += 1;
         this.stats.pacedMs += pace;
         await this.sleep(pace);
       }
-      const signal = AbortSignal.timeout(this.timeoutMs);
+      const timeout = AbortSignal.timeout(this.timeoutMs);
+      const signal = deadline ? AbortSignal.any([timeout, deadline.signal]) : timeout;
       try {
         const res = await this.octokit.request(route, {
           ...params,
@@ -328,6 +364,13 @@ export class GitHubClient {
         const data = spec.plainJson ? await plainJson(res.data as ReadableStream | null) : res.data;
         return { status: res.status, data: data as T, headers };
       } catch (error) {
+        if (deadline?.signal.aborted && !timeout.aborted) {
+          throw pastDeadline(
+            attempt,
+            true,
+            "aborted at the write's deadline, before GitHub answered",
+          );
+        }
         const failure = classify(error);
         this.observe(templ, failure.headers);
         if (failure.status === 304) {
@@ -357,6 +400,13 @@ export class GitHubClient {
             limit.waitMs > this.policy.maxRateLimitWaitMs
           ) {
             throw fail("rate-limited", { retryAfterMs: limit.waitMs });
+          }
+          if (deadline && this.now() + limit.waitMs >= deadline.atMs) {
+            throw pastDeadline(
+              attempt,
+              false,
+              `GitHub asked to wait ${Math.ceil(limit.waitMs / 1000)} s, past the write's deadline`,
+            );
           }
           rateLimitRetries += 1;
           this.stats.rateLimitWaits += 1;
@@ -390,9 +440,11 @@ export class GitHubClient {
         }
         const transient = TRANSIENT.has(failure.kind);
         if (transient && spec.idempotent && retries < this.policy.maxRetries) {
+          const backoff = backoffMs(this.policy, retries + 1, this.random);
+          if (deadline && this.now() + backoff >= deadline.atMs) throw fail(failure.kind);
           retries += 1;
           this.stats.retries += 1;
-          await this.sleep(backoffMs(this.policy, retries, this.random));
+          await this.sleep(backoff);
           continue;
         }
         throw fail(failure.kind);

@@ -4,6 +4,7 @@
  * - `server` / `network` / `timeout`: GitHub or the path to it failed.
  * - `unauthorized` (401), `forbidden` (403), `not-found` (404, 410), `invalid` (422),
  *   `http` (another status), `graphql` (errors in a 200 answer), `bad-response`.
+ * - `deadline`: the request's deadline (a fenced write's) came first: nothing more was sent.
  */
 export type GitHubErrorKind =
   | "rate-limited"
@@ -16,7 +17,8 @@ export type GitHubErrorKind =
   | "invalid"
   | "http"
   | "graphql"
-  | "bad-response";
+  | "bad-response"
+  | "deadline";
 
 /**
  * For a write that failed: `not-applied` when GitHub certainly did nothing (a 4xx, a rate

@@ -126,6 +126,44 @@ export async function createIssue(
   return { number: res.data.number, id: res.data.id, url: res.data.html_url };
 }
 
+/**
+ * The issue of `repo` whose body carries `marker`, among those updated since `sinceIso`
+ * (newest created first, up to `maxPages` pages of 100), or null: how a create whose answer
+ * was lost is found again (shared/claims/sub-issue-marker.ts).
+ */
+export async function findIssueWithMarker(
+  client: GitHubClient,
+  repo: string,
+  sinceIso: string,
+  marker: string,
+  maxPages = 3,
+): Promise<{ number: number; id: number } | null> {
+  const { owner, name } = splitRepo(repo);
+  for (let page = 1; page <= maxPages; page++) {
+    const res = await client.send<
+      Array<{ number: number; id: number; body?: string | null; pull_request?: unknown }>
+    >({
+      operation: `look for the issue a lost create opened in ${repo}`,
+      route: "GET /repos/{owner}/{repo}/issues",
+      params: {
+        owner,
+        repo: name,
+        state: "all",
+        since: sinceIso,
+        sort: "created",
+        direction: "desc",
+        per_page: 100,
+        page,
+      },
+      idempotent: true,
+    });
+    const found = res.data.find((i) => !i.pull_request && i.body?.includes(marker));
+    if (found) return { number: found.number, id: found.id };
+    if (!/rel="next"/.test(res.headers.link ?? "")) return null;
+  }
+  return null;
+}
+
 export type CloseReason = "completed" | "not_planned" | "duplicate";
 
 export async function closeIssue(

@@ -28,6 +28,12 @@ export const IDEMPOTENCY_RETENTION_MS = 7 * DAY_MS;
  * `claims.maxAttempts` of them per issue, because the dead letter is decided by their count.
  */
 export const CLAIM_HISTORY_RETENTION_MS = 30 * DAY_MS;
+/**
+ * Ended claims kept per issue, whatever their age: a direct claim → release `done` loop would
+ * otherwise add a row per turn for 30 days. Failed claims that still count as attempts, and
+ * ended claims whose IDD marker still owes its `unclaimed-by`, are kept beyond it.
+ */
+export const CLAIM_HISTORY_PER_ISSUE = 50;
 /** A marker author's write access, as GitHub answered it, before it is asked again. */
 export const AUTHOR_TRUST_TTL_MS = DAY_MS;
 /** A revoked or expired fleet key is still listed (for the record) this long, then forgotten. */

@@ -153,6 +153,18 @@ export function repoPage(m: RepoPageModel): Html {
             html`<tr class="claim" data-number="${c.issue.label.slice(1)}"><td>${issue(c.issue)}</td><td>${c.agentId}${c.machine ? html` <span class="pill">${c.machine}</span>` : ""}${c.source === "idd" ? html` <span class="pill">IDD marker</span>` : ""}</td><td>${c.fence ?? "–"}</td><td>${c.expiresAt}</td></tr>`,
         )}</tbody></table></div>`,
   );
+  // Writes of a claim that may still reach GitHub: their issues wait (shown only when any).
+  const writes =
+    m.writes.length === 0
+      ? ""
+      : section(
+          `Writes in flight (${m.writes.length})`,
+          "writes",
+          html`<p class="empty">Each issue below is granted to nobody until its write record closes.</p><div class="scroll"><table><thead><tr><th>Issue</th><th>Agent</th><th>Fence</th><th>Write</th><th>State</th><th>Closes</th></tr></thead><tbody>${m.writes.map(
+            (w) =>
+              html`<tr class="write" data-number="${w.issue.label.slice(1)}"><td>${issue(w.issue)}</td><td>${w.agentId ?? "–"}</td><td>${w.fence}</td><td>${w.kind}</td><td>${w.state}</td><td>${w.closesAt}</td></tr>`,
+          )}</tbody></table></div>`,
+        );
   const blocked = section(
     `Blocked (${m.blocked.length})`,
     "blocked",
@@ -208,6 +220,7 @@ export function repoPage(m: RepoPageModel): Html {
     "Sync",
     "sync",
     html`<p class="empty">Writes: ${m.repository.writes}${m.repository.archived ? " (archived)" : ""}. Parked writes: ${m.parkedWrites}.</p>
+${m.firstReconcile === null ? "" : html`<p class="first-reconcile"><b>${m.firstReconcile}</b></p>`}${m.installation === null ? "" : html`<p class="empty installation-progress">Installation: ${m.installation}</p>`}
 ${m.reconcile === null ? html`<p class="empty">No full reconcile is under way.</p>` : html`<details open><summary>Full reconcile under way</summary><pre>${m.reconcile}</pre></details>`}
 <details${m.reconcile === null ? raw(" open") : ""}><summary>Watermarks</summary><pre>${m.watermarks}</pre></details>`,
   );
@@ -227,7 +240,7 @@ ${m.reconcile === null ? html`<p class="empty">No full reconcile is under way.</
     html`<h1><a href="${m.repoUrl}">${m.repo}</a></h1>
 <p class="sub">As of ${m.now}${m.repository.private === false ? " · public" : m.repository.private ? " · private" : ""}</p>
 ${pause}${figures}${picture}
-<div class="grid">${queue}${claims}${policy}${blocked}${dead}${rollups}${cycles}${config}${sync}</div>
+<div class="grid">${queue}${claims}${writes}${policy}${blocked}${dead}${rollups}${cycles}${config}${sync}</div>
 <div style="height:14px"></div>${audit}`,
   );
 }
@@ -238,6 +251,8 @@ export interface InstallationListing {
   repositories: Array<{ fullName: string; private: boolean }>;
   /** More repositories than listed (GitHub pages them). */
   more: boolean;
+  /** The installation's pacing of full reconciles, in a sentence (null: not known). */
+  progress?: string | null;
 }
 
 export function homePage(viewer: string, installations: InstallationListing[]): Html {
@@ -251,7 +266,7 @@ ${
     ? none("switchyard is not installed on any account you can see.")
     : installations.map(
         (i) =>
-          html`<section class="card installation" data-id="${i.id}"><h2>${i.account} <span class="pill">installation ${i.id}</span></h2>${
+          html`<section class="card installation" data-id="${i.id}"><h2>${i.account} <span class="pill">installation ${i.id}</span></h2>${i.progress ? html`<p class="empty installation-progress">${i.progress}</p>` : ""}${
             i.repositories.length === 0
               ? none("No repositories you can see.")
               : html`<ul class="repos">${i.repositories.map(

@@ -1,10 +1,11 @@
 // The repository page's view-model: what the RepoObject answered (its graph read and its status
 // read), turned into the lists, links and figures the page shows. Pure: the Worker and any
 // other host build the same model from the same answers, and render the same page.
+import type { FirstReconcile, InstallProgress } from "../budget/reconcile-permits.ts";
 import type { Attempt } from "../claims/rules.ts";
 import type { Diagnostic } from "../graph/analyze.ts";
 import type { IssueRef } from "../graph/refs.ts";
-import { type EndedClaim, type Figures, figuresOf } from "./figures.ts";
+import { type EndedClaim, type Figures, figuresOf, formatDuration } from "./figures.ts";
 import type { Picture } from "./picture.ts";
 import { renderGraphSvg } from "./svg.ts";
 
@@ -24,6 +25,9 @@ export interface GraphRead {
   /** Reconcile progress, when the RepoObject reports it. */
   reconcile?: unknown;
   reconcileProgress?: unknown;
+  /** The first full reconcile's state, and the installation's pacing (issue 25). */
+  firstReconcile?: FirstReconcile;
+  installation?: InstallProgress | null;
   /** The circuit breaker (functions/objects/repo/breaker.ts `BreakerView`). */
   breaker?: {
     state: string;
@@ -80,6 +84,17 @@ export interface StatusRead {
     stuckAt: string | null;
     attempts: Attempt[];
   }>;
+  /** Fenced write records open now: their issues are granted to nobody until they close. */
+  writes?: Array<{
+    number: number;
+    agentId: string | null;
+    fence: number;
+    kind: string;
+    deadline: string;
+    closesAt: string;
+    /** Null while the write runs; `no-answer` while GitHub may still apply it. */
+    outcome: string | null;
+  }>;
   ended: EndedClaim[];
   audit: Array<{ seq: number; at: string; kind: string; detail: unknown }>;
 }
@@ -128,6 +143,14 @@ export interface RepoPageModel {
   blocked: Array<{ issue: Link; title: string; blockers: Link[] }>;
   rollupCandidates: Array<{ issue: Link; title: string; children: Link[] }>;
   deadLetters: Array<{ issue: Link; title: string; stuckAt: string | null; attempts: Attempt[] }>;
+  writes: Array<{
+    issue: Link;
+    agentId: string | null;
+    fence: number;
+    kind: string;
+    closesAt: string;
+    state: string;
+  }>;
   cycles: Link[][];
   unresolved: Array<{ issue: Link; ref: string }>;
   configError: string | null;
@@ -135,6 +158,10 @@ export interface RepoPageModel {
   config: string;
   watermarks: string;
   reconcile: string | null;
+  /** Until the first full reconcile is done: where it stands (null once done). */
+  firstReconcile: string | null;
+  /** The installation's pacing of full reconciles, in a sentence (null: not known). */
+  installation: string | null;
   repository: { archived: boolean; private: boolean | null; writes: string };
   parkedWrites: number;
   audit: Array<{ at: string; kind: string; detail: string }>;
@@ -216,6 +243,15 @@ export function repoPageModel(input: {
       stuckAt: d.stuckAt,
       attempts: d.attempts,
     })),
+    writes: (status.writes ?? []).map((w) => ({
+      issue: link(w.number),
+      agentId: w.agentId,
+      fence: w.fence,
+      kind: w.kind,
+      closesAt: w.closesAt,
+      state:
+        w.outcome === null ? `in flight (deadline ${w.deadline})` : "no answer from GitHub yet",
+    })),
     cycles: graph.diagnostics.flatMap((d) => (d.kind === "cycle" ? [d.issues.map(link)] : [])),
     unresolved: graph.diagnostics.flatMap((d) =>
       d.kind === "unresolved-ref" ? [{ issue: link(d.issue), ref: String(d.ref) }] : [],
@@ -231,6 +267,8 @@ export function repoPageModel(input: {
       writes: graph.repository?.writes ?? "on",
     },
     parkedWrites: graph.parkedWritesCount ?? 0,
+    firstReconcile: describeFirstReconcile(graph.firstReconcile),
+    installation: graph.installation ? describeInstallProgress(graph.installation) : null,
     audit: status.audit.map((a) => ({ at: a.at, kind: a.kind, detail: JSON.stringify(a.detail) })),
   };
 }
@@ -277,4 +315,32 @@ function policyModel(
             },
     },
   };
+}
+
+/** A first full reconcile not done yet, in a sentence (null once done or not known). */
+export function describeFirstReconcile(first: FirstReconcile | undefined): string | null {
+  if (first === undefined || first.state === "done") return null;
+  const why = "until then the graph holds only what webhooks brought";
+  if (first.state === "running") return `The first full reconcile is under way; ${why}.`;
+  return first.position === null
+    ? `The first full reconcile waits for the installation's permit; ${why}.`
+    : `The first full reconcile waits for the installation's permit (${ordinal(first.position)} in line); ${why}.`;
+}
+
+/** The installation's pacing of full reconciles, in a sentence. */
+export function describeInstallProgress(p: InstallProgress): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const total = p.reconciled + p.waiting + p.inFlight;
+  const rest = p.waiting + p.inFlight;
+  return (
+    `${n(p.reconciled)} of ${n(total)} repositories reconciled, ${n(p.waiting)} waiting, ${n(p.inFlight)} in progress; ` +
+    `${n(p.usedThisHour)} requests spent on reconciles this hour (budget ${n(p.budgetPerHour)} an hour)` +
+    (rest === 0 ? "." : `; the rest in about ${formatDuration(p.etaMs)}.`)
+  );
+}
+
+function ordinal(k: number): string {
+  const tens = k % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : (["th", "st", "nd", "rd"][k % 10] ?? "th");
+  return `${k}${suffix}`;
 }

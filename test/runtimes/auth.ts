@@ -4,8 +4,14 @@
 import assert from "node:assert/strict";
 import { createLocalJWKSet, type JSONWebKeySet } from "jose";
 import { createGitHubSimulator, simulatorFetch } from "../../infra/github-sim/app.ts";
+import { SIM_CLIENT_SECRET } from "../../infra/github-sim/oauth.ts";
 import { seedSnapshot } from "../../infra/github-sim/seed.ts";
 import { resolveBound, userAccess } from "../../shared/auth/access.ts";
+import {
+  appTokenVerdict,
+  githubTokenKind,
+  scopedTokenAccess,
+} from "../../shared/auth/github-tokens.ts";
 import { sha256Hex } from "../../shared/auth/hash.ts";
 import { keyVerdict, mintKey, parseKey } from "../../shared/auth/keys.ts";
 import { verifyActionsToken } from "../../shared/auth/oidc.ts";
@@ -93,6 +99,73 @@ export const checks: Check[] = [
       assert.deepEqual(await ask("tok-w"), { ok: true, access: "write", repoId });
       assert.equal((await ask("tok-r")).ok, false);
       assert.equal(((await ask("ghs_unknown")) as { status: number }).status, 401);
+    },
+  },
+  {
+    name: "GitHub token kinds: X-OAuth-Scopes and the App's check of ghu_ tokens (simulator)",
+    async run() {
+      const { sim, fetch, control } = setup();
+      await control("/users", { login: "s", token: "ghp_scoped", repos: { "rt/app": "write" } });
+      await control("/users", {
+        login: "n",
+        token: "ghp_noscope",
+        repos: { "rt/app": "write" },
+        scopes: ["read:org"],
+      });
+      await control("/users", { login: "u", token: "ghu_ours", repos: { "rt/app": "write" } });
+      await control("/users", {
+        login: "o",
+        token: "ghu_theirs",
+        repos: { "rt/app": "write" },
+        clientId: "Iv1.other",
+      });
+      const scoped = async (token: string) => {
+        const client = new GitHubClient({ auth: { kind: "token", token }, baseUrl: BASE, fetch });
+        const kind = githubTokenKind(token);
+        try {
+          const res = await client.send<unknown>({
+            operation: "check",
+            route: "GET /repos/{owner}/{repo}",
+            params: { owner: "rt", repo: "app" },
+            idempotent: true,
+          });
+          const answer = { kind: "ok" as const, body: res.data };
+          return scopedTokenAccess("rt/app", kind, answer, res.headers["x-oauth-scopes"]);
+        } catch (error) {
+          // Without `repo`, GitHub hides a private repository (404).
+          assert.ok(error instanceof GitHubApiError);
+          const answer = { kind: "error" as const, errorKind: error.kind, status: error.status };
+          return scopedTokenAccess("rt/app", kind, answer, undefined);
+        }
+      };
+      assert.equal((await scoped("ghp_scoped")).ok, true);
+      assert.equal(((await scoped("ghp_noscope")) as { status: number }).status, 403);
+      const clientId = `Iv1.sim${sim.appId}`;
+      const app = new GitHubClient({
+        auth: { kind: "client", clientId, clientSecret: SIM_CLIENT_SECRET },
+        baseUrl: BASE,
+        fetch,
+      });
+      const check = async (token: string) => {
+        try {
+          const res = await app.send<unknown>({
+            operation: "check",
+            route: "POST /applications/{client_id}/token",
+            params: { client_id: clientId, access_token: token },
+            idempotent: true,
+          });
+          return appTokenVerdict(clientId, { kind: "ok", body: res.data });
+        } catch (error) {
+          assert.ok(error instanceof GitHubApiError);
+          return appTokenVerdict(clientId, {
+            kind: "error",
+            errorKind: error.kind,
+            status: error.status,
+          });
+        }
+      };
+      assert.deepEqual(await check("ghu_ours"), { ok: true, login: "u" });
+      assert.equal(((await check("ghu_theirs")) as { status: number }).status, 401);
     },
   },
   {

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it, type MockInstance, vi } from
 import { app } from "../../functions/app.ts";
 import { directory } from "../../functions/objects/directory/directory-object.ts";
 import { idShardKey, nameShardKey, shard } from "../../functions/objects/names/name-object.ts";
+import { keysExpire, REPO_MIGRATIONS } from "../../functions/objects/repo/repo-schema.ts";
+import { RepoStore } from "../../functions/objects/repo/repo-store.ts";
 import { sha256Hex } from "../../shared/auth/hash.ts";
 import { mintKey } from "../../shared/auth/keys.ts";
 import {
@@ -78,12 +80,27 @@ async function expectError(answer: Answer | Promise<Answer>, status: number, err
   return a;
 }
 
-/** A simulator user whose token has `repos` roles; the token is remembered as a secret. */
-async function user(login: string, repos: Record<string, string>): Promise<string> {
-  const token = `ghp_${login.replace(/[^A-Za-z0-9]/g, "")}${crypto.randomUUID().replace(/-/g, "")}`;
+/**
+ * A simulator user whose token has `repos` roles; the token is remembered as a secret. `prefix`
+ * picks the token's kind (default a classic `ghp_`), `scopes` a classic or OAuth token's scopes
+ * (the simulator's default: `repo`), `clientId` the App a `ghu_` token was issued to.
+ */
+async function user(
+  login: string,
+  repos: Record<string, string>,
+  opts: { prefix?: string; scopes?: string[]; clientId?: string } = {},
+): Promise<string> {
+  const token = `${opts.prefix ?? "ghp_"}${login.replace(/[^A-Za-z0-9]/g, "")}${crypto.randomUUID().replace(/-/g, "")}`;
   secrets.add(token);
-  await sim("/users", { body: { login, token, repos } });
+  const { prefix: _prefix, ...grant } = opts;
+  await sim("/users", { body: { login, token, repos, ...grant } });
   return token;
+}
+
+/** How many requests the simulator has answered on `endpoint` (e.g. `GET /repos/{owner}/{repo}`). */
+async function asked(endpoint: string): Promise<number> {
+  const counters = await sim<{ byEndpoint: Record<string, { total: number }> }>("/counters");
+  return counters.byEndpoint[endpoint]?.total ?? 0;
 }
 
 async function oidcToken(
@@ -211,17 +228,135 @@ describe("GitHub user tokens", () => {
 
   it("GitHub's answer is cached by the token's hash: a second request asks GitHub nothing", async () => {
     const token = await user("cached", { "auth-a/app": "write" });
-    const asked = async () =>
-      (await sim<{ byEndpoint: Record<string, { total: number }> }>("/counters")).byEndpoint[
-        "GET /repos/{owner}/{repo}"
-      ]?.total ?? 0;
-    const before = await asked();
+    const permission = () => asked("GET /repos/{owner}/{repo}");
+    const before = await permission();
     expect((await graph("auth-a/app", token)).status).toBe(200);
-    const afterFirst = await asked();
+    const afterFirst = await permission();
     expect(afterFirst).toBe(before + 1);
     expect((await graph("auth-a/app", token)).status).toBe(200);
     expect((await graph("AUTH-A/App", token)).status).toBe(200);
-    expect(await asked()).toBe(afterFirst);
+    expect(await permission()).toBe(afterFirst);
+  });
+});
+
+describe("each kind of GitHub token is used only with the authority it carries", () => {
+  const APP_CHECK = "POST /applications/{client_id}/token";
+  const PERMISSION = "GET /repos/{owner}/{repo}";
+
+  it("ghp_ without the repo scope: 403 naming the rule, whatever its person's role", async () => {
+    const token = await user("noscope", { "auth-a/app": "admin" }, { scopes: ["read:org"] });
+    const refused = await expectError(graph("auth-a/app", token), 403, "forbidden");
+    expect(refused.body?.message).toMatch(/repo scope/);
+    await expectError(createKey("auth-a/app", token), 403, "forbidden");
+    const none = await user("noscope2", { "auth-a/app": "admin" }, { scopes: [] });
+    await expectError(graph("auth-a/app", none), 403, "forbidden");
+  });
+
+  it("public_repo is enough on a public repository only", async () => {
+    const pub = await install({ repo: "auth-pub/app", issues: [seedIssue(1)] });
+    await sim("/repos/auth-pub/app/visibility", { body: { private: false } });
+    await settle(pub.stub);
+    const token = await user(
+      "pubscope",
+      { "auth-pub/app": "write", "auth-a/app": "write" },
+      { scopes: ["public_repo"] },
+    );
+    expect((await graph("auth-pub/app", token)).status).toBe(200);
+    const refused = await expectError(graph("auth-a/app", token), 403, "forbidden");
+    expect(refused.body?.message).toMatch(/repo scope/);
+  });
+
+  it("gho_ with the repo scope: accepted as its person's role", async () => {
+    const token = await user("oauthy", { "auth-a/app": "write" }, { prefix: "gho_" });
+    expect((await graph("auth-a/app", token)).status).toBe(200);
+    await expectError(createKey("auth-a/app", token), 403, "forbidden");
+  });
+
+  it("our App's ghu_: accepted, its App check remembered by the token's hash", async () => {
+    const token = await user("appuser", { "auth-a/app": "admin" }, { prefix: "ghu_" });
+    const before = await asked(APP_CHECK);
+    expect((await graph("auth-a/app", token)).status).toBe(200);
+    expect(await asked(APP_CHECK)).toBe(before + 1);
+    expect((await graph("auth-a/app", token)).status).toBe(200);
+    expect(await asked(APP_CHECK)).toBe(before + 1);
+    // An admin's ghu_ mints keys; the audit names who and which kind of token.
+    const created = await createKey("auth-a/app", token, { name: "from ghu" });
+    expect(created.status).toBe(201);
+    const audit = (await A.stub.auditLog(50)).find(
+      (e) => e.kind === "key-created" && e.detail.id === created.body?.id,
+    );
+    expect(audit?.detail).toMatchObject({ name: "from ghu", by: "appuser", tokenKind: "ghu_" });
+  });
+
+  it("another App's ghu_: 401 naming the rule, never its person's role", async () => {
+    const token = await user(
+      "otherapp",
+      { "auth-a/app": "admin" },
+      { prefix: "ghu_", clientId: "Iv1.someoneelse" },
+    );
+    const before = await asked(PERMISSION);
+    const refused = await expectError(graph("auth-a/app", token), 401, "unauthorized");
+    expect(refused.body?.message).toMatch(/switchyard's own App/);
+    expect(await asked(PERMISSION)).toBe(before);
+  });
+
+  it("ghu_ without the App's client credentials: 401 naming the settings", async () => {
+    const token = await user("nocreds", { "auth-a/app": "admin" }, { prefix: "ghu_" });
+    const response = await app.request(
+      `${PUBLIC_URL}/v1/repos/auth-a/app/graph`,
+      { headers: { authorization: `Bearer ${token}` } },
+      { ...env, GITHUB_APP_CLIENT_ID: undefined, GITHUB_APP_CLIENT_SECRET: undefined },
+    );
+    expect(response.status).toBe(401);
+    const body = (await response.json()) as { error: string; message: string };
+    expect(body.message).toMatch(/GITHUB_APP_CLIENT_ID/);
+    expect(body.message).toMatch(/GITHUB_APP_CLIENT_SECRET/);
+  });
+
+  it("github_pat_ and ghs_: 401 pointing to fleet keys or OIDC, without asking GitHub", async () => {
+    const pat = await user("finegrained", { "auth-a/app": "admin" }, { prefix: "github_pat_" });
+    // An installation token (the Actions GITHUB_TOKEN) is refused by its kind alone.
+    const ghs = `ghs_${crypto.randomUUID().replace(/-/g, "")}`;
+    secrets.add(ghs);
+    const before = await asked(PERMISSION);
+    for (const token of [pat, ghs]) {
+      const refused = await expectError(graph("auth-a/app", token), 401, "unauthorized");
+      expect(refused.body?.message).toMatch(/fleet key/);
+      expect(refused.body?.message).toMatch(/OIDC/);
+    }
+    expect(await asked(PERMISSION)).toBe(before);
+  });
+
+  it("minting a key needs admin proven within the last minute: a remembered admin answer is asked again", async () => {
+    const token = await user("fading", { "auth-a/app": "admin" });
+    expect((await graph("auth-a/app", token)).status).toBe(200); // admin, remembered
+    // GitHub takes admin away (the same token, now write).
+    await sim("/users", { body: { login: "fading", token, repos: { "auth-a/app": "write" } } });
+    // A minute and a second later (the isolate's permission cache keeps its own clock).
+    const later = Date.now() + 61_000;
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => later);
+    try {
+      // The remembered answer still serves reads; the mint asks GitHub again and is refused.
+      const before = await asked(PERMISSION);
+      expect((await graph("auth-a/app", token)).status).toBe(200);
+      expect(await asked(PERMISSION)).toBe(before);
+      await expectError(createKey("auth-a/app", token), 403, "forbidden");
+      expect(await asked(PERMISSION)).toBe(before + 1);
+    } finally {
+      clock.mockRestore();
+    }
+    // A person who is still admin mints after the minute: GitHub is asked again, then yes.
+    const still = await user("still-admin", { "auth-a/app": "admin" });
+    expect((await graph("auth-a/app", still)).status).toBe(200);
+    const afterMinute = Date.now() + 61_000;
+    const again = vi.spyOn(Date, "now").mockImplementation(() => afterMinute);
+    try {
+      const before = await asked(PERMISSION);
+      expect((await createKey("auth-a/app", still, { name: "late" })).status).toBe(201);
+      expect(await asked(PERMISSION)).toBe(before + 1);
+    } finally {
+      again.mockRestore();
+    }
   });
 });
 
@@ -252,7 +387,10 @@ describe("fleet keys", () => {
   it("an admin with a user token mints a key, shown once, bound to the repository", async () => {
     const created = await createKey("auth-a/app", tokens.admin, { name: "ci runner" });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: "ci runner", expiresAt: null });
+    expect(created.body).toMatchObject({ name: "ci runner" });
+    // Every key expires: 90 days unless asked otherwise.
+    const made = created.body as { createdAt: string; expiresAt: string };
+    expect(Date.parse(made.expiresAt) - Date.parse(made.createdAt)).toBe(90 * DAY);
     expect(Object.keys(created.body ?? {}).sort()).toEqual([
       "createdAt",
       "expiresAt",
@@ -300,7 +438,8 @@ describe("fleet keys", () => {
       { name: "x".repeat(101) },
       { name: "   " },
       { name: "ok", expiresInDays: 0 },
-      { name: "ok", expiresInDays: 3651 },
+      { name: "ok", expiresInDays: 366 },
+      { name: "ok", expiresInDays: 3650 },
       { name: "ok", expiresInDays: 1.5 },
       { name: "ok", extra: true },
     ]) {
@@ -315,7 +454,7 @@ describe("fleet keys", () => {
       201,
     );
     expect(
-      (await createKey("auth-a/app", tokens.admin, { name: "y", expiresInDays: 3650 })).status,
+      (await createKey("auth-a/app", tokens.admin, { name: "y", expiresInDays: 365 })).status,
     ).toBe(201);
   });
 
@@ -393,6 +532,50 @@ describe("fleet keys", () => {
     });
     const answer = await expectError(graph("auth-a/app", expired), 401, "unauthorized");
     expect(answer.body?.message).toMatch(/expired/);
+  });
+
+  it("a key minted before keys expired gets now + 90 days at the migration, audited", async () => {
+    const mig = await install({ repo: "auth-mig/app", issues: [seedIssue(1)] });
+    const { key: old, hash } = await mintKey(mig.repoId);
+    secrets.add(old);
+    const id = crypto.randomUUID();
+    const minted = Date.now() - 400 * DAY;
+    await runInDurableObject(mig.stub, (_instance: unknown, state: DurableObjectState) => {
+      // The storage as the version before left it: a key without an expiry, the schema one
+      // step back. The new version's store over that storage migrates it.
+      const sql = state.storage.sql;
+      sql.exec(
+        "INSERT INTO fleet_keys (id, name, hash, created_by, created_ms) VALUES (?, 'old', ?, 'admin', ?)",
+        id,
+        hash,
+        minted,
+      );
+      sql.exec("UPDATE _schema SET version = ?", REPO_MIGRATIONS.indexOf(keysExpire));
+      new RepoStore(state.storage);
+    });
+    const before = Date.now();
+    const listed = keysIn(await call("GET", "/v1/repos/auth-mig/app/keys", { token: old }));
+    const expiresAt = Date.parse(String(listed.find((k) => k.id === id)?.expiresAt));
+    // From the migration, not from its creation (which would have ended it at once).
+    expect(expiresAt).toBeGreaterThan(before + 89 * DAY);
+    expect(expiresAt).toBeLessThanOrEqual(before + 90 * DAY);
+    const audit = (await mig.stub.auditLog(20)).filter((e) => e.kind === "key-expiry-set");
+    expect(audit.map((e) => e.detail)).toEqual([
+      expect.objectContaining({ id, name: "old", expiresAt: listed[0]!.expiresAt }),
+    ]);
+    expect(JSON.stringify(audit)).not.toContain(hash);
+  });
+
+  it("creating and revoking keys is audited with who and which kind of token", async () => {
+    const created = await createKey("auth-a/app", tokens.admin, { name: "audited" });
+    const id = String(created.body?.id);
+    await call("DELETE", `/v1/repos/auth-a/app/keys/${id}`, { token: tokens.admin });
+    const audit = (await A.stub.auditLog(50)).filter((e) => e.detail.id === id);
+    expect(audit.map((e) => [e.kind, e.detail.by, e.detail.tokenKind])).toEqual([
+      ["key-revoked", "admin", "ghp_"],
+      ["key-created", "admin", "ghp_"],
+    ]);
+    expect(audit[1]!.detail.expiresAt).toBe(created.body?.expiresAt);
   });
 
   it("the listing shows every key without secrets, and when each was last used (coalesced)", async () => {

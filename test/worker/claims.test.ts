@@ -2,9 +2,10 @@
 // GitHub: grants and conflicts, heartbeats, releases, expiry by alarm, fences, the dead letter,
 // limits, IDD mirroring both ways, and eviction.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fencedWrite } from "../../functions/objects/repo/fenced-write.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
+import { parseWriteMarker, withWriteMarker } from "../../shared/claims/write-records.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
 import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
 import {
@@ -36,6 +37,13 @@ async function settleAll(stub: Stub) {
 async function comments(repo: string, number: number): Promise<string[]> {
   const list = await sim<Array<{ body: string }>>(`/repos/${repo}/issues/${number}/comments`);
   return list.map((c) => c.body);
+}
+
+/** The holder's text of each comment: a fenced comment ends with its write marker. */
+async function texts(repo: string, number: number): Promise<string[]> {
+  return (await comments(repo, number)).map((b) =>
+    parseWriteMarker(b) === null ? b : b.slice(0, b.lastIndexOf("\n\n<!--")),
+  );
 }
 
 async function grant(stub: Stub, n: number | null, agentId: string, extra = {}, nowMs?: number) {
@@ -278,6 +286,9 @@ describe("releases and the dead letter", () => {
 });
 
 describe("IDD interop", () => {
+  afterEach(async () => {
+    await sim("/faults", { method: "DELETE" });
+  });
   const marker = (agent: string, claim: string, at: string) =>
     `<!-- claimed-by: ${agent} ${claim} supersedes: none ${at} branch: issue/1-x -->`;
   const nowSecond = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -346,6 +357,42 @@ describe("IDD interop", () => {
     expect(await labelsOf(repo, 1)).not.toContain("agent:processing");
   });
 
+  it("switchyard's own mirror writes never hold a grant back; the processing label is not taken off under a newer grant", async () => {
+    const { stub, repo } = await install({ repo: "idd-mirror-fence/app", issues: [ready(1)] });
+    const a = (await grant(stub, 1, "agent-a")).body;
+    await settleAll(stub);
+    expect(await labelsOf(repo, 1)).toContain("agent:processing");
+    await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" });
+    // GitHub sits on A's unclaimed-by marker.
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [{ method: "POST", path: `/repos/${repo}/issues/1/comments`, delayMs: 800 }],
+      },
+    });
+    const flushing = runDurableObjectAlarm(stub);
+    for (let i = 0; i < 400 && (await sim<{ requests: number }>("/faults")).requests > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // No write record for a mirror write: B is granted while it is in flight.
+    const b = await grant(stub, 1, "agent-b");
+    expect(b.status).toBe(201);
+    await flushing;
+    await settleAll(stub);
+    const markers = (await comments(repo, 1)).filter((body) => body.includes("claimed-by"));
+    expect(markers.map((m) => /^<!-- ([a-z-]+): (\S+)/.exec(m)?.slice(1).join(" "))).toEqual([
+      "claimed-by agent-a",
+      "unclaimed-by agent-a",
+      "claimed-by agent-b",
+    ]);
+    // The processing label A's end would have taken off was never removed: B holds the issue.
+    expect(await labelsOf(repo, 1)).toContain("agent:processing");
+    const writes = (await stub.auditLog(100)).filter((e) => e.kind === "fleet-write");
+    expect(writes.some((e) => (e.detail as { kind: string }).kind === "processing-remove")).toBe(
+      false,
+    );
+  });
+
   it("a live marker by a trusted author blocks a grant; an untrusted or stale one does not", async () => {
     const { stub, repo } = await install({
       repo: "idd-trust/app",
@@ -387,6 +434,60 @@ describe("IDD interop", () => {
 });
 
 describe("fenced writes", () => {
+  it("a sub-issue whose answer was lost is looked up, not opened twice, on the retry with its key", async () => {
+    const { stub, repo } = await install({ repo: "writes-lost/app", issues: [ready(1)] });
+    const g = (await grant(stub, 1, "agent-a")).body;
+    const fence = { claimId: g.claimId, fence: g.fence };
+    const titled = async (title: string) =>
+      (
+        await sim<{ issues: Array<{ number: number; parent?: number | null; title: string }> }>(
+          `/repos/${repo}/snapshot`,
+        )
+      ).issues.filter((i) => i.title === title);
+    // GitHub opens the issue, and its answer is lost.
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          { method: "POST", path: `/repos/${repo}/issues`, status: 502, phase: "after", times: 1 },
+        ],
+      },
+    });
+    const op = { kind: "sub-issue", title: "Follow-up: lost", idempotencyKey: "lost-1" } as const;
+    const lost = await stub.write(1, fence, op);
+    expect(lost.status).toBe(502);
+    expect((await titled("Follow-up: lost")).length).toBe(1);
+    // The documented retry: the same key finds that issue and links it; nothing is opened again.
+    const retry = await stub.write(1, fence, op);
+    expect(retry).toMatchObject({ status: 201, body: { created: false } });
+    const opened = await titled("Follow-up: lost");
+    expect(opened).toMatchObject([
+      { number: (retry.body as { number: number }).number, parent: 1 },
+    ]);
+    const again = await stub.write(1, fence, op);
+    expect(again).toMatchObject({ status: 201, body: { number: opened[0]!.number } });
+
+    // GitHub fails before opening anything: the retry looks, finds nothing, opens one.
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          { method: "POST", path: `/repos/${repo}/issues`, status: 502, phase: "before", times: 1 },
+        ],
+      },
+    });
+    const op2 = {
+      kind: "sub-issue",
+      title: "Follow-up: refused",
+      idempotencyKey: "lost-2",
+    } as const;
+    expect((await stub.write(1, fence, op2)).status).toBe(502);
+    expect(await titled("Follow-up: refused")).toEqual([]);
+    const second = await stub.write(1, fence, op2);
+    expect(second).toMatchObject({ status: 201, body: { created: true } });
+    expect(await titled("Follow-up: refused")).toMatchObject([{ parent: 1 }]);
+  });
+
   it("comment, labels, close and sub-issue land on GitHub with a current fence; owned labels and held issues are refused", async () => {
     const { stub, repo } = await install({
       repo: "writes-ok/app",
@@ -396,7 +497,10 @@ describe("fenced writes", () => {
     const fence = { claimId: g.claimId, fence: g.fence };
     const comment = await stub.write(1, fence, { kind: "comment", body: "progress: tests green" });
     expect(comment).toMatchObject({ status: 201, body: { id: expect.any(Number) } });
-    expect(await comments(repo, 1)).toContain("progress: tests green");
+    // The comment carries the hidden marker of its claim and fence.
+    expect(await comments(repo, 1)).toContain(
+      withWriteMarker("progress: tests green", { claimId: g.claimId, fence: g.fence }),
+    );
 
     const labels = await stub.write(1, fence, {
       kind: "labels",
@@ -465,7 +569,7 @@ describe("fenced writes", () => {
     ]) {
       expect([op.kind, (await stub.write(1, fence, op)).status]).toEqual([op.kind, 409]);
     }
-    expect(await comments(repo, 1)).not.toContain("late comment");
+    expect(await texts(repo, 1)).not.toContain("late comment");
     expect(await labelsOf(repo, 1)).not.toContain("late-label");
     const snapshot = await sim<{ issues: Array<{ number: number; state: string; title: string }> }>(
       `/repos/${repo}/snapshot`,
@@ -515,8 +619,8 @@ describe("fenced writes and renames", () => {
     });
     expect(result.status).toBe(201);
     expect((await stub.identity())?.fullName).toBe(`${name}-old`);
-    expect(await comments(`${name}-old`, 1)).toContain("written after the rename");
-    expect(await comments(name, 1)).not.toContain("written after the rename");
+    expect(await texts(`${name}-old`, 1)).toContain("written after the rename");
+    expect(await texts(name, 1)).not.toContain("written after the rename");
   });
 
   it("the repository's client refuses a write naming another repository (a name read before a rename)", async () => {
@@ -541,8 +645,8 @@ describe("fenced writes and renames", () => {
       }),
     );
     expect(result).toMatchObject({ status: 409, body: { error: "conflict", reason: "renamed" } });
-    expect(await comments(name, 1)).not.toContain("sent by the old name");
-    expect(await comments(`${name}-old`, 1)).not.toContain("sent by the old name");
+    expect(await texts(name, 1)).not.toContain("sent by the old name");
+    expect(await texts(`${name}-old`, 1)).not.toContain("sent by the old name");
   });
 });
 
@@ -598,5 +702,236 @@ describe("the queue", () => {
     // Claim-next respects capabilities: without gpu, #3 is never handed out.
     const next = await grant(stub, null, "agent-z", { capabilities: [] });
     expect(next.body.issue.number).toBe(1);
+  });
+});
+
+describe("fenced write records (a write never outlives its claim)", () => {
+  afterEach(async () => {
+    await sim("/faults", { method: "DELETE" });
+  });
+  type Record = { number: number; outcome: string | null; closedMs: number | null };
+  const openRecords = (stub: Stub) =>
+    runInDurableObject(stub, (o: RepoObject) => o.store.writes.openAt(0) as Record[]);
+
+  /** Waits until the simulator has received every request its fault plan waits for. */
+  async function faultsReached() {
+    for (let i = 0; i < 400; i++) {
+      if ((await sim<{ requests: number }>("/faults")).requests === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error("the faulted request never reached the simulator");
+  }
+
+  /** Time passes until every open record's close: due now, and the alarm runs after an eviction. */
+  async function recordsDue(stub: Stub) {
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      const now = Date.now();
+      o.store.sql`UPDATE write_records SET close_at_ms = ${now - 1} WHERE closed_ms IS NULL`;
+      o.schedules.at("writes", now - 1);
+      await o.schedules.rearm();
+    });
+    await evictDurableObject(stub);
+    await runDurableObjectAlarm(stub);
+  }
+
+  /** A holds #1 with a 60 s TTL granted 55 s ago; its claimed-by marker is already posted. */
+  async function holdFor55s(name: string) {
+    const { stub, repo } = await install({ repo: name, issues: [ready(1)] });
+    const t0 = Date.now() - 55_000;
+    const g = (await grant(stub, 1, "agent-a", { ttlSeconds: 60 }, t0)).body;
+    await settleAll(stub);
+    return { stub, repo, t0, fence: { claimId: g.claimId, fence: g.fence } };
+  }
+
+  it("the issue's reproduction: a comment GitHub delays keeps the issue from B until its record closes", async () => {
+    const { stub, repo, t0, fence } = await holdFor55s("records-delay/app");
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [{ method: "POST", path: `/repos/${repo}/issues/1/comments`, delayMs: 3_000 }],
+      },
+    });
+    // At 55 s A posts a comment; GitHub sits on it.
+    const pending = stub.write(1, fence, { kind: "comment", body: "late progress" });
+    await faultsReached();
+    expect(await openRecords(stub)).toMatchObject([{ number: 1, outcome: null }]);
+    // At 60.5 s A's claim has expired, but its write may still land: B is refused, and
+    // claim-next skips the issue.
+    const b = await stub.claim(1, { agentId: "agent-b" }, t0 + 60_500);
+    expect(b).toMatchObject({
+      status: 409,
+      body: { error: "conflict", reason: "write-in-flight" },
+    });
+    expect(Number(b.headers?.["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect((await stub.claim(null, { agentId: "agent-b" }, t0 + 60_500)).status).toBe(204);
+    expect((await stub.workQueue({ limit: 10 }, t0 + 60_500)).body).toMatchObject({ total: 0 });
+    // A's request ends without GitHub's answer (here the client's per-attempt timeout, before
+    // the deadline): A is told it may still be applied, and the record stays open a margin.
+    const a = await pending;
+    expect(a.status).toBe(502);
+    expect((a.body as { message: string }).message).toMatch(/may or may not have been applied/);
+    expect(await openRecords(stub)).toMatchObject([{ number: 1, outcome: "no-answer" }]);
+    expect((await stub.claim(1, { agentId: "agent-b" }, t0 + 60_500)).body).toMatchObject({
+      reason: "write-in-flight",
+    });
+    // GitHub applies it, inside the margin: not late.
+    await sim("/settled");
+    expect(await texts(repo, 1)).toContain("late progress");
+    await deliverAll();
+    // The margin passes; the alarm closes the record (after an eviction), audited.
+    await recordsDue(stub);
+    expect(await openRecords(stub)).toEqual([]);
+    const audit = await stub.auditLog(50);
+    expect(audit.find((e) => e.kind === "write-record-closed")?.detail).toMatchObject({
+      number: 1,
+      claimId: fence.claimId,
+      outcome: "no-answer",
+    });
+    expect(audit.some((e) => e.kind === "fenced-write-late")).toBe(false);
+    expect((await grant(stub, 1, "agent-b", {}, t0 + 70_000)).status).toBe(201);
+  });
+
+  it("a comment GitHub applies after its record closed is found by its marker and reported late, once", async () => {
+    const { stub, repo, fence } = await holdFor55s("records-late/app");
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [{ method: "POST", path: `/repos/${repo}/issues/1/comments`, delayMs: 3_500 }],
+      },
+    });
+    const pending = stub.write(1, fence, { kind: "comment", body: "applied late" });
+    await faultsReached();
+    const a = await pending;
+    expect(a.status).toBe(502);
+    // The record closes (the margin passed) before GitHub applied the comment.
+    await recordsDue(stub);
+    expect(await openRecords(stub)).toEqual([]);
+    await sim("/settled");
+    expect(await texts(repo, 1)).toContain("applied late");
+    await deliverAll();
+    const late = (await stub.auditLog(50)).filter((e) => e.kind === "fenced-write-late");
+    expect(late).toHaveLength(1);
+    expect(late[0]!.detail).toMatchObject({
+      number: 1,
+      claimId: fence.claimId,
+      fence: fence.fence,
+    });
+    // Delivered again (GitHub redelivers): reported once.
+    await deliverAll();
+    expect((await stub.auditLog(50)).filter((e) => e.kind === "fenced-write-late")).toHaveLength(1);
+  });
+
+  it("a lost answer (GitHub applied it): the record stays open a margin, then the issue is free", async () => {
+    const { stub, repo, t0, fence } = await holdFor55s("records-lost/app");
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          {
+            method: "POST",
+            path: `/repos/${repo}/issues/1/comments`,
+            status: 502,
+            phase: "after",
+          },
+        ],
+      },
+    });
+    const a = await stub.write(1, fence, { kind: "comment", body: "answer lost" });
+    expect(a.status).toBe(502);
+    expect(await texts(repo, 1)).toContain("answer lost");
+    expect(await openRecords(stub)).toMatchObject([{ number: 1, outcome: "no-answer" }]);
+    expect((await stub.claim(1, { agentId: "agent-b" }, t0 + 61_000)).body).toMatchObject({
+      reason: "write-in-flight",
+    });
+    await deliverAll();
+    await recordsDue(stub);
+    // Applied before its record closed: not late.
+    expect((await stub.auditLog(50)).some((e) => e.kind === "fenced-write-late")).toBe(false);
+    expect((await grant(stub, 1, "agent-b", {}, t0 + 70_000)).status).toBe(201);
+  });
+
+  it("a 429 whose retry-after ends past the deadline is not waited out: 504, nothing written, the issue free at once", async () => {
+    const { stub, repo, t0, fence } = await holdFor55s("records-429/app");
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          { method: "POST", path: `/repos/${repo}/issues/1/comments`, status: 429, retryAfter: 5 },
+        ],
+      },
+    });
+    // A settle margin of 2 s: at 59 s the deadline (62 s) is 3 s away; GitHub asks for 5 s.
+    const at = t0 + 59_000;
+    const start = Date.now();
+    const result = await runInDurableObject(stub, (o: RepoObject) =>
+      fencedWrite(o.claims, o.views, o.store, {
+        number: 1,
+        request: fence,
+        op: { kind: "comment", body: "after the retry-after" },
+        fullName: () => repo,
+        client: () =>
+          (o as unknown as { c: { client(operation: string): GitHubClient } }).c.client("429"),
+        installation: { reserveWrites: (n: number) => ({ granted: n, retryAtMs: null }) },
+        now: () => at + (Date.now() - start),
+        marginMs: 2_000,
+      }),
+    );
+    expect(result).toMatchObject({ status: 504, body: { error: "deadline" } });
+    expect((result.body as { message: string }).message).toMatch(/nothing was written/);
+    expect(Date.now() - start).toBeLessThan(4_000);
+    expect(await texts(repo, 1)).not.toContain("after the retry-after");
+    // Nothing was sent after GitHub's refusal: the record closed at once.
+    expect(await openRecords(stub)).toEqual([]);
+    expect((await stub.claim(1, { agentId: "agent-b" }, t0 + 60_500)).status).toBe(201);
+  });
+
+  it("an eviction with a record open: the alarm closes it at deadline plus margin, and the issue comes back", async () => {
+    const { stub, t0, fence } = await holdFor55s("records-evict/app");
+    // A write recorded at 55 s whose instance goes away before it reports back (as an eviction
+    // or a deploy in the middle of the GitHub call leaves it).
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      expect(o.claims.openWrite(1, fence, "comment", t0 + 55_000, 10_000)).not.toBeNull();
+      await o.schedules.rearm();
+    });
+    await evictDurableObject(stub);
+    const open = await runInDurableObject(stub, (o: RepoObject) => o.store.writes.openAt(0));
+    expect(open).toMatchObject([{ number: 1, outcome: null }]);
+    // Its close is the window's: A's expiry (60 s) plus two margins.
+    expect(open[0]!.closeAtMs).toBe(t0 + 60_000 + 2 * 10_000);
+    expect((await stub.claim(1, { agentId: "agent-b" }, t0 + 70_000)).body).toMatchObject({
+      reason: "write-in-flight",
+    });
+    // Past its close the record holds nothing back, even before the alarm has run.
+    expect((await stub.workQueue({ limit: 10 }, t0 + 80_001)).body).toMatchObject({ total: 1 });
+    await recordsDue(stub);
+    const closed = (await stub.auditLog(50)).find((e) => e.kind === "write-record-closed");
+    expect(closed?.detail).toMatchObject({ number: 1, outcome: "unfinished" });
+    expect((await grant(stub, 1, "agent-b", {}, t0 + 70_000)).status).toBe(201);
+  });
+
+  it("labels, one call per label: the fence is checked between calls, and a released claim stops the rest", async () => {
+    const { stub, repo } = await install({
+      repo: "records-labels/app",
+      issues: [ready(1, { labels: ["agent:ready", "wip", "draft"] })],
+    });
+    const g = (await grant(stub, 1, "agent-a")).body;
+    const fence = { claimId: g.claimId, fence: g.fence };
+    await settleAll(stub);
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [{ method: "DELETE", path: `/repos/${repo}/issues/1/labels/wip`, delayMs: 600 }],
+      },
+    });
+    const pending = stub.write(1, fence, { kind: "labels", add: [], remove: ["wip", "draft"] });
+    await faultsReached();
+    // The holder releases while its first call is in flight.
+    expect((await stub.release(1, { ...fence, outcome: "abandoned" })).status).toBe(200);
+    const result = await pending;
+    expect(result).toMatchObject({ status: 409, body: { error: "stale-fence" } });
+    expect((result.body as { message: string }).message).toMatch(/-wip changed, -draft not/);
+    const labels = await labelsOf(repo, 1);
+    expect(labels).not.toContain("wip");
+    expect(labels).toContain("draft");
   });
 });

@@ -3,11 +3,13 @@
 // race each other for the next issue, while the clock jumps and the object is evicted.
 // Invariants: never two live holders of an issue; fences strictly increase; a stale fence
 // writes nothing to GitHub; an issue whose claim expired is claimable again unless stuck.
+
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
+import { parseWriteMarker } from "../../shared/claims/write-records.ts";
 import { ConfigSchema } from "../../shared/config/schema.ts";
 import { issueRecord, seed, seedIssue, sim } from "./helpers.ts";
 
@@ -115,8 +117,12 @@ async function freshRepo(run: number) {
 async function commentBodies(numbers: Iterable<number>): Promise<Set<string>> {
   const out = new Set<string>();
   for (const n of numbers) {
-    for (const c of await sim<Array<{ body: string }>>(`/repos/${REPO}/issues/${n}/comments`))
-      out.add(c.body);
+    for (const c of await sim<Array<{ body: string }>>(`/repos/${REPO}/issues/${n}/comments`)) {
+      // A fenced comment ends with its write marker: the holder's text is what came before.
+      out.add(
+        parseWriteMarker(c.body) === null ? c.body : c.body.replace(/\n\n<!--[^\n]*-->$/, ""),
+      );
+    }
   }
   return out;
 }

@@ -203,6 +203,64 @@ describe("InstallationObject lifecycle", () => {
   });
 });
 
+describe("reconcile permits", () => {
+  const LEASE = 10 * 60_000;
+  const spent = { requests: 4, durationMs: 100, reading: null, completed: true };
+  const stored = (inst: ReturnType<typeof installationStub>) =>
+    runInDurableObject(inst, (o: InstallationObject) =>
+      (o as unknown as { store: InstallationStore }).store.permits.permits(),
+    );
+
+  it("at most 10 in flight, in ask order; a release grants the next, a gone holder gives its permit back", async () => {
+    // No repository objects behind these ids: told of its grant, such a "repository" is gone.
+    const inst = installationStub(25_001);
+    const answers = [];
+    for (let i = 1; i <= 12; i++) answers.push(await inst.askPermit(25_000 + i, NOW));
+    expect(answers.slice(0, 10).every((a) => a.granted)).toBe(true);
+    expect(answers[10]).toEqual({ granted: false, position: 1, retryAtMs: NOW + LEASE });
+    expect(answers[11]).toEqual({ granted: false, position: 2, retryAtMs: NOW + LEASE });
+    // Asking again keeps the place (and a holder's ask renews its lease).
+    expect(await inst.askPermit(25_012, NOW + 5)).toMatchObject({ granted: false, position: 2 });
+    expect(await inst.askPermit(25_001, NOW + 5)).toEqual({
+      granted: true,
+      leaseUntilMs: NOW + 5 + LEASE,
+    });
+
+    await inst.releasePermit(25_002, spent, NOW + 10);
+    expect((await stored(inst)).find((p) => p.repoId === 25_011)?.leaseUntilMs).toBe(
+      NOW + 10 + LEASE,
+    );
+    expect((await inst.pacing(25_012, NOW + 10)).position).toBe(1);
+    // The alarm tells 25011 of its grant; nothing answers for it, so it is dropped and 25012,
+    // next in line, is granted in its place.
+    await runDurableObjectAlarm(inst);
+    await runDurableObjectAlarm(inst);
+    const after = await stored(inst);
+    expect(after.map((p) => p.repoId)).not.toContain(25_011);
+    expect(after.find((p) => p.repoId === 25_012)?.leaseUntilMs).not.toBeNull();
+  });
+
+  it("a holder that vanished loses its permit after the lease and gets it back at its place", async () => {
+    const inst = installationStub(25_002);
+    for (let i = 1; i <= 11; i++) await inst.askPermit(25_100 + i, NOW);
+    // 25101..25109 keep renewing; 25110 went silent (its object was evicted mid-run).
+    const later = NOW + LEASE - 1_000;
+    for (let i = 1; i <= 9; i++) await inst.askPermit(25_100 + i, later);
+    // A newcomer asks after the silent one's lease ran out: it waits behind 25111, and 25110,
+    // first in line again, is granted first.
+    expect(await inst.askPermit(25_120, NOW + LEASE)).toEqual({
+      granted: false,
+      position: 2,
+      retryAtMs: NOW + 2 * LEASE,
+    });
+    const permits = await stored(inst);
+    expect(permits.find((p) => p.repoId === 25_110)?.leaseUntilMs).toBe(NOW + 2 * LEASE);
+    expect(permits.find((p) => p.repoId === 25_111)?.leaseUntilMs).toBeNull();
+    // Back, it asks: its permit is there.
+    expect(await inst.askPermit(25_110, NOW + LEASE + 5)).toMatchObject({ granted: true });
+  });
+});
+
 describe("the scheduled handler", () => {
   it("re-arms reconciliation for every active installed repository", async () => {
     const { installationId, repos } = await onGitHub("life-c", ["cron-a", "cron-b"]);

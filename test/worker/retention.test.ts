@@ -11,6 +11,7 @@ import { DAY_MS, formatInstant, HOUR_MS } from "../../shared/graph/time.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
 import {
   AUDIT_LIMIT,
+  CLAIM_HISTORY_PER_ISSUE,
   CLAIM_HISTORY_RETENTION_MS,
   DELIVERY_RETENTION_MS,
   FLEET_KEY_RETENTION_MS,
@@ -161,6 +162,17 @@ describe("retention", () => {
         o.store.priority.set(2_000 + d, `item-${d}`, "High", t);
         o.store.priority.set(2_000 + d, `item-${d}`, null, t + HOUR_MS);
         o.store.priority.addReread(`item-${d}`, t);
+        // A fenced write a day on #2, answered at once (its record closed).
+        const record = o.store.writes.open({
+          number: 2,
+          claimId,
+          fence,
+          kind: "comment",
+          startedMs: t + 1_000,
+          deadlineMs: t + 30_000,
+          closeAtMs: t + 40_000,
+        });
+        o.store.writes.finish(record.id, "answered", t + 2_000, t + 2_000);
         o.prune(t + 12 * HOUR_MS); // the daily schedule
       }
       o.prune(end);
@@ -175,6 +187,8 @@ describe("retention", () => {
         oldestDelivery: one(`SELECT MIN(received_ms) AS n FROM deliveries`),
         absentEdges: one(`SELECT COUNT(*) AS n FROM blockers WHERE present = 0`),
         doneClaims: one(`SELECT COUNT(*) AS n FROM claims WHERE outcome = 'done'`),
+        activityAudit: one(`SELECT COUNT(*) AS n FROM audit WHERE lane = 'activity'`),
+        recordAudit: one(`SELECT COUNT(*) AS n FROM audit WHERE lane = 'record'`),
         attempts: o.store.claims.attempts(3, 0).length,
         external: sql
           .exec<{ ref: string }>(`SELECT ref FROM external`)
@@ -200,7 +214,7 @@ describe("retention", () => {
       external: 1, // only what a present edge refers to
       label_events: 2, // the latest labeled and unlabeled of #1 agent:ready
       deliveries: (day(DELIVERY_RETENTION_MS) + 1) * PER_DAY_DELIVERIES,
-      audit: AUDIT_LIMIT,
+      audit: 2 * AUDIT_LIMIT, // each lane keeps its latest (shared/schedule/audit-lanes.ts)
       claims: day(CLAIM_HISTORY_RETENTION_MS) + 1 + 2, // recent history + #3's two attempts
       issue_fleet: 0,
       idempotency: day(DELIVERY_RETENTION_MS) + 1,
@@ -213,6 +227,7 @@ describe("retention", () => {
       priority_items: day(TOMBSTONE_RETENTION_MS) + 1, // cleared options kept as tombstones
       priority_rereads: 1, // re-reads that never succeeded go after a day
       priority_state: 0,
+      write_records: day(DELIVERY_RETENTION_MS) + 1, // closed records, as long as idempotency keys
       reply_openings: 0, // go with their issue (none stored in this test)
       reply_comments: day(TOMBSTONE_RETENTION_MS) + 1, // deleted comments, as comment_tombstones
       reply_answered: 0, // one per issue, gone with it
@@ -228,7 +243,54 @@ describe("retention", () => {
     expect(result.absentEdges).toBeGreaterThan(0);
     expect(result.oldestTombstone).toBeGreaterThanOrEqual(end - TOMBSTONE_RETENTION_MS);
     expect(result.oldestDelivery).toBeGreaterThanOrEqual(end - DELIVERY_RETENTION_MS);
-    expect(counts.audit).toBe(AUDIT_LIMIT);
+    expect(result.activityAudit).toBe(AUDIT_LIMIT);
+    // Keys minted and revoked (the record lane) are all still there.
+    expect(result.recordAudit).toBe(DAYS + DAYS / 2);
+  });
+
+  it("a direct claim → release done loop keeps the issue's history bounded and never flushes key or fenced-write audit entries", async () => {
+    const { stub } = await install({
+      repo: "retention-loop/app",
+      issues: [seedIssue(1, { labels: ["agent:ready"] })],
+    });
+    stub.createKey({
+      id: "loop-key",
+      name: "loop",
+      hash: "hash-loop",
+      createdBy: "alice",
+      createdMs: Date.now(),
+      expiresMs: null,
+    });
+    const first = await stub.claim(1, { agentId: "writer" });
+    expect(first.status).toBe(201);
+    const { claimId, fence } = first.body as { claimId: string; fence: number };
+    const wrote = await stub.write(1, { claimId, fence }, { kind: "comment", body: "on record" });
+    expect(wrote.status).toBe(201);
+    expect((await stub.release(1, { claimId, fence, outcome: "done" })).status).toBe(200);
+    // Twice the audit ring's size in claims and releases, straight at the object.
+    const LOOPS = AUDIT_LIMIT;
+    const rows = await runInDurableObject(stub, async (o: RepoObject, state) => {
+      for (let i = 0; i < LOOPS; i++) {
+        const grant = await o.claim(1, { agentId: `loop-${i % 7}` });
+        expect(grant.status).toBe(201);
+        const g = grant.body as { claimId: string; fence: number };
+        const done = await o.release(1, { claimId: g.claimId, fence: g.fence, outcome: "done" });
+        expect(done.status).toBe(200);
+      }
+      const one = (q: string) => state.storage.sql.exec<{ n: number }>(q).one().n;
+      return {
+        claims: one(`SELECT COUNT(*) AS n FROM claims WHERE number = 1`),
+        audit: one(`SELECT COUNT(*) AS n FROM audit`),
+      };
+    });
+    expect(rows.claims).toBeLessThanOrEqual(CLAIM_HISTORY_PER_ISSUE + 1);
+    expect(rows.audit).toBeLessThanOrEqual(2 * AUDIT_LIMIT + 100);
+    const log = await stub.auditLog(10 * AUDIT_LIMIT);
+    const kinds = new Set(log.map((e) => e.kind));
+    expect(kinds.has("key-created"), [...kinds].join()).toBe(true);
+    expect(kinds.has("fenced-write")).toBe(true);
+    // The high-volume ones are still there, the latest of them.
+    expect(log[0]!.kind).toBe("release");
   });
 
   it("a tombstone outlives a late redelivery: the deleted issue does not come back", async () => {
@@ -328,6 +390,15 @@ describe("uninstall", () => {
         { number: 1, label: "agent:ready", action: "remove", reason: "test" },
       ]);
       o.store.claims.recordIdempotent("k", "sy-x", 1, true, now);
+      o.store.writes.open({
+        number: 1,
+        claimId: "sy-x",
+        fence,
+        kind: "comment",
+        startedMs: now,
+        deadlineMs: now + 30_000,
+        closeAtMs: now + 40_000,
+      });
       o.store.claims.setTrust("alice", true, now);
       o.store.claims.setFlag(2, "doneSuppressed", true);
       o.createKey({

@@ -2,13 +2,20 @@
 // (authorize → callback → signed session cookie), repository access re-checked with GitHub as
 // the API does, the login redirect for a private repository, a public repository shown without
 // login when its config says `status.public: true`, and cookies that do not verify refused.
+import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { GraphScans } from "../../functions/objects/repo/graph-scans.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { SESSION_COOKIE, signSession } from "../../shared/status/session.ts";
 import { SESSION_SECRET } from "./global-setup.ts";
 import { deliverAll, install, seedIssue, settle, sim } from "./helpers.ts";
 
 const ORIGIN = "https://switchyard.test";
+
+/** The object's kept graph scan, looked at from inside (null: none was made since `clear`). */
+const scansOf = (o: RepoObject) =>
+  (o as unknown as { c: { scans: Pick<GraphScans, "clear"> & { kept: unknown } } }).c.scans;
 const ALICE_TOKEN = `ghp_alice${crypto.randomUUID().replace(/-/g, "")}`;
 
 async function get(path: string, cookie?: string) {
@@ -50,12 +57,13 @@ async function signIn(login: string, returnTo = "/") {
   return session!;
 }
 
+let PRIVATE: Awaited<ReturnType<typeof install>>;
 let PUBLIC: Awaited<ReturnType<typeof install>>;
 let QUIET: Awaited<ReturnType<typeof install>>;
 
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
-  await install({
+  PRIVATE = await install({
     repo: "status-a/app",
     issues: [
       seedIssue(1, { title: "Ship the <status> page" }),
@@ -100,6 +108,20 @@ describe("status pages", () => {
     expect(unknown.headers.get("location")).toBe("/login?return_to=%2Frepos%2Fstatus-nobody%2Fapp");
   });
 
+  it("never builds the graph for an anonymous request before the public opt-in holds", async () => {
+    // Anyone can ask for any page: a private repository (or a public one not opted in) must
+    // cost its object no graph scan, only the opt-in check.
+    for (const [name, target] of [
+      ["status-a/app", PRIVATE],
+      ["status-quiet/site", QUIET],
+    ] as const) {
+      await runInDurableObject(target.stub, (o: RepoObject) => scansOf(o).clear());
+      expect((await get(`/repos/${name}`)).status, name).toBe(302);
+      const kept = await runInDurableObject(target.stub, (o: RepoObject) => scansOf(o).kept);
+      expect(kept, name).toBeNull();
+    }
+  });
+
   it("shows the repository to a signed-in user with access: graph, legend, queue", async () => {
     const session = await signIn("alice", "/repos/status-a/app");
     const response = await get("/repos/status-a/app", session);
@@ -113,6 +135,9 @@ describe("status pages", () => {
     expect(page).toContain("Ship the &lt;status&gt; page");
     expect(page).not.toContain("<status>");
     expect(page).toContain('id="queue"');
+    expect(page).toContain("Installation: 1 of 1 repositories reconciled");
+    // Reconciled: no word of a first reconcile waiting.
+    expect(page).not.toContain('class="first-reconcile"');
     // Neither the page nor the cookie ever shows the user's GitHub token.
     expect(page).not.toContain(ALICE_TOKEN);
     expect(decodeURIComponent(session)).not.toContain(ALICE_TOKEN);
@@ -126,6 +151,10 @@ describe("status pages", () => {
     const page = await (await get("/", session)).text();
     expect(page).toContain('<a href="/repos/status-a/app">status-a/app</a>');
     expect(page).not.toContain("status-pub/site");
+    // The installation's pacing of full reconciles (issue 25): all done here.
+    expect(page).toMatch(
+      /<p class="empty installation-progress">1 of 1 repositories reconciled, 0 waiting, 0 in progress; \d+ requests spent on reconciles this hour \(budget 4,500 an hour\)\.<\/p>/,
+    );
   });
 
   it("answers 403 to a valid session of a user without access", async () => {
@@ -207,6 +236,21 @@ describe("status pages", () => {
     expect(callback.headers.get("location")).toBe("/");
   });
 
+  it("refuses a return_to that a browser reads as another site (tab, newline)", async () => {
+    for (const sneaky of ["%2F%09%2Fevil.example", "%2F%0A%2Fevil.example", "%2F%5Cevil.example"]) {
+      const start = await get(`/login?return_to=${sneaky}&login=alice`);
+      const state = cookieOf(start, "switchyard_oauth")!;
+      const github = await fetch(new URL(start.headers.get("location")!), { redirect: "manual" });
+      const back = new URL(github.headers.get("location")!);
+      const callback = await get(`${back.pathname}${back.search}`, state);
+      expect(callback.headers.get("location"), sneaky).toBe("/");
+    }
+  });
+
+  it("returns to a path with dots whole (not cut at its first '.')", async () => {
+    await signIn("alice", "/repos/acme/site.io?tab=queue.v2");
+  });
+
   it("shows the breaker's pause (checks, since, links) and each item's priority", async () => {
     const red = await install(
       {
@@ -244,5 +288,28 @@ describe("status pages", () => {
     );
     expect(page).not.toMatch(/data-number="3">[^\n]*?<span class="pill">paused/);
     expect(page).toContain("Priority labels: P0 → 0.");
+  });
+
+  it("lists the fenced writes in flight: their issues wait until the record closes", async () => {
+    const before = await (await get("/repos/status-pub/site")).text();
+    expect(before).not.toContain('id="writes"');
+    const now = Date.now();
+    await runInDurableObject(PUBLIC.stub, (o: RepoObject) => {
+      o.store.writes.open({
+        number: 1,
+        claimId: "sy-00000000000000000001",
+        fence: 7,
+        kind: "comment",
+        startedMs: now,
+        deadlineMs: now + 30_000,
+        closeAtMs: now + 40_000,
+      });
+    });
+    const page = await (await get("/repos/status-pub/site")).text();
+    expect(page).toContain("Writes in flight (1)");
+    expect(page).toMatch(/<tr class="write" data-number="1">.*<td>7<\/td><td>comment<\/td>/);
+    await runInDurableObject(PUBLIC.stub, (o: RepoObject) => {
+      o.store.sql`DELETE FROM write_records`;
+    });
   });
 });

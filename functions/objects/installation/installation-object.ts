@@ -1,5 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import {
+  decidePermits,
+  type InstallProgress,
+  installProgress,
+  type PermitDecision,
+} from "../../../shared/budget/reconcile-permits.ts";
+import {
   BUDGET_HISTORY_MS,
   type BudgetDecision,
   decideBudget,
@@ -19,15 +25,33 @@ import { type Env, MissingSettingError, numberSetting } from "../../env.ts";
 import { installationClient } from "../../github-client.ts";
 import { coveringInstallation, installationOnGitHub } from "../../installation-check.ts";
 import { directory } from "../directory/directory-object.ts";
+import { ownerObject } from "../owner/owner-object.ts";
 import { InstallationStore } from "./installation-store.ts";
+import type { PermitReport } from "./permits-store.ts";
 import { deliverProjectNotices, receiveProjectItem } from "./project-items.ts";
+
+/** The answer to a repository asking for a permit to run a full reconcile. */
+export type PermitAnswer =
+  | { granted: true; leaseUntilMs: number }
+  /** In line: `position` 1 is the next granted; ask again at `retryAtMs` unless told sooner. */
+  | { granted: false; position: number; retryAtMs: number };
+
+/** Where a repository stands in its installation's pacing, and the installation's progress. */
+export interface Pacing {
+  /** Its place in line while it waits for a permit (null: not waiting). */
+  position: number | null;
+  /** It holds a permit now. */
+  holding: boolean;
+  installation: InstallProgress;
+}
 
 /** An installation change a webhook announced that waits for GitHub's word (`confirmInstallation`). */
 type AnnouncedChange = "deleted" | "suspended" | "unsuspended";
 
 /**
  * One per installation (named by its numeric id): lifecycle, its repositories, the write budget
- * that keeps content writes under GitHub's limits, and (in memory only) its installation token.
+ * that keeps content writes under GitHub's limits, the permits that pace its repositories' full
+ * reconciles, and (in memory only) its installation token.
  */
 export class InstallationObject extends DurableObject<Env> {
   private readonly store: InstallationStore;
@@ -75,7 +99,10 @@ export class InstallationObject extends DurableObject<Env> {
       this.record(installationId, change, nowMs);
       return "applied" as const;
     });
-    if (outcome === "applied") await this.ctx.storage.setAlarm(nowMs);
+    if (outcome === "applied") {
+      await this.withdrawOnReceipt(installationId, change, nowMs);
+      await this.ctx.storage.setAlarm(nowMs);
+    }
     return outcome;
   }
 
@@ -90,7 +117,55 @@ export class InstallationObject extends DurableObject<Env> {
     nowMs: number,
   ): Promise<void> {
     this.store.transaction(() => this.record(installationId, change, nowMs));
+    await this.withdrawOnReceipt(installationId, change, nowMs);
     await this.ctx.storage.setAlarm(nowMs);
+  }
+
+  /**
+   * Removal fails closed for the org queue (spec 6.2): a repository whose removal (or whose
+   * installation's deletion) was received leaves its owner's queue at once, while its data waits
+   * for GitHub's confirmation; a denial or a later addition brings it back (`restoreToOwner`).
+   */
+  private async withdrawOnReceipt(
+    installationId: number,
+    change: LifecycleChange,
+    nowMs: number,
+  ): Promise<void> {
+    const repos =
+      change.kind === "repos-removed"
+        ? change.repos
+        : change.kind === "deleted"
+          ? this.store.installedRepos()
+          : [];
+    const byOwner = new Map<
+      string,
+      Array<{ repoId: number; fullName: string; installationId: number }>
+    >();
+    for (const r of repos) {
+      const owner = r.fullName.split("/")[0]!.toLowerCase();
+      const list = byOwner.get(owner) ?? [];
+      list.push({ repoId: r.id, fullName: r.fullName, installationId });
+      byOwner.set(owner, list);
+    }
+    for (const [owner, list] of byOwner) {
+      try {
+        await ownerObject(this.env, owner).withdraw(list, nowMs);
+      } catch (error) {
+        // The repository's own object refuses org grants once the removal is applied.
+        console.error(
+          `installation ${installationId}: withdrawing from ${owner}'s queue failed`,
+          error,
+        );
+      }
+    }
+  }
+
+  private async restoreToOwner(repo: { repoId: number; fullName: string }): Promise<void> {
+    try {
+      await ownerObject(this.env, repo.fullName.split("/")[0]!).restore([repo.repoId]);
+    } catch (error) {
+      console.error(`restoring ${repo.fullName} to its owner's queue failed`, error);
+    }
   }
 
   /**
@@ -230,6 +305,8 @@ export class InstallationObject extends DurableObject<Env> {
             });
           }
         });
+        // Still this installation's: the withdrawal on receipt is undone.
+        if (covering?.id === installationId) await this.restoreToOwner(row);
       } catch (error) {
         const attempts = row.attempts + 1;
         const at = this.retryAt(attempts, error, nowMs);
@@ -283,6 +360,7 @@ export class InstallationObject extends DurableObject<Env> {
         nowMs,
         retryAt: (attempts, error) => this.retryAt(attempts, error, nowMs),
       });
+      await this.tellGrants(nowMs);
       for (const row of this.store.dueTransitions(nowMs)) {
         try {
           const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repoId)));
@@ -296,6 +374,7 @@ export class InstallationObject extends DurableObject<Env> {
           // repository refused (it belongs to another installation now) must not touch it.
           const accepted = outcome === "applied" ? await repo.identity() : null;
           if (accepted) await directory(this.env).upsert([accepted], Date.now());
+          if (accepted?.status === "active") await this.restoreToOwner(accepted);
           // Only clear the row if no newer transition replaced it meanwhile.
           this.store.transitionDone(row);
         } catch (error) {
@@ -322,6 +401,7 @@ export class InstallationObject extends DurableObject<Env> {
       this.store.meta("confirmChange") !== undefined
         ? Number(this.store.meta("confirmRetryAtMs") ?? 0)
         : null,
+      this.permitsDueMs(),
     ].filter((t): t is number => typeof t === "number");
     return times.length === 0 ? null : Math.max(Date.now(), Math.min(...times));
   }
@@ -356,5 +436,126 @@ export class InstallationObject extends DurableObject<Env> {
       this.store.recordWrites(decision.granted, nowMs);
       return decision;
     });
+  }
+
+  /**
+   * A repository asks for a permit before a full reconcile (or a step of one), and holding one,
+   * renews its lease with the same call. Repositories are granted in the order they first
+   * asked, at most `PERMIT_BOUND` at a time, within the hourly budget less the webhooks'
+   * reserve (shared/budget/reconcile-permits.ts). One that waits is told when its turn comes
+   * (`RepoObject.permitGranted`, from the alarm) and asks again then.
+   */
+  async askPermit(repoId: number, nowMs = Date.now()): Promise<PermitAnswer> {
+    const answer = this.store.transaction((): PermitAnswer => {
+      const permits = this.store.permits;
+      permits.enqueue(repoId, nowMs);
+      const settings = permits.settings();
+      const own = permits.permit(repoId);
+      if (own?.leaseUntilMs != null && own.leaseUntilMs > nowMs) {
+        permits.renew(repoId, nowMs + settings.leaseMs);
+      }
+      const decision = this.decidePermits(nowMs, repoId);
+      const held = permits.permit(repoId)?.leaseUntilMs;
+      if (held != null) return { granted: true, leaseUntilMs: held };
+      const position = decision.waiting.find((w) => w.repoId === repoId)?.position ?? 1;
+      // Told when granted; asking again after a lease's time is the fallback if that is lost.
+      return { granted: false, position, retryAtMs: nowMs + settings.leaseMs };
+    });
+    await this.armAlarm();
+    return answer;
+  }
+
+  /** The same as asking: a holder's lease moves on; one that lost it is back in its place. */
+  renewPermit(repoId: number, nowMs = Date.now()): Promise<PermitAnswer> {
+    return this.askPermit(repoId, nowMs);
+  }
+
+  /**
+   * A repository gives its permit back (its full reconcile completed, failed, or is no longer
+   * wanted), reporting what it spent and the last rate-limit reading it saw; the next in line
+   * are granted and told.
+   */
+  async releasePermit(repoId: number, report: PermitReport, nowMs = Date.now()): Promise<void> {
+    this.store.transaction(() => {
+      this.store.permits.release(repoId, report, nowMs);
+      this.decidePermits(nowMs, null);
+    });
+    await this.armAlarm();
+  }
+
+  /** Where `repoId` stands in line, and the installation's progress (graph API, status page). */
+  pacing(repoId: number | null, nowMs = Date.now()): Pacing {
+    const permits = this.store.permits;
+    const settings = permits.settings();
+    const state = permits.state();
+    const decision = decidePermits(state, nowMs, settings);
+    const waiting = decision.waiting.find((w) => w.repoId === repoId);
+    const counts = permits.counts();
+    const inFlight = decision.permits.filter((p) => p.leaseUntilMs !== null).length;
+    return {
+      position: waiting?.position ?? null,
+      holding: repoId !== null && permits.permit(repoId)?.leaseUntilMs != null && !waiting,
+      installation: installProgress(
+        {
+          reconciled: counts.reconciled,
+          waiting: counts.waiting,
+          inFlight,
+          state,
+          avgReconcileMs: permits.averageReconcileMs() ?? 0,
+        },
+        nowMs,
+        settings,
+      ),
+    };
+  }
+
+  /** Decides the permits now and stores the outcome; new grants wait for the alarm to tell them. */
+  private decidePermits(nowMs: number, asker: number | null): PermitDecision {
+    const permits = this.store.permits;
+    const decision = decidePermits(permits.state(), nowMs, permits.settings());
+    permits.apply(decision.permits, decision.granted, asker);
+    return decision;
+  }
+
+  /** When the permits need the alarm: a grant to tell now, else when a lease ends or budget frees. */
+  private permitsDueMs(): number | null {
+    const permits = this.store.permits;
+    if (permits.unnotified().length > 0) return Date.now();
+    return decidePermits(permits.state(), Date.now(), permits.settings()).nextMs;
+  }
+
+  /**
+   * Leases that ran out go back in line (their holders vanished: an evicted object), the next
+   * in line are granted, and every holder not told yet is told (`permitGranted` schedules its
+   * full reconcile now). A repository that is gone gives its permit back at once.
+   */
+  private async tellGrants(nowMs: number): Promise<void> {
+    this.store.transaction(() => this.decidePermits(nowMs, null));
+    const told = this.store.permits.unnotified();
+    await Promise.all(
+      told.map(async (repoId) => {
+        try {
+          const repo = this.env.REPO.get(this.env.REPO.idFromName(String(repoId)));
+          const outcome = await repo.permitGranted();
+          this.store.transaction(() => {
+            if (outcome === "gone") {
+              this.store.permits.drop(repoId);
+              this.decidePermits(Date.now(), null);
+            } else this.store.permits.notified(repoId);
+          });
+        } catch (error) {
+          // Not retried in a loop: the holder asks again by itself after a lease's time, and an
+          // unused permit's lease runs out.
+          this.store.permits.notified(repoId);
+          console.error(`installation: telling repository ${repoId} of its permit failed`, error);
+        }
+      }),
+    );
+    // Those the drops above granted are told on the next run (the alarm is set for now).
+  }
+
+  private async armAlarm(): Promise<void> {
+    const next = this.nextAlarmMs();
+    if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 }

@@ -1,12 +1,14 @@
 import type { InstallationStatus, RepoRef, RepoStatus } from "../../../shared/ingest/lifecycle.ts";
 import { Journal } from "../journal-store.ts";
 import { migrate, type Sql, sqlTag } from "../sql.ts";
+import { PermitsStore } from "./permits-store.ts";
 import { ProjectItemsStore } from "./project-items-store.ts";
 
 // The InstallationObject's tables: the only code that runs SQL on them. `meta` (installation id,
 // status, account, the announced change awaiting confirmation), `repos`, `pending` (repository
 // transitions to carry out), `confirm_removed` (removals awaiting GitHub's word), `writes`
-// (the write budget's window) and `deliveries` (journal-store.ts).
+// (the write budget's window), `deliveries` (journal-store.ts); the project tables
+// (project-items-store.ts) and the reconcile permits (permits-store.ts).
 
 const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
   (sql) => {
@@ -56,6 +58,25 @@ const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       attempts INTEGER NOT NULL DEFAULT 0, retry_at_ms INTEGER NOT NULL DEFAULT 0
     )`);
   },
+  (sql) => {
+    /**
+     * Paced full reconciles (issue 25; permits-store.ts): the permits asked for (in line by
+     * `seq`; `lease_until_ms` set while held; `notified` once the holder was told), the last
+     * `x-ratelimit-*` reading per resource, the budget's tallies and averages, and when each
+     * repository's first full reconcile completed.
+     */
+    sql.exec(`CREATE TABLE permits (
+      repo_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, asked_ms INTEGER NOT NULL,
+      lease_until_ms INTEGER, notified INTEGER NOT NULL DEFAULT 1
+    )`);
+    sql.exec(`CREATE UNIQUE INDEX permits_by_seq ON permits (seq)`);
+    sql.exec(`CREATE TABLE rate_readings (
+      resource TEXT PRIMARY KEY, rate_limit INTEGER NOT NULL, remaining INTEGER NOT NULL,
+      reset_ms INTEGER NOT NULL
+    )`);
+    sql.exec(`CREATE TABLE permit_stats (key TEXT PRIMARY KEY, value REAL NOT NULL)`);
+    sql.exec(`ALTER TABLE repos ADD COLUMN reconciled_ms INTEGER`);
+  },
 ];
 
 /** Keys of the `meta` table. */
@@ -90,6 +111,8 @@ export class InstallationStore {
   readonly journal: Journal;
   /** The project tables (watched projects, item notices). */
   readonly projects: ProjectItemsStore;
+  /** The reconcile permits and the hourly budget's state. */
+  readonly permits: PermitsStore;
 
   constructor(storage: DurableObjectStorage) {
     this.storage = storage;
@@ -97,6 +120,7 @@ export class InstallationStore {
     this.sql = sqlTag(storage.sql);
     this.journal = new Journal(this.sql);
     this.projects = new ProjectItemsStore(this.sql);
+    this.permits = new PermitsStore(this.sql);
   }
 
   transaction<T>(fn: () => T): T {
@@ -146,9 +170,12 @@ export class InstallationStore {
 
   /** A repository and the transition it is owed (a newer one replaces a pending one). */
   setRepo(repo: RepoRef & { status: RepoStatus }): void {
+    // A removed repository's data is wiped: if it comes back, it is reconciled from scratch.
     this
       .sql`INSERT INTO repos (id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
-        ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status`;
+        ON CONFLICT (id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status,
+          reconciled_ms = CASE WHEN excluded.status = 'removed' THEN NULL ELSE reconciled_ms END`;
+    if (repo.status === "removed") this.permits.drop(repo.id);
     this
       .sql`INSERT INTO pending (repo_id, full_name, status) VALUES (${repo.id}, ${repo.fullName}, ${repo.status})
         ON CONFLICT (repo_id) DO UPDATE SET full_name = excluded.full_name, status = excluded.status,

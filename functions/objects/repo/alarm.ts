@@ -8,12 +8,14 @@ import type { RepoContext } from "./context.ts";
 import { deliverNotices } from "./cross-repo.ts";
 import { flushOwedWrites } from "./fleet.ts";
 import { mismatch, prune } from "./lifecycle.ts";
+import { owePush, pushHead } from "./owner-push.ts";
 import { runPriority } from "./priority.ts";
 import { flushOutbox, runProducer } from "./producer.ts";
 import { runConfig, runReconcile } from "./reconcile.ts";
 import type { RepoIdentity } from "./repo-store.ts";
 import type { DueSchedule, ScheduleName } from "./schedules-store.ts";
 import { checkMarkerAuthors } from "./trust.ts";
+import { closeDueWrites } from "./write-records.ts";
 
 // What runs on the RepoObject's one alarm: each schedule (a row of schedules-store.ts) names a
 // handler here. Due schedules run in the table's order (learn first, then write: reconciles
@@ -43,7 +45,21 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
   /** The priority project field read, a share of pages per run, and items re-read (priority.ts). */
   priority: { run: runPriority },
   /** Expired claims ended (claims.ts). */
-  claims: { run: async (c, _identity, nowMs) => c.claims.runExpiry(nowMs) },
+  claims: {
+    run: async (c, _identity, nowMs) => {
+      c.claims.runExpiry(nowMs);
+      // Expired claims free their issues: the owner's head changes.
+      owePush(c, nowMs);
+    },
+  },
+  /** Fenced write records closed at their close time (write-records.ts). */
+  writes: {
+    run: async (c, _identity, nowMs) => {
+      closeDueWrites(c.store, c.schedules, nowMs);
+      // A closed record frees its issue for a grant: the owner's head changes.
+      owePush(c, nowMs);
+    },
+  },
   /** Marker authors' write access asked (trust.ts). */
   trust: { run: (c, identity, nowMs) => checkMarkerAuthors(c, identity.fullName, nowMs) },
   /** The producer's queued label writes sent (producer.ts). */
@@ -63,6 +79,8 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
   "cross-repo": {
     run: (c, identity) => deliverNotices(c.store, identity, c.env, (id) => c.repoObject(id)),
   },
+  /** The queue's head pushed to the owner's object: the org queue (owner-push.ts). */
+  owner: { run: (c, identity, nowMs) => pushHead(c, identity, nowMs) },
 };
 
 const ORDER = Object.keys(SCHEDULE_HANDLERS) as ScheduleName[];

@@ -1,7 +1,11 @@
 import type { ClaimKind } from "../../../shared/claims/policy.ts";
 import type { Attempt, ClaimOutcome, ClaimView } from "../../../shared/claims/rules.ts";
 import { formatInstant } from "../../../shared/graph/time.ts";
-import { AUTHOR_TRUST_TTL_MS, type RetentionCutoffs } from "../../../shared/schedule/retention.ts";
+import {
+  AUTHOR_TRUST_TTL_MS,
+  CLAIM_HISTORY_PER_ISSUE,
+  type RetentionCutoffs,
+} from "../../../shared/schedule/retention.ts";
 import type { Sql } from "../sql.ts";
 
 /** A claim row as stored (`marker`: where its IDD mirror stands). */
@@ -215,8 +219,25 @@ export class ClaimsStore {
   }
 
   end(claimId: string, endedMs: number, outcome: ClaimOutcome, note: string | null): void {
-    this.sql`UPDATE claims SET ended_ms = ${endedMs}, outcome = ${outcome}, note = ${note}
-      WHERE claim_id = ${claimId} AND ended_ms IS NULL`;
+    const number = this.sql<{ number: number }>`
+      UPDATE claims SET ended_ms = ${endedMs}, outcome = ${outcome}, note = ${note}
+      WHERE claim_id = ${claimId} AND ended_ms IS NULL RETURNING number`[0]?.number;
+    if (number !== undefined) this.trimHistory(number);
+  }
+
+  /**
+   * Keeps the issue's latest CLAIM_HISTORY_PER_ISSUE ended claims. Beyond them go only rows
+   * nothing needs: not a failed claim still counting as an attempt (the dead letter counts
+   * those), not one whose IDD `claimed-by` was posted and awaits its `unclaimed-by`. An ended
+   * claim never posted needs nothing (a grant and release between two flushes posts nothing).
+   */
+  private trimHistory(number: number): void {
+    this.sql`DELETE FROM claims WHERE number = ${number} AND ended_ms IS NOT NULL
+      AND marker <> 'posted'
+      AND NOT (outcome <> 'done'
+        AND fence > COALESCE((SELECT f.reset_fence FROM issue_fleet f WHERE f.number = ${number}), 0))
+      AND fence <= (SELECT fence FROM claims WHERE number = ${number} AND ended_ms IS NOT NULL
+        ORDER BY fence DESC LIMIT 1 OFFSET ${CLAIM_HISTORY_PER_ISSUE})`;
   }
 
   setMarker(claimId: string, marker: ClaimRow["marker"]): void {
@@ -366,23 +387,49 @@ export class ClaimsStore {
 
   // --- idempotent sub-issue creation --------------------------------------------------------
 
-  idempotent(
-    key: string,
-  ): { claimId: string; number: number | null; linked: boolean; createdMs: number } | undefined {
+  idempotent(key: string):
+    | {
+        claimId: string;
+        number: number | null;
+        linked: boolean;
+        /** When the latest attempt with this key started. */
+        createdMs: number;
+        /** When the key was first used: a lost create happened after this. */
+        firstMs: number;
+        /** `unknown`: an attempt's create lost its answer (the issue may exist). */
+        outcome: "unknown" | null;
+      }
+    | undefined {
     const row = this.sql<{
       claim_id: string;
       number: number | null;
       linked: number;
       created_ms: number;
-    }>`SELECT claim_id, number, linked, created_ms FROM idempotency WHERE key = ${key}`[0];
+      first_ms: number | null;
+      outcome: string | null;
+    }>`SELECT claim_id, number, linked, created_ms, first_ms, outcome FROM idempotency
+      WHERE key = ${key}`[0];
     return row
       ? {
           claimId: row.claim_id,
           number: row.number,
           linked: row.linked === 1,
           createdMs: row.created_ms,
+          firstMs: row.first_ms ?? row.created_ms,
+          outcome: row.outcome === "unknown" ? "unknown" : null,
         }
       : undefined;
+  }
+
+  /** The create of the key's attempt lost its answer: kept, so the retry looks the issue up. */
+  idempotentUnknown(key: string): void {
+    this.sql`UPDATE idempotency SET outcome = 'unknown' WHERE key = ${key} AND number IS NULL`;
+  }
+
+  /** A new attempt with a key whose earlier one ended unknown (or never finished). */
+  retryIdempotent(key: string, claimId: string, nowMs: number): void {
+    this.sql`UPDATE idempotency SET outcome = NULL, created_ms = ${nowMs}, claim_id = ${claimId}
+      WHERE key = ${key}`;
   }
 
   /** A request that never opened its issue gives its key back. */
@@ -397,9 +444,10 @@ export class ClaimsStore {
     linked: boolean,
     nowMs: number,
   ): void {
-    this.sql`INSERT INTO idempotency (key, claim_id, number, linked, created_ms)
-      VALUES (${key}, ${claimId}, ${number}, ${linked ? 1 : 0}, ${nowMs})
-      ON CONFLICT (key) DO UPDATE SET number = excluded.number, linked = excluded.linked`;
+    this.sql`INSERT INTO idempotency (key, claim_id, number, linked, created_ms, first_ms)
+      VALUES (${key}, ${claimId}, ${number}, ${linked ? 1 : 0}, ${nowMs}, ${nowMs})
+      ON CONFLICT (key) DO UPDATE SET number = excluded.number, linked = excluded.linked,
+        outcome = NULL`;
   }
 
   /**

@@ -8,6 +8,11 @@ import {
   grantDecision,
   isStuckAfter,
 } from "../../../shared/claims/rules.ts";
+import {
+  type WriteEnd,
+  writeInFlightDenial,
+  writeWindow,
+} from "../../../shared/claims/write-records.ts";
 import { formatInstant } from "../../../shared/graph/time.ts";
 import { PAUSED_RETRY_AFTER_SECONDS } from "./breaker.ts";
 import type { ClaimRow, ClaimsStore } from "./claims-store.ts";
@@ -23,6 +28,8 @@ import {
 import type { QueueViews } from "./queue.ts";
 import type { RepoStore } from "./repo-store.ts";
 import type { Schedules } from "./schedules-store.ts";
+import { finishWrite } from "./write-records.ts";
+import type { WriteRecord } from "./write-records-store.ts";
 
 /**
  * Where claims are granted, heartbeated, released and expired (spec 6.4), each under one
@@ -109,6 +116,17 @@ export class Claims {
       if (!decision.ok) {
         if (decision.reason === "not-found") return notFound(target);
         return conflict(decision.reason, decision.message, decision.holder);
+      }
+      // A write of an earlier claim may still reach GitHub: nobody gets the issue until its
+      // record closes (claim-next skips such issues: QueueViews.availability).
+      const inFlight = this.store.writes.openOn(target, nowMs);
+      if (inFlight) {
+        const denial = writeInFlightDenial(inFlight.closeAtMs, nowMs);
+        const result = conflict("write-in-flight", denial.message);
+        return {
+          ...result,
+          headers: { ...result.headers, "retry-after": String(denial.retryAfterSeconds) },
+        };
       }
       // The queue policy (shared/claims/policy.ts): the breaker's pause, per-label limits.
       const pause = this.views.paused(nowMs);
@@ -200,6 +218,41 @@ export class Claims {
       const claim = this.rows.get(request.claimId);
       return fenceIsCurrent(claim, request, number, nowMs) ? (claim as ClaimRow) : null;
     });
+  }
+
+  /**
+   * Records a write of the claim `{claimId, fence}` about to be sent, if that claim is issue
+   * `number`'s live claim: one transaction, so no grant comes between the fence check and the
+   * record (which keeps the issue from any grant until it closes). Null for a stale fence.
+   */
+  openWrite(
+    number: number,
+    request: FenceRequest,
+    kind: string,
+    nowMs: number,
+    marginMs: number,
+  ): WriteRecord | null {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const claim = this.rows.get(request.claimId);
+      if (!fenceIsCurrent(claim, request, number, nowMs)) return null;
+      const window = writeWindow({ startMs: nowMs, claimExpiresMs: claim.expiresMs, marginMs });
+      const record = this.store.writes.open({
+        number,
+        claimId: request.claimId,
+        fence: request.fence,
+        kind,
+        startedMs: nowMs,
+        ...window,
+      });
+      this.schedules.at("writes", window.closeAtMs);
+      return record;
+    });
+  }
+
+  /** The write of `record` ended: its record closes now, or a margin later (write-records.ts). */
+  finishWrite(record: WriteRecord, end: WriteEnd, nowMs: number, marginMs: number): void {
+    finishWrite(this.store, this.schedules, record, end, nowMs, marginMs);
   }
 
   heartbeat(number: number, request: FenceRequest, nowMs: number): FleetResult {

@@ -59,7 +59,10 @@ export class RepoContext {
   }
 
   /** A millisecond setting of the environment, zero allowed (tests turn delays off). */
-  envMs(key: "PRODUCER_DEBOUNCE_MS" | "FLEET_WRITE_DELAY_MS", fallback: number): number {
+  envMs(
+    key: "PRODUCER_DEBOUNCE_MS" | "FLEET_WRITE_DELAY_MS" | "FENCED_WRITE_MARGIN_MS",
+    fallback: number,
+  ): number {
     return numberSetting(this.env[key], { allowZero: true }) ?? fallback;
   }
 

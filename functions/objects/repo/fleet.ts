@@ -1,3 +1,4 @@
+import { WRITE_SETTLE_MARGIN_MS } from "../../../shared/claims/write-records.ts";
 import type { RepoContext } from "./context.ts";
 import { type FencedOp, fencedWrite } from "./fenced-write.ts";
 import type {
@@ -7,7 +8,9 @@ import type {
   QueueRequest,
   ReleaseOutcome,
 } from "./fleet-api.ts";
+import { conflict } from "./fleet-api.ts";
 import { flushFleetWrites } from "./fleet-writes.ts";
+import { owePush } from "./owner-push.ts";
 import { pause } from "./pause.ts";
 
 // The fleet API's calls on a RepoObject (spec 6.4): each waits for what it reads synchronously
@@ -28,6 +31,8 @@ async function fleetCall(
   c: RepoContext,
   run: () => FleetResult,
   viewAt: number | null = null,
+  /** Whether a success changes what anyone may claim (the owner's head is pushed again). */
+  changes = false,
 ): Promise<FleetResult> {
   if (inactive(c) === null) {
     await c.store.prepareGraph(pause);
@@ -35,6 +40,7 @@ async function fleetCall(
     if (viewAt !== null) await c.views.prepare(viewAt, pause);
   }
   const result = inactive(c) ?? run();
+  if (changes && result.status >= 200 && result.status < 300) owePush(c, Date.now());
   await c.schedules.rearm();
   return result;
 }
@@ -51,11 +57,48 @@ export function claim(
   request: ClaimRequest,
   nowMs: number,
 ): Promise<FleetResult> {
-  return fleetCall(c, () => c.claims.grant(number, request, nowMs), nowMs);
+  return fleetCall(c, () => c.claims.grant(number, request, nowMs), nowMs, true);
+}
+
+/**
+ * A grant for the owner's org claim-next (functions/objects/owner/): only while the repository
+ * belongs to installation `installationId` (a repository transferred or removed is out of reach
+ * at once), and, for a pushed item (`number`), only if this caller's claim-next could take it
+ * now: a stale push (claimed since, closed, released `done`, over a limit) is refused with
+ * `reason: stale` and the head is pushed again. `number` null: this repository's claim-next.
+ */
+export function orgClaim(
+  c: RepoContext,
+  number: number | null,
+  request: ClaimRequest,
+  installationId: number,
+  nowMs: number,
+): Promise<FleetResult> {
+  return fleetCall(
+    c,
+    () => {
+      if (c.store.identity()?.installationId !== installationId) {
+        return {
+          status: 403,
+          body: {
+            error: "forbidden",
+            message: "the repository does not belong to that installation (any more)",
+          },
+        };
+      }
+      if (number !== null && !c.views.offers(c.views.current(nowMs), number, request, nowMs)) {
+        owePush(c, nowMs);
+        return conflict("stale", `issue #${number} is no longer claimable here`);
+      }
+      return c.claims.grant(number, request, nowMs);
+    },
+    nowMs,
+    true,
+  );
 }
 
 export function heartbeat(c: RepoContext, number: number, request: FenceRequest, nowMs: number) {
-  return fleetCall(c, () => c.claims.heartbeat(number, request, nowMs));
+  return fleetCall(c, () => c.claims.heartbeat(number, request, nowMs), null, true);
 }
 
 export function release(
@@ -64,7 +107,7 @@ export function release(
   request: FenceRequest & { outcome: ReleaseOutcome; note?: string },
   nowMs: number,
 ): Promise<FleetResult> {
-  return fleetCall(c, () => c.claims.release(number, request, nowMs));
+  return fleetCall(c, () => c.claims.release(number, request, nowMs), null, true);
 }
 
 export function liveClaims(c: RepoContext, nowMs: number): FleetResult {
@@ -98,6 +141,8 @@ export async function write(
     client: () => c.client(`write to ${fullName()}#${number} for a claim`),
     installation: c.installation(),
     now: () => nowMs + (Date.now() - start),
+    marginMs: c.envMs("FENCED_WRITE_MARGIN_MS", WRITE_SETTLE_MARGIN_MS),
+    rearm: () => c.schedules.rearm(),
   });
 }
 

@@ -1,3 +1,5 @@
+import { firstReconcileState } from "../../../shared/budget/reconcile-permits.ts";
+import type { Pacing } from "../installation/installation-object.ts";
 import type { RepoContext } from "./context.ts";
 import { type GraphPageRequest, scanOverview, scanPage } from "./graph-scans.ts";
 import { pause } from "./pause.ts";
@@ -39,9 +41,26 @@ export async function graph(c: RepoContext, nowMs: number, machine?: string, lim
   const config = c.store.config();
   const watermarks = c.store.watermarks();
   const result = scanOverview(scan, nowMs, config.kicks.windowHours, machine || undefined, limit);
+  const pacing = await pacingOf(c, nowMs);
   return {
     ...result,
     watermarks,
+    /**
+     * The first full reconcile: done (when), running, or waiting for the installation's permit
+     * (`position` in line). Until it is done the graph holds only what webhooks brought.
+     */
+    firstReconcile: firstReconcileState({
+      lastFullReconcileAt: watermarks.lastFullReconcileAt,
+      inProgress: c.store.reconcileProgress() !== null,
+      position: pacing?.position ?? null,
+      holding: pacing?.holding ?? false,
+    }),
+    /**
+     * The installation's pacing of full reconciles: repositories reconciled, waiting and in
+     * flight, the requests they spent this hour and the budget they may spend an hour, and
+     * the estimated time for the rest (null when the installation did not answer).
+     */
+    installation: pacing?.installation ?? null,
     /** The full reconcile in progress (null when none is): pages done, issues seen, run id. */
     reconcile: c.store.reconcileProgress(),
     /**
@@ -71,6 +90,19 @@ export async function graph(c: RepoContext, nowMs: number, machine?: string, lim
       writes: c.archived() ? ("paused: the repository is archived" as const) : ("on" as const),
     },
   };
+}
+
+/** Where the repository stands in its installation's line, and the installation's progress. */
+async function pacingOf(c: RepoContext, nowMs: number): Promise<Pacing | null> {
+  const identity = c.store.identity();
+  if (!identity) return null;
+  try {
+    return await c.installationObject(identity.installationId).pacing(identity.repoId, nowMs);
+  } catch (error) {
+    // The graph is served without it rather than not at all.
+    console.error(`${identity.fullName}: the installation's pacing did not answer`, error);
+    return null;
+  }
 }
 
 /** One page of one long list of the graph scan (`GET .../graph?list=`). */

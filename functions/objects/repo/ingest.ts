@@ -5,6 +5,7 @@ import type { RepoContext } from "./context.ts";
 import { type CrossRepoDelivery, receiveNotices, recordStateChanges } from "./cross-repo.ts";
 import { adoptFromWebhook } from "./lifecycle.ts";
 import { producerDue } from "./producer.ts";
+import { reportLateWrites } from "./write-records.ts";
 
 // The acknowledgement path (spec 6.1): a webhook delivery's events applied in one transaction,
 // never a call to GitHub. How an event changes the graph is shared/ingest/merge-event.ts.
@@ -100,6 +101,12 @@ export async function ingest(
     const isHint = (e: GraphEvent) => e.type === "label-renamed" || e.type === "label-deleted";
     const hints = events.filter(isHint);
     const facts = hints.length === 0 ? events : events.filter((e) => !isHint(e));
+    // A fenced comment GitHub applied after its write's record closed is reported.
+    reportLateWrites(
+      store,
+      facts.flatMap((e) => (e.type === "comment" ? [e] : [])),
+      delivery.receivedMs,
+    );
     const { changes, graphChanged, stateChanges } = store.applyEvents(facts);
     // Closes and reopens here are told to the installation's other repositories (cross-repo.ts).
     recordStateChanges(store, schedules, stateChanges, delivery.receivedMs);

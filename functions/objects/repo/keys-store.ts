@@ -37,6 +37,8 @@ export interface NewKey {
   /** SHA-256 (hex) of the whole key. */
   hash: string;
   createdBy: string | null;
+  /** The kind of token that minted it (`ghp_`, `ghu_`, ...): audited, not stored with the key. */
+  tokenKind?: string | null;
   createdMs: number;
   expiresMs: number | null;
 }

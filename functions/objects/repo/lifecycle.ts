@@ -3,6 +3,7 @@ import { DAY_MS, formatInstant, HOUR_MS } from "../../../shared/graph/time.ts";
 import { retentionCutoffs } from "../../../shared/schedule/retention.ts";
 import { directory } from "../directory/directory-object.ts";
 import type { RepoContext } from "./context.ts";
+import { owePush, pushHead } from "./owner-push.ts";
 import type { RepoIdentity } from "./repo-store.ts";
 
 // The repository's lifecycle in its object: installed (watching), suspended, removed (wiped),
@@ -80,6 +81,15 @@ export async function setLifecycle(
     c.store.setIdentity(renamed ? { ...identity, fullName: before.fullName } : identity);
     if (renamed && identity.status === "active") c.schedules.at("sync", nowMs);
   });
+  if (identity.status !== "active") {
+    // Out of the owner's queue now (schedules are cleared): told at once, not by the alarm. The
+    // InstallationObject withdrew it on receipt already; this push makes it final there.
+    await pushHead(c, c.store.identity()!, Date.now()).catch((error: unknown) =>
+      console.error(`${identity.fullName}: telling the owner of ${identity.status} failed`, error),
+    );
+  } else {
+    owePush(c, Date.now());
+  }
   await c.schedules.rearm();
   return "applied";
 }
@@ -94,6 +104,7 @@ export async function setLifecycle(
 function wipe(c: RepoContext): void {
   c.store.wipe();
   c.store.claims.wipe();
+  c.store.writes.wipe();
   c.store.keys.wipe();
   c.store.ci.wipe();
   c.store.priority.wipe();
@@ -109,6 +120,9 @@ export function prune(c: RepoContext, nowMs: number): void {
   c.store.transaction(() => {
     c.store.prune(cutoffs);
     c.store.claims.prune(cutoffs);
+    // Closed write records are kept as long as idempotency keys: a late comment is matched to
+    // its record within that time.
+    c.store.writes.prune(cutoffs.idempotencyMs);
     c.store.keys.prune(cutoffs.fleetKeysMs);
     c.store.ci.prune(cutoffs.ciReportsMs);
     c.store.priority.prune(cutoffs.tombstonesMs, cutoffs.ciReportsMs);

@@ -62,6 +62,10 @@ export interface MetaValues {
    * full reconcile run begun before it starts over (pages it already read would not be re-read).
    */
   fullReconcileRestartMs: number;
+  /** When this repository's current reconcile permit was granted (permits.ts). */
+  permitHeldSinceMs: number;
+  /** The version of the last head pushed to the owner's object (shared/org/head.ts). */
+  ownerHeadVersion: number;
   /** Operational counters (deliveries applied, duplicates seen). */
   [counter: `counter:${string}`]: number;
 }

@@ -29,6 +29,9 @@ import {
 import type { RepoStore } from "./repo-store.ts";
 import type { Schedules } from "./schedules-store.ts";
 
+/** What an item is handed out as when no kinds are asked for: a reply item for its reply. */
+const as = (item: QueueItem): ClaimKind => (item.kind === "reply" ? "reply" : "work");
+
 /**
  * The fleet's queue inside a RepoObject: the queue view (rebuilt once per graph change, made
  * in steps ahead of synchronous readers), what one caller may claim from it, and the queue
@@ -122,6 +125,8 @@ export class QueueViews {
 
   private keep(built: QueueView, nowMs: number): QueueView {
     if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+    // A new view: what anyone may claim may have changed, so the owner's head is pushed again.
+    this.schedules.at("owner", nowMs);
     const before = this.view;
     this.view = built;
     // Read only synchronously once obtained (never across an await): nobody holds it still.
@@ -167,12 +172,15 @@ export class QueueViews {
   }
 
   /**
-   * Excluded per request: live claims, live IDD claims, dead letters, `done` until kicked, and
-   * issues with a label whose live claims reached its `claims.maxActiveByLabel` limit. A reply
-   * is not parked by its issue's dead letter or `done` (those are about the work).
+   * Excluded per request: live claims, open write records, live IDD claims, dead letters, `done`
+   * until kicked, and issues with a label whose live claims reached its
+   * `claims.maxActiveByLabel` limit. A reply is not parked by its issue's dead letter or `done`
+   * (those are about the work).
    */
   availability(nowMs: number, view: QueueView): (item: QueueItem, as: ClaimKind) => boolean {
     const live = new Set(this.rows.live(nowMs).map((c) => c.number));
+    // An issue with a write of an earlier claim still open is granted to nobody yet.
+    for (const n of this.store.writes.openIssues(nowMs)) live.add(n);
     const parked = new Set<number>();
     for (const f of this.rows.fleetRows()) if (f.stuck || f.doneSuppressed) parked.add(f.number);
     const unparked = new Set<number>();
@@ -236,6 +244,42 @@ export class QueueViews {
   }
 
   /**
+   * The head the owner's object is pushed (functions/objects/repo/owner-push.ts): the first
+   * `size` items anyone may claim now, in the repository's own order (no machine rotation),
+   * and how many there are in all. Caller-dependent filters (capabilities, kinds) are the
+   * owner's to apply; the breaker's held-back work is left out.
+   */
+  head(nowMs: number, size: number): { items: QueueItem[]; total: number; view: QueueView } {
+    const view = this.current(nowMs);
+    const available = this.availability(nowMs, view);
+    const held = this.holdsBack(view, this.paused(nowMs));
+    const all = orderQueue(view.items, view.config.queue.order).filter(
+      (item) => available(item, as(item)) && !held(item, as(item)),
+    );
+    return { items: all.slice(0, size), total: all.length, view };
+  }
+
+  /**
+   * Whether this caller's claim-next could take issue `number` now (an org grant of a pushed
+   * item): it is in the queue, available, within the caller's capabilities and not held back.
+   * A pushed item since claimed, closed, released `done` or otherwise out is refused here.
+   */
+  offers(
+    view: QueueView,
+    number: number,
+    request: Pick<QueueRequest, "capabilities">,
+    nowMs: number,
+  ): boolean {
+    const item = view.itemOf.get(number);
+    if (item === undefined) return false;
+    return (
+      this.availability(nowMs, view)(item, as(item)) &&
+      hasCapabilities(item, capabilitySet(request.capabilities)) &&
+      !this.holdsBack(view, this.paused(nowMs))(item, as(item))
+    );
+  }
+
+  /**
    * `GET .../queue`: what this caller may claim, in order, cut to `limit` (`kinds`: default
    * every kind). While the breaker is red every item is still listed, `paused` says which are
    * held back, and the answer carries the pause.
@@ -275,6 +319,8 @@ export class QueueViews {
           ...(pause !== null ? { paused: held(item, as) } : {}),
         })),
         ...(pause !== null ? { paused: pause } : {}),
+        // Before the first full reconcile the graph holds only what webhooks brought.
+        ...(this.store.watermarks().lastFullReconcileAt === null ? { partial: true } : {}),
       },
     };
   }

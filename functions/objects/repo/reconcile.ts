@@ -1,3 +1,4 @@
+import type { GitHubClient } from "../../../shared/github/client.ts";
 import { MAX_PAGE_SIZE } from "../../../shared/github/fetch-snapshot.ts";
 import { DAY_MS, formatInstant } from "../../../shared/graph/time.ts";
 import { reconcileKind, scanRequestWaitMs } from "../../../shared/schedule/policy.ts";
@@ -6,6 +7,7 @@ import { refreshConfig } from "./config-sync.ts";
 import type { RepoContext } from "./context.ts";
 import type { FleetResult } from "./fleet-api.ts";
 import { rereadMarkerComments } from "./marker-reread.ts";
+import { givePermit, takePermit } from "./permits.ts";
 import { requestProjectRead } from "./priority.ts";
 import { producerDue } from "./producer.ts";
 import {
@@ -71,13 +73,41 @@ export async function runReconcile(
   identity: RepoIdentity,
   nowMs: number,
 ): Promise<void> {
-  const { store, schedules } = c;
+  const full = name === "reconcile-full";
+  // A full reconcile (the first, the daily one, a burst after an outage) waits its turn in the
+  // installation's line (permits.ts): the whole installation stays under GitHub's limits.
+  if (full && !(await takePermit(c, identity, nowMs))) return;
   const client = c.client(`reconcile ${identity.fullName}`);
+  try {
+    await reconcileWith(c, name, identity, client, nowMs);
+  } catch (error) {
+    // Failed (retried with backoff by the alarm): its place goes to the next in line meanwhile.
+    if (full) {
+      await givePermit(
+        c,
+        identity,
+        { completed: false, requests: client.stats.requests, client },
+        Date.now(),
+      );
+    }
+    throw error;
+  }
+}
+
+async function reconcileWith(
+  c: RepoContext,
+  name: "reconcile" | "reconcile-full",
+  identity: RepoIdentity,
+  client: GitHubClient,
+  nowMs: number,
+): Promise<void> {
+  const { store, schedules } = c;
+  const full = name === "reconcile-full";
   // The config first (a free 304 when unchanged): its label names shape what is fetched.
   // A full run in progress goes on with the names it began with (a change restarts it).
   const inProgress = store.reconcileRuns.current();
   const continuing = inProgress?.generation === store.generation();
-  if (name === "reconcile-full" && !continuing) {
+  if (full && !continuing) {
     try {
       await refreshConfig(store, client, nowMs);
     } catch (error) {
@@ -88,9 +118,15 @@ export async function runReconcile(
       schedules.at("config", Date.now() + 15 * 60_000);
     }
   }
-  const reconcile = name === "reconcile-full" ? reconcileFull : reconcileIncremental;
+  const reconcile = full ? reconcileFull : reconcileIncremental;
   const outcome = await reconcile(store, client, Date.now, fullReconcileSettings(c));
-  if (outcome === null) return; // the repository stopped being active meanwhile
+  if (outcome === null) {
+    // The repository stopped being active meanwhile.
+    if (full) {
+      await givePermit(c, identity, { completed: false, requests: 0, client }, Date.now());
+    }
+    return;
+  }
   if (outcome.kind === "full-step") {
     // A bounded share of the pages per alarm run: the next share in the next run, so the
     // producer and the other schedules get their turn in between.
@@ -101,6 +137,14 @@ export async function runReconcile(
       schedules.at("producer", producerDue(c, Date.now()));
     }
     return;
+  }
+  if (outcome.kind === "full") {
+    await givePermit(
+      c,
+      identity,
+      { completed: true, requests: outcome.requests, client },
+      Date.now(),
+    );
   }
   // A full read also re-reads the comments of issues whose IDD claims matter (own client:
   // its requests are counted apart from the graph fetch's).

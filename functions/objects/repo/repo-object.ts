@@ -27,11 +27,18 @@ import { type Delivery, externalStates, type IngestOutcome, ingest } from "./ing
 import * as keys from "./keys.ts";
 import type { NewKey } from "./keys-store.ts";
 import { prune, setLifecycle } from "./lifecycle.ts";
+import { permitGranted } from "./permits.ts";
 import { applyProjectItem } from "./priority.ts";
 import { armReconcile, requestScan } from "./reconcile.ts";
 import type { ReconcileProgress } from "./reconcile-progress-store.ts";
 import type { RepoIdentity } from "./repo-store.ts";
-import { type ObjectStatus, objectStatus, type StatusView, statusView } from "./status.ts";
+import {
+  type ObjectStatus,
+  objectStatus,
+  publicPage,
+  type StatusView,
+  statusView,
+} from "./status.ts";
 
 export type { Delivery, IngestOutcome };
 
@@ -89,6 +96,11 @@ export class RepoObject extends DurableObject<Env> {
   /** Installation lifecycle reached this repository (from the InstallationObject). */
   setLifecycle(identity: RepoIdentity): Promise<"applied" | "ignored"> {
     return setLifecycle(this.c, identity);
+  }
+
+  /** The installation granted this repository a reconcile permit: the full reconcile runs now. */
+  permitGranted(): Promise<"woken" | "gone"> {
+    return permitGranted(this.c);
   }
 
   /** One webhook delivery's events, applied atomically (the acknowledgement path). */
@@ -171,6 +183,14 @@ export class RepoObject extends DurableObject<Env> {
     return this.c.store.reconcileProgress();
   }
 
+  /**
+   * Whether the status page may be shown without login (public, opted in): read from stored
+   * facts only, before any graph is built for an anonymous request.
+   */
+  publicPage(): boolean {
+    return publicPage(this.c);
+  }
+
   /** The status page's read beyond `graph()` (status.ts). */
   statusView(nowMs = Date.now()): Promise<StatusView> {
     return statusView(this.c, nowMs);
@@ -186,6 +206,16 @@ export class RepoObject extends DurableObject<Env> {
   /** Claims issue `number`, or the queue's first available issue when `number` is null. */
   claim(number: number | null, request: ClaimRequest, nowMs = Date.now()): Promise<FleetResult> {
     return fleet.claim(this.c, number, request, nowMs);
+  }
+
+  /** The owner's org claim-next asks for a grant here (fleet.ts `orgClaim`). */
+  orgClaim(
+    number: number | null,
+    request: ClaimRequest,
+    installationId: number,
+    nowMs = Date.now(),
+  ): Promise<FleetResult> {
+    return fleet.orgClaim(this.c, number, request, installationId, nowMs);
   }
 
   heartbeat(number: number, request: FenceRequest, nowMs = Date.now()): Promise<FleetResult> {
@@ -220,8 +250,8 @@ export class RepoObject extends DurableObject<Env> {
   }
 
   /** False for an unknown id; revoking twice keeps the first revocation. */
-  revokeKey(id: string, nowMs = Date.now()): boolean {
-    return keys.revokeKey(this.c, id, nowMs);
+  revokeKey(id: string, nowMs = Date.now(), who?: keys.KeyActor): boolean {
+    return keys.revokeKey(this.c, id, nowMs, who);
   }
 
   /** The key whose SHA-256 is `hash`, if valid at `nowMs` (its use recorded once a minute). */

@@ -1,3 +1,5 @@
+import { migratedKeyExpiresMs } from "../../../shared/auth/keys.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
 import { encodeRequires, requiresOf } from "../../../shared/queue/requires.ts";
 
 /**
@@ -166,6 +168,36 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     )`);
   },
   (sql) => {
+    // The audit log's lanes (shared/schedule/audit-lanes.ts): key and fenced-write entries are
+    // trimmed apart from the high-volume ones, so a claim loop never pushes them out.
+    sql.exec(`ALTER TABLE audit ADD COLUMN lane TEXT NOT NULL DEFAULT 'activity'`);
+    sql.exec(`UPDATE audit SET lane = 'record'
+      WHERE kind LIKE 'key-%' OR kind LIKE 'fenced-write%' OR kind LIKE 'write-record%'`);
+    sql.exec(`CREATE INDEX audit_by_lane ON audit (lane, seq)`);
+  },
+  (sql) => {
+    // A sub-issue create whose answer was lost keeps its key with outcome 'unknown' (the retry
+    // looks the issue up first); `first_ms` is when the key was first used (the look-up's window).
+    sql.exec(`ALTER TABLE idempotency ADD COLUMN outcome TEXT`);
+    sql.exec(`ALTER TABLE idempotency ADD COLUMN first_ms INTEGER`);
+    sql.exec(`UPDATE idempotency SET first_ms = created_ms`);
+  },
+  (sql) => {
+    // Fenced write records (issue 21): a write for a claim holder is recorded before it is sent,
+    // with its deadline and the instant its record closes; while one is open on an issue, the
+    // issue is granted to nobody. `outcome`: how the write ended (null while it runs), `closed_ms`:
+    // when the record closed (null while open).
+    sql.exec(`CREATE TABLE write_records (
+      id INTEGER PRIMARY KEY AUTOINCREMENT, number INTEGER NOT NULL, claim_id TEXT NOT NULL,
+      fence INTEGER NOT NULL, kind TEXT NOT NULL, started_ms INTEGER NOT NULL,
+      deadline_ms INTEGER NOT NULL, close_at_ms INTEGER NOT NULL, outcome TEXT, closed_ms INTEGER,
+      late_reported INTEGER NOT NULL DEFAULT 0
+    )`);
+    sql.exec(`CREATE INDEX write_records_open ON write_records (number) WHERE closed_ms IS NULL`);
+    sql.exec(`CREATE INDEX write_records_by_claim ON write_records (claim_id, fence)`);
+  },
+  keysExpire,
+  (sql) => {
     // Human replies as work (issue 22): what the reply rules read of each issue's thread,
     // classified when the text arrives so no body is kept (replies-store.ts). `rules` is the
     // classifier's version: rows of an older one are not trusted until read again.
@@ -180,6 +212,8 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       role TEXT NOT NULL, verdict TEXT, updated_ms INTEGER NOT NULL, rules INTEGER NOT NULL
     )`);
     sql.exec(`CREATE INDEX reply_comments_by_issue ON reply_comments (number)`);
+  },
+  (sql) => {
     // The input a `done` release answered, per issue: its reply stays out of the queue until
     // newer trusted input arrives.
     sql.exec(
@@ -191,3 +225,31 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(`ALTER TABLE claims ADD COLUMN reply_at TEXT`);
   },
 ];
+
+/**
+ * Every fleet key expires (issue 21): a key minted before, without an expiry, gets the default
+ * lifetime counted from this migration, each one audited. The clock is read here, in the step,
+ * so a repository migrated later still gets its full lifetime.
+ */
+export function keysExpire(sql: SqlStorage): void {
+  const nowMs = Date.now();
+  const expiresMs = migratedKeyExpiresMs(nowMs);
+  const keys = sql
+    .exec<{ id: string; name: string }>(
+      `SELECT id, name FROM fleet_keys WHERE expires_ms IS NULL ORDER BY created_ms, id`,
+    )
+    .toArray();
+  for (const key of keys) {
+    sql.exec(`UPDATE fleet_keys SET expires_ms = ? WHERE id = ?`, expiresMs, key.id);
+    sql.exec(
+      `INSERT INTO audit (at_ms, kind, detail, lane) VALUES (?, 'key-expiry-set', ?, 'record')`,
+      nowMs,
+      JSON.stringify({
+        id: key.id,
+        name: key.name,
+        expiresAt: formatInstant(expiresMs),
+        why: "keys minted before keys expired get the default lifetime",
+      }),
+    );
+  }
+}

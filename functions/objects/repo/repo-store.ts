@@ -19,6 +19,7 @@ import { type ReconcileProgress, ReconcileProgressStore } from "./reconcile-prog
 import { RepliesStore } from "./replies-store.ts";
 import { REPO_MIGRATIONS } from "./repo-schema.ts";
 import { Schedules } from "./schedules-store.ts";
+import { WriteRecordsStore } from "./write-records-store.ts";
 
 export type { AuditDetail, MarkerCommentRow, RepoIdentity, Watermarks };
 
@@ -50,6 +51,8 @@ export class RepoStore {
   readonly claims: ClaimsStore;
   /** Fleet keys, stored as hashes. */
   readonly keys: KeysStore;
+  /** Fenced write records: a holder's GitHub write, bounded by a deadline (write-records-store.ts). */
+  readonly writes: WriteRecordsStore;
   /** The circuit breaker's view of the default branch's CI. */
   readonly ci: CiStore;
   /** Priority options from an organization project's field. */
@@ -91,6 +94,7 @@ export class RepoStore {
     this.schedules = new Schedules(this.sql, storage);
     this.claims = new ClaimsStore(this.sql);
     this.keys = new KeysStore(this.sql);
+    this.writes = new WriteRecordsStore(this.sql);
     this.ci = new CiStore(this.sql);
     this.priority = new PriorityStore(this.sql);
     this.replies = new RepliesStore(this.sql);

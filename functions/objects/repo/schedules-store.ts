@@ -10,6 +10,8 @@ export type ScheduleName =
   | "config"
   /** Ends expired claims (fleet API). */
   | "claims"
+  /** Closes fenced write records at their close time (write-records.ts). */
+  | "writes"
   /** Writes owed for the fleet: IDD mirror markers, processing labels, dead letters. */
   | "fleet"
   /** Asks GitHub whether IDD marker authors have write access. */
@@ -21,7 +23,9 @@ export type ScheduleName =
   /** Makes the breaker's verdict again when a carried red verdict's time is over. */
   | "breaker"
   /** Reads the priority project field (a share of pages at a time) and single items (priority.ts). */
-  | "priority";
+  | "priority"
+  /** Pushes the queue's head to the owner's object (the org queue, owner-push.ts). */
+  | "owner";
 
 /** How long a taken schedule stays leased: longer than any alarm run can last. */
 const LEASE_MS = 10 * 60_000;

@@ -8,6 +8,7 @@
 import { DAY_MS, formatInstant } from "../../../shared/graph/time.ts";
 import { drawPicture } from "../../../shared/status/picture.ts";
 import { choosePicture } from "../../../shared/status/picture-compact.ts";
+import { shownWithoutLogin } from "../../../shared/status/public-page.ts";
 import type { StatusRead } from "../../../shared/status/view.ts";
 import type { RepoStatus } from "../directory/directory-object.ts";
 import type { AuditEntry } from "../journal-store.ts";
@@ -47,6 +48,14 @@ export function objectStatus(c: RepoContext): ObjectStatus {
     running: c.alarmRun !== null,
     reconcile: c.store.reconcileProgress(),
   };
+}
+
+/** Whether the page is shown without login (shared/status/public-page.ts); builds nothing. */
+export function publicPage(c: RepoContext): boolean {
+  return shownWithoutLogin({
+    private: c.store.meta.get("repository")?.private ?? null,
+    optedIn: c.store.config().status.public,
+  });
 }
 
 /** The status page's read beyond the graph API. */
@@ -124,6 +133,15 @@ function readStatus(c: RepoContext, nowMs: number): StatusView {
       title: titleOf(f.number),
       stuckAt: f.stuckMs === null ? null : formatInstant(f.stuckMs),
       attempts: store.claims.attempts(f.number, f.resetFence),
+    })),
+    writes: store.writes.openAt(nowMs).map((w) => ({
+      number: w.number,
+      agentId: store.claims.get(w.claimId)?.agentId ?? null,
+      fence: w.fence,
+      kind: w.kind,
+      deadline: formatInstant(w.deadlineMs),
+      closesAt: formatInstant(w.closeAtMs),
+      outcome: w.outcome,
     })),
     ended: store.claims.endedSince(nowMs - 7 * DAY_MS, ENDED_READ),
     audit: store.auditLog(AUDIT_SHOWN),

@@ -7,6 +7,7 @@ import { exchangeWebFlowCode, getWebFlowAuthorizationUrl } from "@octokit/oauth-
 import { type Context, Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import { messagePage } from "../../../shared/status/page.ts";
+import { safeReturnTo } from "../../../shared/status/return-to.ts";
 import {
   clearSessionCookieHeader,
   SESSION_COOKIE,
@@ -25,14 +26,9 @@ type StatusEnv = { Bindings: Env };
 const STATE_COOKIE = "switchyard_oauth";
 const STATE_TTL_S = 600;
 
-/** A path on this Worker, never another origin (`//evil`, `/\evil`, `https:`). */
-export function safeReturnTo(value: string | undefined | null): string {
-  if (!value?.startsWith("/") || value.startsWith("//") || value.includes("\\")) return "/";
-  return value;
-}
-
-export function loginUrl(returnTo: string): string {
-  return `/login?return_to=${encodeURIComponent(safeReturnTo(returnTo))}`;
+/** The login page's URL, coming back to `returnTo` (a path on `origin`; otherwise `/`). */
+export function loginUrl(returnTo: string, origin: string): string {
+  return `/login?return_to=${encodeURIComponent(safeReturnTo(returnTo, origin))}`;
 }
 
 /** Octokit's request with GitHub's web URL as base: oauth-methods derives `/login/oauth/*` from it. */
@@ -86,7 +82,7 @@ loginRoutes.get("/login", (c) => {
   if ("refusal" in checked) return checked.refusal;
   const { settings } = checked;
   const state = randomState();
-  const returnTo = safeReturnTo(c.req.query("return_to"));
+  const returnTo = safeReturnTo(c.req.query("return_to"), new URL(c.req.url).origin);
   const { url } = getWebFlowAuthorizationUrl({
     clientType: "github-app",
     clientId: settings.clientId,
@@ -107,7 +103,11 @@ loginRoutes.get("/login/callback", async (c) => {
   const checked = withSettings(c);
   if ("refusal" in checked) return checked.refusal;
   const { settings } = checked;
-  const [expected, encodedReturn] = (getCookie(c, STATE_COOKIE) ?? "").split(".");
+  // `state.returnTo`: the state is hex, so the first `.` ends it (the path may hold dots).
+  const stateCookie = getCookie(c, STATE_COOKIE) ?? "";
+  const dot = stateCookie.indexOf(".");
+  const expected = dot < 0 ? stateCookie : stateCookie.slice(0, dot);
+  const encodedReturn = dot < 0 ? "" : stateCookie.slice(dot + 1);
   const code = c.req.query("code");
   const fail = (message: string, status: 400 | 502) =>
     c.html(messagePage("GitHub login failed", message, null), status);
@@ -161,7 +161,7 @@ loginRoutes.get("/login/callback", async (c) => {
   );
   let returnTo = "/";
   try {
-    returnTo = safeReturnTo(decodeURIComponent(encodedReturn ?? ""));
+    returnTo = safeReturnTo(decodeURIComponent(encodedReturn), new URL(c.req.url).origin);
   } catch {
     // A mangled cookie: go home.
   }

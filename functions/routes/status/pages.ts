@@ -14,7 +14,12 @@ import {
   welcomePage,
 } from "../../../shared/status/page.ts";
 import { clearSessionCookieHeader } from "../../../shared/status/session.ts";
-import { type GraphRead, repoPageModel, type StatusRead } from "../../../shared/status/view.ts";
+import {
+  describeInstallProgress,
+  type GraphRead,
+  repoPageModel,
+  type StatusRead,
+} from "../../../shared/status/view.ts";
 import type { Env } from "../../env.ts";
 import { lookupName } from "../../objects/directory/name-lookup.ts";
 import { prove, userClient } from "../v1/auth.ts";
@@ -58,9 +63,21 @@ async function listInstallations(env: Env, token: string): Promise<InstallationL
         account: i.account?.login ?? `installation ${i.id}`,
         repositories,
         more: repos.data.total_count > repositories.length,
+        progress: await installationProgress(env, i.id),
       };
     }),
   );
+}
+
+/** The installation's pacing of full reconciles, in a sentence; null when it did not answer. */
+async function installationProgress(env: Env, installationId: number): Promise<string | null> {
+  try {
+    const stub = env.INSTALLATION.get(env.INSTALLATION.idFromName(String(installationId)));
+    return describeInstallProgress((await stub.pacing(null)).installation);
+  } catch (error) {
+    console.error(`installation ${installationId}: its pacing did not answer`, error);
+    return null;
+  }
 }
 
 const noStore = (c: Context) => c.header("Cache-Control", "private, no-store");
@@ -80,7 +97,7 @@ statusPages.get("/", async (c) => {
     if (error instanceof GitHubApiError && error.kind === "unauthorized") {
       // The token behind the session was revoked: sign in again.
       c.header("Set-Cookie", clearSessionCookieHeader());
-      return c.redirect(loginUrl("/"), 302);
+      return c.redirect(loginUrl("/", new URL(c.req.url).origin), 302);
     }
     const why = error instanceof GitHubApiError ? error.message : "GitHub did not answer";
     return c.html(messagePage("GitHub did not answer", why, session.login), 503);
@@ -98,10 +115,10 @@ statusPages.get("/repos/:owner/:repo", async (c) => {
   const here = `/repos/${owner}/${repo}`;
   const session = await readSession(c, settings);
   const nowMs = Date.now();
-  const show = async (repoId: number, viewer: string | null, known?: GraphRead) => {
+  const show = async (repoId: number, viewer: string | null) => {
     const stub = repoObject(c.env, repoId);
     const [graph, status] = await Promise.all([
-      known ?? (stub.graph(nowMs) as Promise<unknown> as Promise<GraphRead>),
+      stub.graph(nowMs) as Promise<unknown> as Promise<GraphRead>,
       stub.statusView(nowMs) as Promise<unknown> as Promise<StatusRead>,
     ]);
     return c.html(
@@ -120,7 +137,7 @@ statusPages.get("/repos/:owner/:repo", async (c) => {
     if (proven.status === 401) {
       // GitHub no longer accepts the session's token (revoked or expired): sign in again.
       c.header("Set-Cookie", clearSessionCookieHeader());
-      return c.redirect(loginUrl(here), 302);
+      return c.redirect(loginUrl(here, new URL(c.req.url).origin), 302);
     }
     refused = proven;
   }
@@ -128,15 +145,11 @@ statusPages.get("/repos/:owner/:repo", async (c) => {
   // A public repository that opted in (`status.public: true`) is shown to anyone; anything else
   // (private, not installed, not opted in) asks for a login alike, so nothing is revealed.
   const entry = await lookupName(c.env, fullName);
-  if (entry && entry.status === "active") {
-    const graph = (await repoObject(c.env, entry.repoId).graph(nowMs)) as unknown as GraphRead;
-    const optedIn =
-      (graph.config.effective as { status?: { public?: boolean } }).status?.public === true;
-    if (graph.repository?.private === false && optedIn) {
-      return show(entry.repoId, session?.login ?? null, graph);
-    }
+  // The opt-in is asked first: a page nobody may see costs its object no graph scan.
+  if (entry && entry.status === "active" && (await repoObject(c.env, entry.repoId).publicPage())) {
+    return show(entry.repoId, session?.login ?? null);
   }
-  if (!session || !refused) return c.redirect(loginUrl(here), 302);
+  if (!session || !refused) return c.redirect(loginUrl(here, new URL(c.req.url).origin), 302);
   if (refused.retryAfterSeconds !== undefined) {
     c.header("Retry-After", String(refused.retryAfterSeconds));
   }

@@ -3,10 +3,12 @@
 // functions/objects/name-lookup.ts), the RepoObject's keys, GitHub's
 // permission answer for a user token, the OIDC issuer's key set. A raw token is never stored,
 // logged or repeated in a message: only its SHA-256 is kept (as a cache key or a key's hash).
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { createRemoteJWKSet, type JWTVerifyGetKey } from "jose";
 import {
   type AuthFailure,
+  forbidden,
+  type GitHubAnswer,
   isCacheable,
   type Resolution,
   resolveBound,
@@ -17,6 +19,18 @@ import {
   userAccessCacheKey,
   userAccessTtlMs,
 } from "../../../shared/auth/access.ts";
+import {
+  type AppTokenVerdict,
+  adminProofFresh,
+  appTokenCacheKey,
+  appTokenVerdict,
+  carriesScopes,
+  type GitHubTokenKind,
+  githubTokenKind,
+  scopedTokenAccess,
+  TOKEN_KIND_NAMES,
+  tokenRule,
+} from "../../../shared/auth/github-tokens.ts";
 import { sha256Hex } from "../../../shared/auth/hash.ts";
 import { parseKey } from "../../../shared/auth/keys.ts";
 import { DEFAULT_OIDC_ISSUER, jwksUrl, verifyActionsToken } from "../../../shared/auth/oidc.ts";
@@ -52,8 +66,18 @@ function queryFailure(method: string, path: string, query: Record<string, string
   return checked.success ? null : schemaFailureMessage("query", checked.error);
 }
 
+/** What GitHub said of a user token on one repository, and when it said it. */
+interface UserCheck {
+  access: UserAccess;
+  login: string;
+  /** When GitHub answered (epoch ms): minting a key needs an answer under a minute old. */
+  checkedMs: number;
+}
+
 /** GitHub's permission answers per (token SHA-256, repository), in this isolate's memory only. */
-const userChecks = new TtlCache<{ access: UserAccess; login: string }>(10_000);
+const userChecks = new TtlCache<UserCheck>(10_000);
+/** The App's checks of `ghu_` tokens per token SHA-256, in this isolate's memory only. */
+const appChecks = new TtlCache<AppTokenVerdict>(10_000);
 /** One remote key set per issuer: jose caches the keys (10 minutes) and refetches on a new kid. */
 const issuerKeySets = new Map<string, JWTVerifyGetKey>();
 
@@ -86,16 +110,32 @@ export function userClient(env: Env, token: string): GitHubClient {
   });
 }
 
-/** `GET /repos/{owner}/{repo}` with the caller's token decides; `GET /user` names the caller. */
+/** A client failure as the shared rules read it. */
+function errorAnswer(error: unknown): GitHubAnswer {
+  if (!(error instanceof GitHubApiError)) throw error;
+  return {
+    kind: "error",
+    errorKind: error.kind,
+    status: error.status,
+    ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
+  };
+}
+
+/**
+ * `GET /repos/{owner}/{repo}` with the caller's token decides (with its `X-OAuth-Scopes` for a
+ * classic or OAuth token); `GET /user` names the caller.
+ */
 async function askGitHub(
   env: Env,
   token: string,
+  kind: GitHubTokenKind,
   owner: string,
   repo: string,
-): Promise<{ access: UserAccess; login: string }> {
+): Promise<UserCheck> {
   const fullName = `${owner}/${repo}`;
   const client = userClient(env, token);
-  let access: UserAccess;
+  let answer: GitHubAnswer;
+  let scopes: string | undefined;
   try {
     const res = await client.send<unknown>({
       operation: `check the caller's permission on ${fullName}`,
@@ -103,16 +143,15 @@ async function askGitHub(
       params: { owner, repo },
       idempotent: true,
     });
-    access = userAccess(fullName, { kind: "ok", body: res.data });
+    answer = { kind: "ok", body: res.data };
+    scopes = res.headers["x-oauth-scopes"];
   } catch (error) {
-    if (!(error instanceof GitHubApiError)) throw error;
-    access = userAccess(fullName, {
-      kind: "error",
-      errorKind: error.kind,
-      status: error.status,
-      ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
-    });
+    answer = errorAnswer(error);
   }
+  const access = carriesScopes(kind)
+    ? scopedTokenAccess(fullName, kind, answer, scopes)
+    : userAccess(fullName, answer);
+  const checkedMs = Date.now();
   let login = "unknown";
   if (access.ok) {
     try {
@@ -126,27 +165,77 @@ async function askGitHub(
       // The login only labels the caller (e.g. who created a key); access is already decided.
     }
   }
-  return { access, login };
+  return { access, login, checkedMs };
 }
 
+/** GitHub's answer for this token and repository: remembered, unless `fresh` asks anew. */
 async function checkUser(
   env: Env,
   token: string,
+  kind: GitHubTokenKind,
   owner: string,
   repo: string,
-): Promise<{ access: UserAccess; login: string }> {
+  fresh: boolean,
+): Promise<UserCheck> {
   const key = userAccessCacheKey(await sha256Hex(token), `${owner}/${repo}`);
-  const cached = userChecks.get(key);
+  const cached = fresh ? undefined : userChecks.get(key);
   if (cached) return cached;
-  const checked = await askGitHub(env, token, owner, repo);
+  const checked = await askGitHub(env, token, kind, owner, repo);
   if (isCacheable(checked.access)) userChecks.set(key, checked, userAccessTtlMs(checked.access));
   return checked;
 }
 
+/**
+ * Whether a `ghu_` token was issued to switchyard's own App: `POST /applications/{client_id}/token`
+ * with the App's client credentials, remembered by the token's SHA-256.
+ */
+async function checkAppToken(
+  env: Env,
+  token: string,
+  app: { clientId: string; clientSecret: string },
+): Promise<AppTokenVerdict> {
+  const key = appTokenCacheKey(await sha256Hex(token));
+  const cached = appChecks.get(key);
+  if (cached) return cached;
+  const timeout = numberSetting(env.GITHUB_TIMEOUT_MS);
+  const client = new GitHubClient({
+    auth: { kind: "client", ...app },
+    baseUrl: env.GITHUB_API_URL || "https://api.github.com",
+    ...(timeout ? { timeoutMs: timeout } : {}),
+    retry: { maxRetries: 0, maxRateLimitRetries: 0, maxRateLimitWaitMs: 0 },
+  });
+  let answer: GitHubAnswer;
+  try {
+    const res = await client.send<unknown>({
+      operation: "check that the token was issued to switchyard's App",
+      route: "POST /applications/{client_id}/token",
+      params: { client_id: app.clientId, access_token: token },
+      // A check changes nothing on GitHub.
+      idempotent: true,
+    });
+    answer = { kind: "ok", body: res.data };
+  } catch (error) {
+    answer = errorAnswer(error);
+  }
+  const verdict = appTokenVerdict(app.clientId, answer);
+  if (isCacheable(verdict)) appChecks.set(key, verdict, userAccessTtlMs(verdict));
+  return verdict;
+}
+
 export type Proven = { ok: true; caller: Caller; resolution: Resolution } | AuthFailure;
 
-/** Proves `token` (a fleet key, an OIDC token or a GitHub user token) for `owner/repo`; the status page uses it too. */
-export async function prove(env: Env, token: string, owner: string, repo: string): Promise<Proven> {
+/**
+ * Proves `token` (a fleet key, an OIDC token or a GitHub user token) for `owner/repo`; the
+ * status page uses it too. `fresh`: a GitHub user token's permission is asked of GitHub anew
+ * (minting a key needs admin proven within the last minute).
+ */
+export async function prove(
+  env: Env,
+  token: string,
+  owner: string,
+  repo: string,
+  options: { fresh?: boolean } = {},
+): Promise<Proven> {
   const fullName = `${owner}/${repo}`;
   const lookup = () => lookupName(env, fullName);
   switch (tokenKind(token)) {
@@ -202,23 +291,78 @@ export async function prove(env: Env, token: string, owner: string, repo: string
       };
     }
     case "user": {
-      const [checked, entry] = await Promise.all([checkUser(env, token, owner, repo), lookup()]);
+      // Each kind of GitHub token is used only with the authority it carries
+      // (shared/auth/github-tokens.ts): refused outright, or checked before its person's role.
+      const kind = githubTokenKind(token);
+      const rule = tokenRule(kind, {
+        clientId: env.GITHUB_APP_CLIENT_ID,
+        clientSecret: env.GITHUB_APP_CLIENT_SECRET,
+      });
+      if (!rule.ok) return rule;
+      if (rule.check === "app") {
+        const app = await checkAppToken(env, token, rule);
+        if (!app.ok) return app;
+      }
+      const [checked, entry] = await Promise.all([
+        checkUser(env, token, kind, owner, repo, options.fresh === true),
+        lookup(),
+      ]);
       if (!checked.access.ok) return checked.access;
       return {
         ok: true,
-        caller: { kind: "user", login: checked.login, access: checked.access.access },
+        caller: {
+          kind: "user",
+          login: checked.login,
+          access: checked.access.access,
+          tokenKind: TOKEN_KIND_NAMES[kind],
+          checkedMs: checked.checkedMs,
+        },
         resolution: resolveForUser(fullName, checked.access.repoId, entry),
       };
     }
   }
 }
 
-function refuse(c: Parameters<MiddlewareHandler<V1>>[0], failure: AuthFailure) {
+export type UserCaller = Extract<Caller, { kind: "user" }>;
+
+const ADMIN_ONLY =
+  "this needs a GitHub user token with admin permission on the repository (fleet keys and OIDC tokens cannot manage keys)";
+
+/**
+ * The caller as a repository admin, for the key routes. `recent`: admin proven within the
+ * last minute (minting a key): a permission answer remembered longer is asked of GitHub anew,
+ * so a person who lost admin since cannot mint a key that would outlive the loss by months.
+ */
+export async function keyAdmin(
+  c: Context<V1>,
+  recent: boolean,
+): Promise<{ ok: true; caller: UserCaller } | AuthFailure> {
+  const caller = c.var.caller;
+  if (caller.kind !== "user" || caller.access !== "admin") return forbidden(ADMIN_ONLY);
+  if (!recent || adminProofFresh(caller.checkedMs, Date.now())) return { ok: true, caller };
+  const bearer = parseAuthorization(c.req.header("authorization"));
+  if (!bearer.ok) return unauthorized(bearer.message);
+  const { owner, repo } = c.req.param() as { owner: string; repo: string };
+  const proven = await prove(c.env, bearer.token, owner, repo, { fresh: true });
+  if (!proven.ok) return proven;
+  if (!proven.resolution.ok) return proven.resolution;
+  const again = proven.caller;
+  if (again.kind !== "user" || again.access !== "admin") {
+    return forbidden(`minting a key needs admin proven within the last minute; ${ADMIN_ONLY}`);
+  }
+  if (proven.resolution.repo.repoId !== c.var.repo.repoId) {
+    return forbidden(`${c.var.repo.fullName} is another repository now; try again`);
+  }
+  return { ok: true, caller: again };
+}
+
+/** The answer to a refusal of the auth layer: `{error, message}`, its status and headers. */
+export function refuse(c: Context, failure: AuthFailure) {
   const headers: Record<string, string> = {};
   if (failure.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="switchyard"';
   if (failure.retryAfterSeconds !== undefined)
     headers["Retry-After"] = String(failure.retryAfterSeconds);
-  return apiError(c, failure.status, failure.error, failure.message, {}, headers);
+  return c.json({ error: failure.error, message: failure.message }, failure.status, headers);
 }
 
 /**

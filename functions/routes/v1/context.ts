@@ -5,7 +5,15 @@ import type { Env } from "../../env.ts";
 
 /** Who is calling a `/v1/repos/{owner}/{repo}/...` route, as the auth middleware proved it. */
 export type Caller =
-  | { kind: "user"; login: string; access: "admin" | "write" }
+  | {
+      kind: "user";
+      login: string;
+      access: "admin" | "write";
+      /** The token's kind by prefix (`ghp_`, `gho_`, `ghu_`, ...), for audit entries. */
+      tokenKind: string;
+      /** When GitHub last answered the permission check (it may be remembered up to 5 minutes). */
+      checkedMs: number;
+    }
   | { kind: "key"; keyId: string; access: "write" }
   | { kind: "oidc"; subject: string; access: "write" };
 

@@ -57,6 +57,32 @@ const PageInfoSchema = z.object({
   next: z.string().nullable().describe("The cursor of the next page, null on the last"),
 });
 
+/** Where the repository's first full reconcile stands (issue 25; shared/budget/reconcile-permits.ts). */
+const FirstReconcileSchema = z
+  .discriminatedUnion("state", [
+    z.object({ state: z.literal("done"), at: z.string() }),
+    z.object({ state: z.literal("running") }),
+    z.object({ state: z.literal("waiting"), position: z.number().int().min(1).nullable() }),
+  ])
+  .meta({
+    description:
+      "The first full reconcile: `done` (when), `running`, or `waiting` for the installation's permit (`position` 1 is the next granted; null: not asked yet). Until it is done the graph holds only what webhooks brought.",
+  });
+
+const InstallProgressSchema = z
+  .object({
+    reconciled: z.number().int(),
+    waiting: z.number().int(),
+    inFlight: z.number().int(),
+    usedThisHour: z.number().int(),
+    budgetPerHour: z.number().int(),
+    etaMs: z.number().int(),
+  })
+  .meta({
+    description:
+      "The installation's pacing of full reconciles: repositories with a full reconcile behind them, waiting and in flight; the requests reconciles spent this hour and the budget they may spend an hour (GitHub's limit less the reserve for webhooks); the estimated time until the rest are done",
+  });
+
 const graph = createRoute({
   method: "get",
   path: "/v1/repos/{owner}/{repo}/graph",
@@ -81,6 +107,8 @@ const graph = createRoute({
               ready: PageInfoSchema,
               rollupCandidates: PageInfoSchema,
             }),
+            firstReconcile: FirstReconcileSchema,
+            installation: InstallProgressSchema.nullable(),
           })
           .meta({
             description:

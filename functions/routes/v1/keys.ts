@@ -1,5 +1,6 @@
 // Fleet keys (spec 6.4): minted by a repository admin, shown once, stored only as a hash (by
-// the repository's RepoObject), revocable, optionally expiring, valid for their repository only.
+// the repository's RepoObject), revocable, expiring (default 90 days, at most 365), valid for
+// their repository only. Creating and revoking are audited with who and which token kind.
 import { createRoute, z } from "@hono/zod-openapi";
 import { keyExpiresMs, mintKey } from "../../../shared/auth/keys.ts";
 import {
@@ -9,6 +10,8 @@ import {
   KeyIdSchema,
   KeyListSchema,
 } from "../../../shared/auth/schemas.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
+import { keyAdmin, refuse } from "./auth.ts";
 import { jsonContent, repoObject, v1Router } from "./context.ts";
 
 const RepoParams = z.object({
@@ -23,6 +26,8 @@ const errors = {
   ),
   403: jsonContent(ApiErrorSchema, "The caller may not do this on this repository"),
   404: jsonContent(ApiErrorSchema, "The repository is not installed (answered only after auth)"),
+  429: jsonContent(ApiErrorSchema, "GitHub rate-limits the caller's permission check"),
+  503: jsonContent(ApiErrorSchema, "GitHub did not answer the caller's permission check"),
 };
 
 const createKey = createRoute({
@@ -72,26 +77,25 @@ const revokeKey = createRoute({
   },
 });
 
-const ADMIN_ONLY =
-  "this needs a GitHub user token with admin permission on the repository (fleet keys and OIDC tokens cannot manage keys)";
-
 export const keyRoutes = v1Router()
   .openapi(createKey, async (c) => {
-    const caller = c.var.caller;
-    if (caller.kind !== "user" || caller.access !== "admin") {
-      return c.json({ error: "forbidden", message: ADMIN_ONLY }, 403);
-    }
+    // Admin proven within the last minute: a key outlives a remembered answer by months.
+    const admin = await keyAdmin(c, true);
+    if (!admin.ok) return refuse(c, admin);
+    const { caller } = admin;
     const body = c.req.valid("json");
     const { repoId } = c.var.repo;
     const { key, hash } = await mintKey(repoId);
     const createdMs = Date.now();
+    const expiresMs = keyExpiresMs(createdMs, body.expiresInDays);
     const created = await repoObject(c.env, repoId).createKey({
       id: crypto.randomUUID(),
       name: body.name,
       hash,
       createdBy: caller.login,
+      tokenKind: caller.tokenKind,
       createdMs,
-      expiresMs: keyExpiresMs(createdMs, body.expiresInDays),
+      expiresMs,
     });
     return c.json(
       {
@@ -99,7 +103,7 @@ export const keyRoutes = v1Router()
         name: created.name,
         key,
         createdAt: created.createdAt,
-        expiresAt: created.expiresAt,
+        expiresAt: formatInstant(expiresMs),
       },
       201,
     );
@@ -108,12 +112,13 @@ export const keyRoutes = v1Router()
     return c.json({ keys: await repoObject(c.env, c.var.repo.repoId).listKeys() }, 200);
   })
   .openapi(revokeKey, async (c) => {
-    const caller = c.var.caller;
-    if (caller.kind !== "user" || caller.access !== "admin") {
-      return c.json({ error: "forbidden", message: ADMIN_ONLY }, 403);
-    }
+    const admin = await keyAdmin(c, false);
+    if (!admin.ok) return refuse(c, admin);
     const { id } = c.req.valid("param");
-    const revoked = await repoObject(c.env, c.var.repo.repoId).revokeKey(id, Date.now());
+    const revoked = await repoObject(c.env, c.var.repo.repoId).revokeKey(id, Date.now(), {
+      by: admin.caller.login,
+      tokenKind: admin.caller.tokenKind,
+    });
     if (!revoked) return c.json({ error: "not-found", message: "no key with this id" }, 404);
     return c.body(null, 204);
   });

@@ -20,9 +20,19 @@ const errors = {
   401: jsonContent(ErrorBodySchema, "No token, or a bad one"),
   403: jsonContent(ErrorBodySchema, "No access to this repository"),
   404: jsonContent(ErrorBodySchema, "The repository is not installed"),
-  409: jsonContent(ErrorBodySchema, "stale-fence (nothing written), or a held issue (close)"),
-  429: jsonContent(ErrorBodySchema, "The installation's write budget is spent (see Retry-After)"),
-  502: jsonContent(ErrorBodySchema, "GitHub refused the write"),
+  409: jsonContent(
+    ErrorBodySchema,
+    "stale-fence (nothing written; between the calls of a labels or sub-issue write, the message says what was written), or a held issue (close)",
+  ),
+  429: jsonContent(
+    ErrorBodySchema,
+    "The installation's write budget is spent, or GitHub rate-limited the write (see Retry-After)",
+  ),
+  502: jsonContent(ErrorBodySchema, "GitHub refused the write, or did not answer it"),
+  504: jsonContent(
+    ErrorBodySchema,
+    "deadline: the write's deadline (its claim's expiry plus the settle margin) came first",
+  ),
 };
 
 const fenced = <S extends ZodType, R extends ZodType>(

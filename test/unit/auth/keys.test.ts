@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../../shared/auth/hash.ts";
 import {
+  DEFAULT_KEY_LIFETIME_DAYS,
   formatKey,
   KEY_SECRET_BYTES,
   KEY_USE_RESOLUTION_MS,
@@ -9,6 +10,8 @@ import {
   keyState,
   keySummary,
   keyVerdict,
+  MAX_KEY_LIFETIME_DAYS,
+  migratedKeyExpiresMs,
   mintKey,
   parseKey,
   type StoredKey,
@@ -104,9 +107,12 @@ describe("decisions about a stored key", () => {
     expect(shouldRecordUse(NOW - KEY_USE_RESOLUTION_MS, NOW)).toBe(true);
   });
 
-  it("expiry in days from creation, or never", () => {
-    expect(keyExpiresMs(NOW, undefined)).toBeNull();
+  it("expiry in days from creation, 90 by default; a key minted before expiry existed gets 90 days from its migration", () => {
+    expect(keyExpiresMs(NOW)).toBe(NOW + 90 * DAY_MS);
+    expect(keyExpiresMs(NOW, undefined)).toBe(NOW + DEFAULT_KEY_LIFETIME_DAYS * DAY_MS);
     expect(keyExpiresMs(NOW, 30)).toBe(NOW + 30 * DAY_MS);
+    expect(MAX_KEY_LIFETIME_DAYS).toBe(365);
+    expect(migratedKeyExpiresMs(NOW)).toBe(NOW + 90 * DAY_MS);
   });
 
   it("a summary has times as ISO instants and no secret", () => {

@@ -197,6 +197,42 @@ describe("where the token comes from", () => {
     expect(claims).toMatchObject({ aud: SERVER, repository: "acme/app" });
   });
 
+  it("inside GitHub Actions, the job's OIDC token is preferred over an installation GITHUB_TOKEN (ghs_)", async () => {
+    const sim = createGitHubSimulator({ webhookSecret: "s" });
+    const simFetch = simulatorFetch(sim);
+    const post = (path: string, body: unknown) =>
+      simFetch(`http://sim.test${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    await post("/_sim/seed", { snapshot: { repo: "acme/app", issues: [issue(1)] } });
+    await post("/_sim/oidc/request-tokens", { repository: "acme/app", token: "req-token" });
+    const fleet = new FakeFleet([]);
+    const fetch = ((input: RequestInfo | URL, init?: RequestInit) =>
+      new Request(input, init).url.startsWith("http://sim.test")
+        ? simFetch(input, init)
+        : fleet.fetch(input, init)) as typeof globalThis.fetch;
+    const actions = {
+      ACTIONS_ID_TOKEN_REQUEST_URL: "http://sim.test/_sim/oidc/request",
+      ACTIONS_ID_TOKEN_REQUEST_TOKEN: "req-token",
+    };
+    const inActions = await runCli(["queue", ...CONN], {
+      env: { ...actions, GITHUB_TOKEN: "ghs_jobtoken" },
+      fetch,
+    });
+    expect(inActions.code).toBe(0);
+    expect(fleet.requests[0]!.authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+    // A person's token is still taken as given inside Actions; a ghs_ outside Actions too (the
+    // Worker's refusal then says what to use).
+    await runCli(["queue", ...CONN], { env: { ...actions, GITHUB_TOKEN: "ghp_mine" }, fetch });
+    await runCli(["queue", ...CONN], { env: { GITHUB_TOKEN: "ghs_jobtoken" }, fetch });
+    expect(fleet.requests.slice(1).map((r) => r.authorization)).toEqual([
+      "Bearer ghp_mine",
+      "Bearer ghs_jobtoken",
+    ]);
+  });
+
   it("exits 2 naming the variables when there is no token at all", async () => {
     const run = await runCli(["queue", ...CONN], { env: {} });
     expect(run.code).toBe(2);

@@ -98,7 +98,7 @@ describe("FleetClient request building", () => {
         name: "ci",
         key: "sk_secret",
         createdAt: "2026-11-29T12:00:00Z",
-        expiresAt: null,
+        expiresAt: "2026-12-29T12:00:00Z",
       }),
       "GET /base/v1/repos/acme/app/keys": json(200, {
         keys: [

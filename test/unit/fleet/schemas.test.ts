@@ -80,11 +80,11 @@ describe("fleet request schemas", () => {
     rejects(ReleaseRequestSchema, { claimId: "", fence: 1, outcome: "done" }, "claimId");
   });
 
-  it("comment: body 1..65536 characters", () => {
+  it("comment: body 1..65440 characters (GitHub's 65536 less room for the write's marker)", () => {
     accepts(CommentRequestSchema, { ...fenced, body: "x" });
-    accepts(CommentRequestSchema, { ...fenced, body: "x".repeat(65_536) });
+    accepts(CommentRequestSchema, { ...fenced, body: "x".repeat(65_440) });
     rejects(CommentRequestSchema, { ...fenced, body: "" }, "body");
-    rejects(CommentRequestSchema, { ...fenced, body: "x".repeat(65_537) }, "body");
+    rejects(CommentRequestSchema, { ...fenced, body: "x".repeat(65_441) }, "body");
   });
 
   it("labels: at least one label, at most 20 per list, names of 1..50 characters", () => {
@@ -109,17 +109,17 @@ describe("fleet request schemas", () => {
     rejects(CloseRequestSchema, { ...fenced }, "reason");
   });
 
-  it("sub-issue: title 1..256, body at most 65536, idempotencyKey 1..128 token characters", () => {
+  it("sub-issue: title 1..256, body at most 65436 (room for the key's marker), idempotencyKey 1..128 token characters", () => {
     accepts(SubIssueRequestSchema, { ...fenced, title: "t".repeat(256) });
     accepts(SubIssueRequestSchema, {
       ...fenced,
       title: "t",
-      body: "b".repeat(65_536),
+      body: "b".repeat(65_436),
       idempotencyKey: "k".repeat(128),
     });
     rejects(SubIssueRequestSchema, { ...fenced, title: "" }, "title");
     rejects(SubIssueRequestSchema, { ...fenced, title: "t".repeat(257) }, "title");
-    rejects(SubIssueRequestSchema, { ...fenced, title: "t", body: "b".repeat(65_537) }, "body");
+    rejects(SubIssueRequestSchema, { ...fenced, title: "t", body: "b".repeat(65_437) }, "body");
     rejects(SubIssueRequestSchema, { ...fenced, title: "t", idempotencyKey: "" }, "idempotencyKey");
     rejects(
       SubIssueRequestSchema,
@@ -147,11 +147,12 @@ describe("fleet request schemas", () => {
     expect(parseCapabilityList(undefined)).toEqual([]);
   });
 
-  it("keys: a name, and an optional expiry in days", () => {
+  it("keys: a name, and an optional expiry in days (at most 365)", () => {
     accepts(CreateKeyRequestSchema, { name: "ci" });
     accepts(CreateKeyRequestSchema, { name: "ci", expiresInDays: 90 });
     rejects(CreateKeyRequestSchema, { name: "" }, "name");
     rejects(CreateKeyRequestSchema, { name: "   " }, "name");
     rejects(CreateKeyRequestSchema, { name: "ci", expiresInDays: 0 }, "expiresInDays");
+    rejects(CreateKeyRequestSchema, { name: "ci", expiresInDays: 366 }, "expiresInDays");
   });
 });

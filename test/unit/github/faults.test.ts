@@ -190,6 +190,57 @@ describe("fault handling", () => {
     expect(count(h.sim, "POST /repos/{owner}/{repo}/issues/{issue_number}/comments")).toBe(1);
   });
 
+  it("a request with a deadline does not wait out a 429 whose retry-after ends past it", async () => {
+    const h = setup({ now: () => 1_000_000 });
+    h.sim.faults.set({
+      requests: [
+        { method: "POST", path: "/repos/acme/app/issues/2/comments", status: 429, retryAfter: 10 },
+      ],
+    });
+    const deadline = { atMs: 1_000_000 + 5_000, signal: new AbortController().signal };
+    const error = (await createComment(h.client.bounded(deadline), REPO, 2, "late").catch(
+      (e: unknown) => e,
+    )) as GitHubApiError;
+    expect(error).toMatchObject({ kind: "deadline", attempts: 1, outcome: "not-applied" });
+    expect(h.sleeps).toEqual([]);
+    expect(h.at(2).comments).toEqual([]);
+    // The view keeps the deadline; the client it came from does not.
+    h.sim.faults.set({
+      requests: [
+        { method: "POST", path: "/repos/acme/app/issues/2/comments", status: 429, retryAfter: 3 },
+      ],
+    });
+    await createComment(h.client, REPO, 2, "unbounded");
+    expect(h.sleeps).toEqual([3_000]);
+  });
+
+  it("a request in flight at its deadline is aborted: outcome unknown, never retried", async () => {
+    const h = setup({ timeoutMs: 5_000 });
+    h.sim.faults.set({
+      requests: [{ method: "POST", path: "/repos/acme/app/issues/2/comments", delayMs: 300 }],
+    });
+    const deadline = { atMs: Date.now() + 40, signal: AbortSignal.timeout(40) };
+    const error = (await createComment(h.client.bounded(deadline), REPO, 2, "slow").catch(
+      (e: unknown) => e,
+    )) as GitHubApiError;
+    expect(error).toMatchObject({ kind: "deadline", attempts: 1, outcome: "unknown" });
+    expect(error.message).toContain("may or may not have been applied");
+    // GitHub applies what it received (the residual risk the write record's margin covers).
+    await h.sim.settled();
+    expect(count(h.sim, "POST /repos/{owner}/{repo}/issues/{issue_number}/comments")).toBe(1);
+  });
+
+  it("an idempotent read is not retried when its backoff would end past the deadline", async () => {
+    const h = setup({ now: () => 2_000_000 });
+    h.sim.faults.set({ requests: [{ method: "GET", path: GET_ISSUE, status: 502, times: 3 }] });
+    const deadline = { atMs: 2_000_000 + 100, signal: new AbortController().signal };
+    const error = (await getIssue(h.client.bounded(deadline), REPO, 1).catch(
+      (e: unknown) => e,
+    )) as GitHubApiError;
+    expect(error).toMatchObject({ kind: "server", attempts: 1 });
+    expect(h.sleeps).toEqual([]);
+  });
+
   it("retries an idempotent label write after a 502 without duplicating the label", async () => {
     const h = setup();
     h.sim.faults.set({

@@ -204,8 +204,9 @@ describe("fast snapshot check agrees with the zod schema", () => {
       }),
       { numRuns: 3000 },
     );
-    // The generator must exercise both answers, not only rejections.
-    expect(accepted).toBeGreaterThan(200);
+    // The generator must exercise both answers, not only rejections. About 7% of the 3,000
+    // runs are valid (one seen at 188); 100 keeps the check far from the spread of random runs.
+    expect(accepted).toBeGreaterThan(100);
   });
 
   it("on instants near the accepted form (calendar, leap years, offsets)", () => {

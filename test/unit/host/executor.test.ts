@@ -284,3 +284,74 @@ describe("idle eviction", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+/** An object whose constructor starts up under blockConcurrencyWhile (loads, then is ready). */
+class StartingObject {
+  ready = false;
+  constructor(ctx: ObjectState, startUp: () => Promise<void>) {
+    void ctx.blockConcurrencyWhile(async () => {
+      await startUp();
+      this.ready = true;
+    });
+  }
+  isReady(): boolean {
+    return this.ready;
+  }
+  alarm(): void {
+    alarmsSawReady.push(this.ready);
+  }
+}
+const alarmsSawReady: boolean[] = [];
+
+describe("start-up under blockConcurrencyWhile", () => {
+  function starting(startUp: () => Promise<void>) {
+    const id = idFromName("StartingObject", crypto.randomUUID());
+    let constructed = 0;
+    const executor = new ObjectExecutor({
+      id,
+      tracker: new Tracker(),
+      openStorage: (alarmChanged) =>
+        new SqliteObjectStorage(openObjectDatabase(driver, ":memory:"), { alarmChanged }),
+      construct: (state) => {
+        constructed++;
+        return new StartingObject(state, startUp);
+      },
+    });
+    return {
+      executor,
+      stub: stubFor<StartingObject>(id, () => executor),
+      constructed: () => constructed,
+    };
+  }
+  const later = () => new Promise<void>((resolve) => setTimeout(resolve, 20));
+
+  it("holds the event that constructs the object until its constructor's block settles", async () => {
+    const { executor, stub } = starting(later);
+    expect(await stub.isReady()).toBe(true);
+    executor.close();
+  });
+
+  it("holds an alarm that constructs the object too", async () => {
+    const { executor } = starting(later);
+    alarmsSawReady.length = 0;
+    const storage = (executor as unknown as { store(): SqliteObjectStorage }).store();
+    const at = Date.now() - 1;
+    await storage.setAlarm(at);
+    await executor.fireAlarm(at);
+    expect(alarmsSawReady).toEqual([true]);
+    executor.close();
+  });
+
+  it("a failed start-up fails the event that constructed it; the next event starts a new instance", async () => {
+    let fail = true;
+    const { executor, stub, constructed } = starting(async () => {
+      await later();
+      if (fail) throw new Error("start-up failed");
+    });
+    await expect(stub.isReady()).rejects.toThrow(/start-up failed/);
+    fail = false;
+    expect(await stub.isReady()).toBe(true);
+    expect(constructed()).toBe(2);
+    executor.close();
+  });
+});

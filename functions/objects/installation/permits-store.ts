@@ -1,0 +1,188 @@
+// The InstallationObject's reconcile permits (`permits`, `rate_readings`, the `reconciled_ms`
+// column of `repos`; migration step 5 of installation-store.ts): the only code that runs SQL on
+// them. The decision over them is shared/budget/reconcile-permits.ts.
+import {
+  addSpend,
+  DEFAULT_PERMIT_SETTINGS,
+  type HourSpend,
+  nextCostEstimate,
+  type Permit,
+  type PermitSettings,
+  type PermitState,
+  type RateLimitReading,
+} from "../../../shared/budget/reconcile-permits.ts";
+import type { Sql } from "../sql.ts";
+
+/** What a holder reports when it releases its permit. */
+export interface PermitReport {
+  /** Requests the reconcile sent (GitHub bills them to the installation). */
+  requests: number;
+  /** How long it held the permit. */
+  durationMs: number;
+  /** The last `x-ratelimit-*` it saw, its reset already on this object's clock. */
+  reading: RateLimitReading | null;
+  /** The full reconcile completed (not failed or cut short). */
+  completed: boolean;
+}
+
+export class PermitsStore {
+  private readonly sql: Sql;
+
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  permits(): Permit[] {
+    return this.sql<{ repo_id: number; seq: number; lease_until_ms: number | null }>`
+      SELECT repo_id, seq, lease_until_ms FROM permits ORDER BY seq`.map((r) => ({
+      repoId: r.repo_id,
+      seq: r.seq,
+      leaseUntilMs: r.lease_until_ms,
+    }));
+  }
+
+  permit(repoId: number): (Permit & { notified: boolean }) | undefined {
+    const row = this.sql<{ seq: number; lease_until_ms: number | null; notified: number }>`
+      SELECT seq, lease_until_ms, notified FROM permits WHERE repo_id = ${repoId}`[0];
+    return row
+      ? { repoId, seq: row.seq, leaseUntilMs: row.lease_until_ms, notified: row.notified === 1 }
+      : undefined;
+  }
+
+  /** In line (at the back) unless it already is; its place is kept until it releases. */
+  enqueue(repoId: number, nowMs: number): void {
+    const seq = (this.stat("permitSeq") ?? 0) + 1;
+    const inserted = this.sql<{ repo_id: number }>`
+      INSERT INTO permits (repo_id, seq, asked_ms) VALUES (${repoId}, ${seq}, ${nowMs})
+      ON CONFLICT (repo_id) DO NOTHING RETURNING repo_id`;
+    if (inserted.length > 0) this.setStat("permitSeq", seq);
+  }
+
+  /** Stores a decision's permits; a new grant is to be told to its holder (`notified` 0). */
+  apply(permits: readonly Permit[], granted: readonly number[], asker: number | null): void {
+    for (const p of permits) {
+      this.sql`UPDATE permits SET lease_until_ms = ${p.leaseUntilMs} WHERE repo_id = ${p.repoId}`;
+    }
+    for (const repoId of granted) {
+      this.sql`UPDATE permits SET notified = ${repoId === asker ? 1 : 0} WHERE repo_id = ${repoId}`;
+    }
+  }
+
+  /** A held permit's lease moved on (its holder is still at work). */
+  renew(repoId: number, leaseUntilMs: number): void {
+    this.sql`UPDATE permits SET lease_until_ms = ${leaseUntilMs}, notified = 1
+      WHERE repo_id = ${repoId} AND lease_until_ms IS NOT NULL`;
+  }
+
+  /** Granted permits whose holders were not told yet. */
+  unnotified(): number[] {
+    return this.sql<{ repo_id: number }>`
+      SELECT repo_id FROM permits WHERE notified = 0 AND lease_until_ms IS NOT NULL ORDER BY seq`.map(
+      (r) => r.repo_id,
+    );
+  }
+
+  notified(repoId: number): void {
+    this.sql`UPDATE permits SET notified = 1 WHERE repo_id = ${repoId}`;
+  }
+
+  drop(repoId: number): void {
+    this.sql`DELETE FROM permits WHERE repo_id = ${repoId}`;
+  }
+
+  /** A permit given back: its spend, reading and duration are counted, its repository marked. */
+  release(repoId: number, report: PermitReport, nowMs: number): void {
+    const held = this.permit(repoId)?.leaseUntilMs != null;
+    this.drop(repoId);
+    if (report.requests > 0) {
+      const spent = addSpend(this.spent(), report.requests, nowMs);
+      this.setStat("spentWindowStartMs", spent.windowStartMs);
+      this.setStat("spentRequests", spent.requests);
+    }
+    if (report.reading !== null) {
+      const r = report.reading;
+      this.sql`INSERT INTO rate_readings (resource, rate_limit, remaining, reset_ms)
+        VALUES (${r.resource}, ${r.limit}, ${r.remaining}, ${r.resetMs})
+        ON CONFLICT (resource) DO UPDATE SET rate_limit = excluded.rate_limit,
+          remaining = excluded.remaining, reset_ms = excluded.reset_ms`;
+    }
+    if (report.completed && held) {
+      const cost = this.stat("reconcileCost") ?? DEFAULT_PERMIT_SETTINGS.costPerReconcile;
+      this.setStat("reconcileCost", nextCostEstimate(cost, report.requests));
+      const ms = this.stat("reconcileMs");
+      this.setStat(
+        "reconcileMs",
+        ms === undefined ? report.durationMs : ms + (report.durationMs - ms) / 8,
+      );
+    }
+    if (report.completed) this.reconciled(repoId, nowMs);
+  }
+
+  /** The repository has a full reconcile behind it (its first, or one before this was kept). */
+  reconciled(repoId: number, nowMs: number): void {
+    this
+      .sql`UPDATE repos SET reconciled_ms = ${nowMs} WHERE id = ${repoId} AND reconciled_ms IS NULL`;
+  }
+
+  spent(): HourSpend | null {
+    const windowStartMs = this.stat("spentWindowStartMs");
+    const requests = this.stat("spentRequests");
+    return windowStartMs === undefined || requests === undefined
+      ? null
+      : { windowStartMs, requests };
+  }
+
+  readings(): RateLimitReading[] {
+    return this.sql<{ resource: string; rate_limit: number; remaining: number; reset_ms: number }>`
+      SELECT resource, rate_limit, remaining, reset_ms FROM rate_readings ORDER BY resource`.map(
+      (r) => ({
+        resource: r.resource,
+        limit: r.rate_limit,
+        remaining: r.remaining,
+        resetMs: r.reset_ms,
+      }),
+    );
+  }
+
+  /** The decision's input: permits, the installation's size and the budget's state. */
+  state(): PermitState {
+    const repositories =
+      this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM repos WHERE status <> 'removed'`[0]?.n ?? 0;
+    return {
+      permits: this.permits(),
+      repositories,
+      spent: this.spent(),
+      readings: this.readings(),
+    };
+  }
+
+  settings(base: PermitSettings = DEFAULT_PERMIT_SETTINGS): PermitSettings {
+    return { ...base, costPerReconcile: this.stat("reconcileCost") ?? base.costPerReconcile };
+  }
+
+  /**
+   * Installed repositories with a full reconcile behind them, and those without one that hold
+   * no permit (waiting for one, or not asked yet).
+   */
+  counts(): { reconciled: number; waiting: number } {
+    const row = this.sql<{ reconciled: number; waiting: number }>`
+      SELECT COUNT(reconciled_ms) AS reconciled,
+        COUNT(*) FILTER (WHERE reconciled_ms IS NULL AND id NOT IN (
+          SELECT repo_id FROM permits WHERE lease_until_ms IS NOT NULL)) AS waiting
+      FROM repos WHERE status <> 'removed'`[0];
+    return { reconciled: row?.reconciled ?? 0, waiting: row?.waiting ?? 0 };
+  }
+
+  averageReconcileMs(): number | null {
+    return this.stat("reconcileMs") ?? null;
+  }
+
+  private stat(key: string): number | undefined {
+    return this.sql<{ value: number }>`SELECT value FROM permit_stats WHERE key = ${key}`[0]?.value;
+  }
+
+  private setStat(key: string, value: number): void {
+    this.sql`INSERT INTO permit_stats (key, value) VALUES (${key}, ${value})
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+  }
+}

@@ -1,0 +1,304 @@
+import { DurableObject } from "cloudflare:workers";
+import type { KeyVerdict } from "../../../shared/auth/keys.ts";
+import type { KeySummary } from "../../../shared/auth/schemas.ts";
+import type { LiveClaim } from "../../../shared/fleet/schemas.ts";
+import { DEFAULT_CLAIM_KINDS, type ItemKind } from "../../../shared/org/head.ts";
+import {
+  type Candidate,
+  fallbackRepos,
+  ORG_GRANT_ATTEMPTS,
+  type OrgCaller,
+  type OrgOrder,
+  orgCandidates,
+  turnAfter,
+} from "../../../shared/org/pick.ts";
+import { capabilitySet } from "../../../shared/queue/queue.ts";
+import type { Env } from "../../env.ts";
+import type { AuditEntry } from "../journal-store.ts";
+import type { FleetResult } from "../repo/fleet-api.ts";
+import { type HeldHead, type NewOwnerKey, OwnerStore } from "./owner-store.ts";
+
+/** Which repositories of the owner a caller's credential reaches (the route proves it). */
+export interface OrgScope {
+  installationId: number;
+  /** Repository ids (switchyard's user token: those GitHub lists with push); null: all of them. */
+  repoIds: number[] | null;
+}
+
+/** What org queue reads and claim-nexts filter by (validated by the route). */
+export interface OrgFilter {
+  capabilities?: readonly string[];
+  kinds?: readonly ItemKind[];
+  order?: OrgOrder;
+  /** Repository names (`name` or `owner/name`) to keep to. */
+  repos?: readonly string[];
+}
+
+export interface OrgClaimRequest extends OrgFilter {
+  agentId: string;
+  machine?: string;
+  ttlSeconds?: number;
+}
+
+/**
+ * One per installation owner (an organization or a user account, named by its lower-cased
+ * login): the org queue (spec 6.2). It holds each repository's pushed queue head (versioned),
+ * the owner keys (hashes), per-agent turns for `order=fair`, and nothing else per issue.
+ * claim-next picks from the heads and lets the repository's own object grant (which refuses a
+ * stale pick: the next candidate is tried, at most `ORG_GRANT_ATTEMPTS`); it never asks every
+ * repository.
+ */
+export class OwnerObject extends DurableObject<Env> {
+  private readonly store: OwnerStore;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new OwnerStore(ctx.storage);
+  }
+
+  /** A repository's head (owner-push.ts); a late push changes nothing. */
+  push(head: unknown, nowMs = Date.now()): "applied" | "late" {
+    return this.store.transaction(() => {
+      const applied = this.store.push(head, nowMs);
+      if (applied?.status === "active") {
+        this.store.setMeta("installationId", String(applied.installationId));
+        this.store.setMeta("owner", applied.fullName.split("/")[0]!);
+      }
+      return applied ? "applied" : "late";
+    });
+  }
+
+  /** A removal of these repositories was received: out of the queue at once (fail closed). */
+  withdraw(
+    repos: ReadonlyArray<{ repoId: number; fullName: string; installationId: number }>,
+    nowMs = Date.now(),
+  ): void {
+    this.store.transaction(() => {
+      for (const r of repos) this.store.withdrawUnknown(r, nowMs);
+      this.store.withdraw(
+        repos.map((r) => r.repoId),
+        nowMs,
+      );
+      this.store.journal.audit("withdrawn", { repos: repos.map((r) => r.fullName) }, nowMs);
+    });
+  }
+
+  /** GitHub denied the removal, or the repository was added again: back in the queue. */
+  restore(repoIds: readonly number[], nowMs = Date.now()): void {
+    this.store.transaction(() => {
+      this.store.restore(repoIds);
+      this.store.journal.audit("restored", { repoIds: [...repoIds] }, nowMs);
+    });
+  }
+
+  /** The owner's current installation (the latest active push's), or null before any push. */
+  installation(): { installationId: number | null; owner: string | null } {
+    const id = this.store.meta("installationId");
+    return {
+      installationId: id === undefined ? null : Number(id),
+      owner: this.store.meta("owner") ?? null,
+    };
+  }
+
+  /** What the owner holds, for tests and the status page. */
+  heads(): HeldHead[] {
+    return this.store.heads();
+  }
+
+  auditLog(limit = 100): AuditEntry[] {
+    return this.store.journal.auditLog(limit);
+  }
+
+  turnCount(): number {
+    return this.store.turnCount();
+  }
+
+  /** The heads a caller may use: active, not withdrawn, of its installation, in its scope. */
+  private usable(scope: OrgScope, filter: OrgFilter): HeldHead[] {
+    const names = filter.repos?.map((n) => n.toLowerCase());
+    return this.store
+      .heads()
+      .filter(
+        (h) =>
+          h.status === "active" &&
+          h.withdrawnMs === null &&
+          h.installationId === scope.installationId &&
+          (scope.repoIds === null || scope.repoIds.includes(h.repoId)) &&
+          (names === undefined ||
+            names.includes(h.fullName.toLowerCase()) ||
+            names.includes(h.fullName.split("/")[1]!.toLowerCase())),
+      );
+  }
+
+  private caller(filter: OrgFilter, kindsDefault: readonly ItemKind[]): OrgCaller {
+    return {
+      capabilities: capabilitySet(filter.capabilities),
+      kinds: new Set(filter.kinds ?? kindsDefault),
+      repos: null,
+    };
+  }
+
+  /** `GET /v1/orgs/{owner}/queue`: the pushed items this caller may use, in the order asked. */
+  workQueue(
+    scope: OrgScope,
+    filter: OrgFilter & { limit: number },
+    nowMs = Date.now(),
+  ): FleetResult {
+    const heads = this.usable(scope, filter);
+    const order = filter.order ?? "fair";
+    const candidates = orgCandidates(
+      heads,
+      this.caller(filter, ["reply", "kick", "rollup", "ready"]),
+      order,
+      null,
+      nowMs,
+    );
+    return {
+      status: 200,
+      body: {
+        owner: this.store.meta("owner") ?? null,
+        order,
+        total: candidates.length,
+        items: candidates.slice(0, filter.limit).map(itemOf),
+        // Repositories holding more available work than they pushed (their queue shows it all).
+        more: heads.filter((h) => h.total > h.items.length).map((h) => h.fullName),
+      },
+    };
+  }
+
+  /** `GET /v1/orgs/{owner}/claims`: the live claims the repositories pushed, each with `repo`. */
+  claims(scope: OrgScope, nowMs = Date.now()): FleetResult {
+    const claims: Array<LiveClaim & { repo: string }> = [];
+    for (const h of this.usable(scope, {})) {
+      for (const c of h.claims) {
+        if (Date.parse(c.expiresAt) > nowMs) claims.push({ ...c, repo: h.fullName });
+      }
+    }
+    claims.sort((a, b) => a.grantedAt.localeCompare(b.grantedAt) || a.repo.localeCompare(b.repo));
+    return { status: 200, body: { claims } };
+  }
+
+  /**
+   * `POST /v1/orgs/{owner}/claims`: the caller's candidates, asked of their repositories in
+   * order until one grants (201 with `repo`); a refusal means the push was stale (or a limit of
+   * that repository), so the next is tried, at most `ORG_GRANT_ATTEMPTS`. Then, when a
+   * repository holds more than it pushed, at most `ORG_FALLBACK_REPOS` of those are asked for a
+   * claim-next of their own. Otherwise 204.
+   */
+  async claimNext(
+    scope: OrgScope,
+    request: OrgClaimRequest,
+    nowMs = Date.now(),
+  ): Promise<FleetResult> {
+    const heads = this.usable(scope, request);
+    const caller = this.caller(request, DEFAULT_CLAIM_KINDS);
+    const turn = this.store.turn(request.agentId);
+    const candidates = orgCandidates(heads, caller, request.order ?? "fair", turn, nowMs);
+    const grant = {
+      agentId: request.agentId,
+      ...(request.machine !== undefined ? { machine: request.machine } : {}),
+      ...(request.ttlSeconds !== undefined ? { ttlSeconds: request.ttlSeconds } : {}),
+      ...(request.capabilities !== undefined ? { capabilities: [...request.capabilities] } : {}),
+    };
+    const skipped = new Set<number>();
+    let asked = 0;
+    for (const candidate of candidates) {
+      if (asked >= ORG_GRANT_ATTEMPTS) break;
+      if (skipped.has(candidate.repoId)) continue;
+      asked += 1;
+      const result = await this.repo(candidate.repoId).orgClaim(
+        candidate.item.number,
+        grant,
+        scope.installationId,
+      );
+      if (result.status === 201) return this.granted(request.agentId, candidate, result);
+      // Stale: forget the item until the repository pushes again (it was asked to).
+      this.dropItem(candidate);
+      // A limit, or the repository is out of the installation: none of its items will do.
+      const reason = (result.body as { reason?: string } | undefined)?.reason;
+      if (result.status !== 409 || reason === "agent-limit" || reason === "repo-limit") {
+        skipped.add(candidate.repoId);
+      }
+    }
+    for (const h of fallbackRepos(heads, caller, turn, nowMs, skipped)) {
+      const result = await this.repo(h.repoId).orgClaim(null, grant, scope.installationId);
+      if (result.status === 201) {
+        const issue = (result.body as { issue?: { number: number } }).issue;
+        return this.granted(
+          request.agentId,
+          { repoId: h.repoId, fullName: h.fullName, item: { number: issue?.number ?? 0 } as never },
+          result,
+        );
+      }
+    }
+    return { status: 204 };
+  }
+
+  private granted(agentId: string, candidate: Candidate, result: FleetResult): FleetResult {
+    const nowMs = Date.now();
+    this.store.transaction(() => this.store.setTurn(turnAfter(agentId, candidate.repoId, nowMs)));
+    return { ...result, body: { ...result.body, repo: candidate.fullName } };
+  }
+
+  private dropItem(candidate: Candidate): void {
+    const head = this.store.head(candidate.repoId);
+    if (!head) return;
+    const at = head.items.findIndex((i) => i.number === candidate.item.number);
+    if (at >= 0) head.items.splice(at, 1);
+  }
+
+  private repo(repoId: number) {
+    return this.env.REPO.get(this.env.REPO.idFromName(String(repoId)));
+  }
+
+  // --- owner keys: only hashes reach this object (the route mints and shows a key once) ---
+
+  createKey(key: NewOwnerKey): KeySummary {
+    return this.store.transaction(() => {
+      const created = this.store.createKey(key);
+      this.store.journal.audit(
+        "key-created",
+        { id: key.id, name: key.name, by: key.createdBy, installation: key.installationId },
+        key.createdMs,
+      );
+      return created;
+    });
+  }
+
+  listKeys(): KeySummary[] {
+    return this.store.listKeys();
+  }
+
+  revokeKey(id: string, by: string, nowMs = Date.now()): boolean {
+    return this.store.transaction(() => {
+      const revoked = this.store.revokeKey(id, nowMs);
+      if (revoked) this.store.journal.audit("key-revoked", { id, by }, nowMs);
+      return revoked;
+    });
+  }
+
+  verifyKey(hash: string, installationId: number, nowMs = Date.now()): KeyVerdict {
+    return this.store.verifyKey(hash, installationId, nowMs);
+  }
+}
+
+function itemOf(c: Candidate) {
+  const { number, title, url, reason, kind, requires, impact, priority, attempts } = c.item;
+  return {
+    repo: c.fullName,
+    number,
+    title,
+    url,
+    reason,
+    kind,
+    requires,
+    impact,
+    priority,
+    attempts,
+  };
+}
+
+/** The owner's object, named by the lower-cased login (GitHub logins are case-insensitive). */
+export function ownerObject(env: Env, owner: string) {
+  return env.OWNER.get(env.OWNER.idFromName(owner.toLowerCase()));
+}

@@ -1,0 +1,66 @@
+import {
+  HEAD_CLAIMS,
+  HEAD_SIZE,
+  itemKind,
+  nextHeadVersion,
+  type RepoHead,
+} from "../../../shared/org/head.ts";
+import { ownerObject } from "../owner/owner-object.ts";
+import type { RepoContext } from "./context.ts";
+import { pause } from "./pause.ts";
+import type { RepoIdentity } from "./repo-store.ts";
+
+// The org queue's feed (spec 6.2): the repository pushes the head of its queue to its owner's
+// object whenever what anyone may claim changes (a new queue view, a grant, a release, an
+// expiry, a lifecycle change), versioned so a late push changes nothing there. The `owner`
+// schedule coalesces bursts and retries a failed push with the usual backoff.
+
+/** Asks for a push (coalesced: one push serves every change before it runs). */
+export function owePush(c: RepoContext, nowMs: number): void {
+  c.schedules.at("owner", nowMs);
+}
+
+/** The head as it stands now (an inactive repository pushes its status and nothing else). */
+async function headOf(c: RepoContext, identity: RepoIdentity, nowMs: number): Promise<RepoHead> {
+  const version = nextHeadVersion(c.store.meta.get("ownerHeadVersion") ?? 0, nowMs);
+  // A removed repository keeps no row but its identity and generation (lifecycle.ts `wipe`):
+  // its last push is stamped by the clock alone, which is past every earlier version anyway.
+  if (identity.status === "active") c.store.meta.set("ownerHeadVersion", version);
+  const base = {
+    repoId: identity.repoId,
+    fullName: identity.fullName,
+    installationId: identity.installationId,
+    version,
+    status: identity.status,
+  };
+  if (identity.status !== "active") return { ...base, items: [], total: 0, claims: [] };
+  await c.store.prepareGraph(pause);
+  await c.views.prepare(nowMs, pause);
+  const { items, total, view } = c.views.head(nowMs, HEAD_SIZE);
+  const attempts = c.store.claims.attemptCounts();
+  const claims = (c.claims.list(nowMs).body as { claims: RepoHead["claims"] }).claims;
+  return {
+    ...base,
+    items: items.map((item) => ({
+      number: item.number,
+      title: view.analysis.graph.issue(item.number)?.title ?? item.title,
+      kind: itemKind(item),
+      section: item.section,
+      reason: item.reason,
+      requires: [...item.requires],
+      impact: item.impact,
+      priority: item.priority,
+      attempts: attempts.get(item.number) ?? 0,
+      url: c.views.issueUrl(item.number),
+    })),
+    total,
+    claims: claims.slice(0, HEAD_CLAIMS),
+  };
+}
+
+/** The `owner` schedule, and a lifecycle change's push: the head sent to the owner's object. */
+export async function pushHead(c: RepoContext, identity: RepoIdentity, nowMs: number) {
+  const head = await headOf(c, identity, nowMs);
+  const owner = identity.fullName.split("/")[0]!;
+  await ownerObject(c.env, owner).push(head, Date.now());
+}

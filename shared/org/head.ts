@@ -1,0 +1,67 @@
+// What a RepoObject pushes to its owner's object (spec 6.2): the head of its queue, versioned,
+// with what a caller-dependent filter reads (capabilities, kind, rank, impact, attempts). The
+// owner's object keeps nothing else per issue. Validated where it is received (owner-store).
+import { z } from "zod";
+import { LiveClaimSchema } from "../fleet/schemas.ts";
+
+/** How many items of its queue a repository pushes (its order's first K available ones). */
+export const HEAD_SIZE = 20;
+/** Live claims a repository pushes (the org claims list); a repository with more says so. */
+export const HEAD_CLAIMS = 200;
+
+export const ITEM_KINDS = ["reply", "kick", "rollup", "ready"] as const;
+export type ItemKind = (typeof ITEM_KINDS)[number];
+/** claim-next's kinds when the caller names none (spec 6.4): replies only when asked. */
+export const DEFAULT_CLAIM_KINDS: readonly ItemKind[] = ["kick", "rollup", "ready"];
+
+export const HeadItemSchema = z.object({
+  number: z.number().int().positive(),
+  title: z.string(),
+  kind: z.enum(ITEM_KINDS),
+  section: z.union([z.literal(1), z.literal(2), z.literal(3)]),
+  reason: z.string(),
+  requires: z.array(z.string()),
+  impact: z.number().int().nonnegative(),
+  priority: z.number().nullable(),
+  attempts: z.number().int().nonnegative(),
+  url: z.string(),
+});
+export type HeadItem = z.infer<typeof HeadItemSchema>;
+
+export const RepoHeadSchema = z.object({
+  repoId: z.number().int().positive(),
+  fullName: z.string().regex(/^[^/\s]+\/[^/\s]+$/, "must be owner/name"),
+  installationId: z.number().int().positive(),
+  /** Only grows per repository (`nextHeadVersion`): a push not newer than the stored one is late. */
+  version: z.number().int().positive(),
+  /** `active`; anything else takes the repository out of the owner's queue. */
+  status: z.enum(["active", "suspended", "removed"]),
+  /** The first `HEAD_SIZE` available items, in the repository's own order. */
+  items: z.array(HeadItemSchema).max(HEAD_SIZE),
+  /** How many items are available in all (more than `items.length`: ask it directly). */
+  total: z.number().int().nonnegative(),
+  /** Its live claims (at most `HEAD_CLAIMS`), for `GET /v1/orgs/{owner}/claims`. */
+  claims: z.array(LiveClaimSchema).max(HEAD_CLAIMS),
+});
+export type RepoHead = z.infer<typeof RepoHeadSchema>;
+
+/**
+ * A push's version: the wall clock in milliseconds, but always above the last one, so versions
+ * only grow across restarts and wipes of the repository's storage (a wiped counter would start
+ * again at 1 and a late push of the old life would win).
+ */
+export function nextHeadVersion(last: number, nowMs: number): number {
+  return Math.max(last + 1, Math.floor(nowMs));
+}
+
+/** Whether a push replaces what the owner holds: only a newer version does (a late push is harmless). */
+export function supersedes(stored: { version: number } | null, incoming: { version: number }) {
+  return stored === null || incoming.version > stored.version;
+}
+
+/** The kind of a queue item (spec 6.4): replies, the ready label's kicks and rollups, mode `all`. */
+export function itemKind(item: { section: 1 | 2 | 3; reason: string }): ItemKind {
+  if (item.section === 1) return "reply";
+  if (item.section === 3) return "ready";
+  return item.reason.startsWith("rollup") ? "rollup" : "kick";
+}
