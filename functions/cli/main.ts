@@ -75,7 +75,7 @@ const commands: CommandEntry[] = [
   {
     name: "work",
     usage:
-      "work --server URL --repo OWNER/NAME --agent-id ID [--once] [--machine M] [--capabilities a,b] [--ttl-seconds N] [--heartbeat-seconds N] [--grace-seconds N] -- COMMAND [ARGS...]",
+      "work --server URL --repo OWNER/NAME --agent-id ID [--once] [--machine M] [--capabilities a,b] [--kinds kick,rollup,ready,reply] [--ttl-seconds N] [--heartbeat-seconds N] [--grace-seconds N] -- COMMAND [ARGS...]",
     load: async () => (await import("./commands/work.ts")).workCommand,
   },
   {

@@ -15,7 +15,7 @@
 // released `abandoned`).
 import type { FleetClient } from "../../../shared/fleet/client.ts";
 import { FleetApiError } from "../../../shared/fleet/client.ts";
-import type { ClaimGrant, Outcome } from "../../../shared/fleet/schemas.ts";
+import type { ClaimGrant, ClaimNextRequest, Outcome } from "../../../shared/fleet/schemas.ts";
 import { ClaimNextRequestSchema } from "../../../shared/fleet/schemas.ts";
 import { numberFlag, parseFlags, requireFlag } from "../args.ts";
 import type { CliCommand } from "../command.ts";
@@ -50,6 +50,8 @@ interface WorkOptions {
   agentId: string;
   machine: string | undefined;
   capabilities: string[] | undefined;
+  /** What claim-next may take (default kick, rollup, ready: no replies unless asked). */
+  kinds: ClaimNextRequest["kinds"];
   ttlSeconds: number | undefined;
   /** Heartbeat interval; default a third of the claim's TTL. */
   heartbeatMs: number | undefined;
@@ -73,6 +75,7 @@ export const workCommand: CliCommand = {
       once: { type: "boolean" },
       machine: { type: "string" },
       capabilities: { type: "string" },
+      kinds: { type: "string" },
       "ttl-seconds": { type: "string" },
       "heartbeat-seconds": { type: "string" },
       "grace-seconds": { type: "string" },
@@ -86,6 +89,7 @@ export const workCommand: CliCommand = {
         agentId,
         machine: flags.machine,
         capabilities: listFlag(flags.capabilities),
+        kinds: listFlag(flags.kinds),
         ttlSeconds: integerFlag(NAME, "ttl-seconds", flags["ttl-seconds"]),
       }),
     );
@@ -117,6 +121,7 @@ export const workCommand: CliCommand = {
         agentId: request.agentId,
         machine: request.machine,
         capabilities: request.capabilities,
+        kinds: request.kinds,
         ttlSeconds: request.ttlSeconds,
         heartbeatMs: heartbeatSeconds === undefined ? undefined : heartbeatSeconds * 1000,
         graceMs: graceSeconds * 1000,
@@ -231,6 +236,14 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
       SWITCHYARD_BRANCH: grant.branch,
       SWITCHYARD_CLAIM_ID: claimId,
       SWITCHYARD_FENCE: String(fence),
+      // `reply`: answer a person's input (`--kinds reply`); `work`: the issue's work.
+      SWITCHYARD_KIND: grant.kind ?? "work",
+      ...(grant.issue.reply !== undefined
+        ? {
+            SWITCHYARD_REPLY_URL: grant.issue.reply.url,
+            SWITCHYARD_REPLY_REASON: grant.issue.reply.reason,
+          }
+        : {}),
     });
     const child = processes.spawn(o.command, o.args, env);
 
@@ -324,6 +337,7 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
             agentId: o.agentId,
             machine: o.machine,
             capabilities: o.capabilities,
+            kinds: o.kinds,
             ttlSeconds: o.ttlSeconds,
           }),
         ),
