@@ -284,6 +284,26 @@ describe("replies in the queue and claims", () => {
     expect((await queue(t.stub, ["reply"])).map((i) => i.number).sort()).toEqual([a, b]);
   });
 
+  it("reply claims of one input ending without done park it after claims.maxAttempts; the work and its dead letter are untouched", async () => {
+    const t = await setUp("attempts", [{ title: "A", labels: ["agent:ready"] }]);
+    const [n] = t.numbers as [number];
+    await t.say(n, "Use CSV.");
+    for (const outcome of ["abandoned", "failed", "abandoned"] as const) {
+      const g = await t.stub.claim(null, { agentId: "answerer", kinds: ["reply"] });
+      expect(g.body).toMatchObject({ kind: "reply", issue: { number: n } });
+      const { claimId, fence } = g.body as { claimId: string; fence: number };
+      expect((await t.stub.release(n, { claimId, fence, outcome })).status).toBe(200);
+    }
+    expect(await queue(t.stub, ["reply"])).toEqual([]);
+    // The work item is still there, without the parked reply, and no work attempt counted.
+    const [item] = await queue(t.stub);
+    expect(item).toMatchObject({ number: n, kind: "kick", attempts: 0 });
+    expect(item).not.toHaveProperty("reply");
+    // Newer input from the person: the reply is back.
+    await t.say(n, "Any news?");
+    expect((await queue(t.stub, ["reply"])).map((i) => i.number)).toEqual([n]);
+  });
+
   it("an agent:ready issue with a reply stays work in a default claim-next loop and carries its reply", async () => {
     const t = await setUp("ready", [{ title: "A", labels: ["agent:ready"] }]);
     const [n] = t.numbers as [number];

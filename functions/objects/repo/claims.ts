@@ -291,6 +291,8 @@ export class Claims {
         this.rows.setFlag(number, "removeReady", true);
       }
       if (row.kind === "work") this.afterAttempt(number, request.outcome, nowMs);
+      else if (request.outcome !== "done" && row.reply !== null)
+        this.store.replies.failedAttempt(number, row.reply);
       this.store.audit(
         "release",
         {
@@ -344,6 +346,7 @@ export class Claims {
         nowMs,
       );
       if (c.kind === "work") this.afterAttempt(c.number, "expired", nowMs);
+      else if (c.reply !== null) this.store.replies.failedAttempt(c.number, c.reply);
     }
     if (expired.length > 0) this.owe(nowMs);
     return expired.length;

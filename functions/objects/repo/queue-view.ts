@@ -125,6 +125,8 @@ export function* buildQueueViewSteps(
       const policy = { replies: config.queue.replies, needsHumanLabel: config.labels.needsHuman };
       // A `done` release answered an input: its reply waits until newer input arrives.
       const answered = store.replies.answered();
+      // An input whose reply claims kept ending without `done` is parked until newer input.
+      const attempts = store.replies.attempts();
       for (const history of store.replies.histories()) {
         const facts = analysis.factsOf(history.number);
         if (facts === undefined || replyExclusion(facts) !== null) continue;
@@ -133,6 +135,14 @@ export function* buildQueueViewSteps(
         if (state.state !== "unanswered") continue;
         const done = answered.get(history.number);
         if (done !== undefined && done.url === state.reply.url && done.at === state.reply.at)
+          continue;
+        const tried = attempts.get(history.number);
+        if (
+          tried !== undefined &&
+          tried.url === state.reply.url &&
+          tried.at === state.reply.at &&
+          tried.attempts >= config.claims.maxAttempts
+        )
           continue;
         replies.set(history.number, state.reply);
       }

@@ -1,5 +1,5 @@
 // Reply state in the RepoObject's SQLite (`reply_openings`, `reply_comments`, `reply_answered`,
-// migration step 8):
+// `reply_attempts`):
 // the only code that runs SQL on them. What the reply rules read of each issue, kept from the
 // events every source translates into (webhooks, reconciles), classified when the text arrives
 // so no body is kept: per comment its author, time, page and part (`classifyReplyComment`); per
@@ -72,6 +72,7 @@ export class RepliesStore {
         this.sql`DELETE FROM reply_openings WHERE number = ${event.number}`;
         this.sql`DELETE FROM reply_comments WHERE number = ${event.number}`;
         this.sql`DELETE FROM reply_answered WHERE number = ${event.number}`;
+        this.sql`DELETE FROM reply_attempts WHERE number = ${event.number}`;
         changed = true;
       }
     }
@@ -221,6 +222,29 @@ export class RepliesStore {
     this.onChange?.();
   }
 
+  /**
+   * A reply claim for this input of the issue ended without `done` (abandoned, failed,
+   * expired): counted per input; newer input starts the count again.
+   */
+  failedAttempt(number: number, input: { url: string; at: string }): void {
+    this.sql`INSERT INTO reply_attempts (number, url, at, attempts)
+      VALUES (${number}, ${input.url}, ${input.at}, 1)
+      ON CONFLICT (number) DO UPDATE SET
+        attempts = CASE WHEN reply_attempts.url = excluded.url AND reply_attempts.at = excluded.at
+          THEN reply_attempts.attempts + 1 ELSE 1 END,
+        url = excluded.url, at = excluded.at`;
+    this.onChange?.();
+  }
+
+  /** Failed reply attempts per issue, for the input they were counted for. */
+  attempts(): Map<number, { url: string; at: string; attempts: number }> {
+    const out = new Map<number, { url: string; at: string; attempts: number }>();
+    for (const r of this.sql<{ number: number; url: string; at: string; attempts: number }>`
+        SELECT number, url, at, attempts FROM reply_attempts`)
+      out.set(r.number, { url: r.url, at: r.at, attempts: r.attempts });
+    return out;
+  }
+
   /** The input of each issue a `done` release answered. */
   answered(): Map<number, { url: string; at: string }> {
     const out = new Map<number, { url: string; at: string }>();
@@ -234,6 +258,7 @@ export class RepliesStore {
     this.sql`DELETE FROM reply_openings`;
     this.sql`DELETE FROM reply_comments`;
     this.sql`DELETE FROM reply_answered`;
+    this.sql`DELETE FROM reply_attempts`;
   }
 }
 

@@ -224,6 +224,13 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(`ALTER TABLE claims ADD COLUMN reply_url TEXT`);
     sql.exec(`ALTER TABLE claims ADD COLUMN reply_at TEXT`);
   },
+  (sql) => {
+    // Reply claims of one input that ended without `done`: after `claims.maxAttempts` the input
+    // is parked until newer trusted input arrives (the work's dead letter is apart).
+    sql.exec(`CREATE TABLE reply_attempts (
+      number INTEGER PRIMARY KEY, url TEXT NOT NULL, at TEXT NOT NULL, attempts INTEGER NOT NULL
+    )`);
+  },
 ];
 
 /**
