@@ -25,6 +25,8 @@ const FLAG_OF: Record<string, string> = {
   body: "--body",
   limit: "--limit",
   order: "--order",
+  kinds: "--kinds",
+  kind: "--kind",
 };
 
 /** The flags every fleet command takes. */

@@ -1,4 +1,4 @@
-import { QueueQuerySchema } from "../../../shared/fleet/schemas.ts";
+import { parseKindList, QueueQuerySchema } from "../../../shared/fleet/schemas.ts";
 import { parseFlags } from "../args.ts";
 import type { CliCommand } from "../command.ts";
 import {
@@ -22,9 +22,11 @@ export const queueCommand: CliCommand = {
       capabilities: { type: "string" },
       limit: { type: "string" },
       order: { type: "string" },
+      kinds: { type: "string" },
     });
     const { client } = fleetConnection(io, NAME, flags);
     const capabilities = listFlag(flags.capabilities);
+    const kinds = listFlag(flags.kinds);
     const query = checkFlags(
       NAME,
       QueueQuerySchema,
@@ -33,6 +35,7 @@ export const queueCommand: CliCommand = {
         capabilities: capabilities?.join(","),
         limit: integerFlag(NAME, "limit", flags.limit),
         order: flags.order,
+        kinds: kinds?.join(","),
       }),
     );
     const queue = await fleetCall(NAME, () =>
@@ -41,6 +44,7 @@ export const queueCommand: CliCommand = {
         capabilities,
         limit: flags.limit === undefined ? undefined : query.limit,
         order: query.order,
+        kinds: parseKindList(query.kinds),
       }),
     );
     writeJson(io, queue);
