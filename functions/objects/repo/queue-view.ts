@@ -50,6 +50,8 @@ export interface QueueView {
    * minus the sweep's exclusions; issues whose thread was never read whole are not evaluated.
    */
   replies: Map<number, Reply>;
+  /** Open issues whose thread was not seen whole: the `replies` schedule reads them. */
+  unreadThreads: number[];
 }
 
 /** Rebuilt at least this often even without changes: processing locks and IDD claims age. */
@@ -117,6 +119,7 @@ export function* buildQueueViewSteps(
     const options =
       config.priority.project === null ? new Map<number, string>() : store.priority.options();
     const replies = new Map<number, Reply>();
+    const unreadThreads: number[] = [];
     if (config.queue.replies !== "off") {
       const trust = {
         replyAuthors: config.queue.replyAuthors,
@@ -129,6 +132,8 @@ export function* buildQueueViewSteps(
       const attempts = store.replies.attempts();
       for (const history of store.replies.histories()) {
         const facts = analysis.factsOf(history.number);
+        if (facts !== undefined && history.comments === undefined)
+          unreadThreads.push(history.number);
         if (facts === undefined || replyExclusion(facts) !== null) continue;
         const labels = analysis.graph.issue(history.number)?.labels ?? [];
         const state = decideReply(summarizeClassified(history, trust), labels, policy);
@@ -218,6 +223,7 @@ export function* buildQueueViewSteps(
       idd,
       unknownAuthors: [...unknown].sort(),
       replies,
+      unreadThreads,
     };
   }
 }

@@ -125,6 +125,7 @@ export class QueueViews {
 
   private keep(built: QueueView, nowMs: number): QueueView {
     if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+    if (built.unreadThreads.length > 0) this.schedules.at("replies", nowMs);
     // A new view: what anyone may claim may have changed, so the owner's head is pushed again.
     this.schedules.at("owner", nowMs);
     const before = this.view;

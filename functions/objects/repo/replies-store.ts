@@ -89,10 +89,11 @@ export class RepliesStore {
     const human = openingIsHuman(issue.title, issue.body, issue.author) ? 1 : 0;
     const url = issue.url ?? row?.url ?? issueUrl(repo, issue.number);
     let count = issue.commentCount ?? row?.comment_count ?? null;
-    // A deletion lowers GitHub's count without moving the issue's `updated_at`: of two records
-    // stamped alike, the lower count is the later one (creations move `updated_at`).
+    // Of two records stamped alike (GitHub's times are whole seconds; a deletion does not move
+    // `updated_at`) either may be the later: the higher count is kept, which at worst leaves the
+    // thread unread until the `replies` schedule reads it (settleThread sets the count).
     if (row && row.updated_ms === at && row.comment_count !== null && count !== null)
-      count = Math.min(count, row.comment_count);
+      count = Math.max(count, row.comment_count);
     const association = issue.author.association ?? null;
     if (
       row &&
@@ -212,6 +213,26 @@ export class RepliesStore {
   prune(tombstonesBeforeMs: number): void {
     this
       .sql`DELETE FROM reply_comments WHERE role = 'deleted' AND updated_ms < ${tombstonesBeforeMs}`;
+  }
+
+  /**
+   * The whole thread of issue `number` as GitHub listed it just now: GitHub's count is the
+   * list's length, and a stored comment the list lacks that is older than the list's newest was
+   * deleted (a newer one may have been posted after the read: it stays).
+   */
+  settleThread(
+    number: number,
+    listed: ReadonlyArray<{ id: number; createdAt: string }>,
+    nowMs: number,
+  ): void {
+    const ids = new Set(listed.map((c) => c.id));
+    const newest = listed.reduce((m, c) => Math.max(m, instantMs(c.createdAt)), 0);
+    for (const r of this.sql<{ id: number; created_at: string }>`
+        SELECT id, created_at FROM reply_comments WHERE number = ${number} AND role != 'deleted'`) {
+      if (!ids.has(r.id) && instantMs(r.created_at) < newest) this.removeComment(r.id, nowMs);
+    }
+    this.sql`UPDATE reply_openings SET comment_count = ${listed.length} WHERE number = ${number}`;
+    this.onChange?.();
   }
 
   /** A `done` release answered this input of the issue: its reply waits for newer input. */
