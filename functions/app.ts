@@ -5,10 +5,13 @@ import { fleetBodyLimit } from "./http/body-limit.ts";
 import { health } from "./routes/health.ts";
 import { loginRoutes } from "./routes/status/login.ts";
 import { statusPages } from "./routes/status/pages.ts";
-import { repoAuth } from "./routes/v1/auth.ts";
+import { refuse, repoAuth } from "./routes/v1/auth.ts";
 import { claimRoutes } from "./routes/v1/claims.ts";
 import { graphRoutes } from "./routes/v1/graph.ts";
+import { KeyCallRefused } from "./routes/v1/key-calls.ts";
 import { keyRoutes } from "./routes/v1/keys.ts";
+import { orgRoutes } from "./routes/v1/org.ts";
+import { orgAuth } from "./routes/v1/org-auth.ts";
 import { queueRoutes } from "./routes/v1/queue.ts";
 import { scanRoutes } from "./routes/v1/scan.ts";
 import { writeRoutes } from "./routes/v1/writes.ts";
@@ -32,13 +35,16 @@ app
   .route("/", writeRoutes)
   .route("/", keyRoutes)
   .route("/", scanRoutes);
+// The org queue (spec 6.4): its own auth (owner keys, user tokens; repository-scoped refused).
+app.use("/v1/orgs/:owner/*", orgAuth);
+app.route("/", orgRoutes);
 
 // The fleet API's description (spec 6.4), generated from the route schemas; both are public.
 app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
   type: "http",
   scheme: "bearer",
   description:
-    "A GitHub user token (push or admin on the repository), a fleet key (`syk_...`), or a GitHub Actions OIDC token whose audience is the Worker's PUBLIC_URL",
+    "A GitHub user token with push or admin on the repository (`ghp_`/`gho_` with the `repo` scope, or `public_repo` on a public repository; a `ghu_` issued to switchyard's own App; `github_pat_` and `ghs_` are refused), a fleet key (`syk_...`), or a GitHub Actions OIDC token whose audience is the Worker's PUBLIC_URL",
 });
 // Generators and linters need a server to call (clients are generated from this document), so
 // it names the Worker: PUBLIC_URL, else the origin the document was asked from.
@@ -65,6 +71,8 @@ app.notFound((c) =>
   ),
 );
 app.onError((error, c) => {
+  // A fleet key's call the RepoObject refused (key-calls.ts): the refusal is the answer.
+  if (error instanceof KeyCallRefused) return refuse(c, error.failure);
   console.error("unhandled error", error);
   return c.json({ error: "internal", message: "internal error" }, 500);
 });

@@ -10,6 +10,7 @@ import {
   FleetRequestError,
   type TokenSource,
 } from "../../shared/fleet/client.ts";
+import { OrgFleetClient } from "../../shared/fleet/org-client.ts";
 import { type CliIo, OperationError, UsageError } from "./io.ts";
 
 /** The flag each API field comes from, so schema errors name what the user typed. */
@@ -27,6 +28,7 @@ const FLAG_OF: Record<string, string> = {
   order: "--order",
   kinds: "--kinds",
   kind: "--kind",
+  repos: "--repos",
 };
 
 /** The flags every fleet command takes. */
@@ -124,6 +126,41 @@ export function fleetConnection(
     userAgent: "switchyard-cli",
   });
   return { client, server, repo, tokenSource: source };
+}
+
+/** `--org OWNER`: the org queue instead of one repository's (queue, claim, work). */
+export const ORG_FLAG = { org: { type: "string" } } as const;
+
+const OWNER = /^[A-Za-z0-9][A-Za-z0-9-]{0,38}$/;
+
+/**
+ * `--org OWNER` instead of `--repo`: the org routes' client (its grants name their repository;
+ * `forRepo` gives that repository's client). Null when `--org` was not given.
+ */
+export function orgConnection(
+  io: CliIo,
+  command: string,
+  flags: { server?: string | undefined; repo?: string | undefined; org?: string | undefined },
+): { client: OrgFleetClient; server: string } | null {
+  if (flags.org === undefined) return null;
+  if (flags.repo !== undefined) {
+    throw new UsageError(`${command}: give --repo or --org, not both`);
+  }
+  if (!OWNER.test(flags.org)) {
+    throw new UsageError(
+      `${command}: --org must be an organization or user name, got "${flags.org}"`,
+    );
+  }
+  const server = serverFlag(command, flags.server);
+  const { token } = fleetToken(io, command, server);
+  const client = new OrgFleetClient({
+    server,
+    owner: flags.org,
+    token,
+    fetch: io.fetch,
+    userAgent: "switchyard-cli",
+  });
+  return { client, server };
 }
 
 /** `--issue N`: a positive issue number. */

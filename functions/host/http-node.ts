@@ -98,6 +98,12 @@ function requestPath(target: string | undefined): string {
   }
 }
 
+/** `::ffff:127.0.0.1` (an IPv4 client of a dual-stack socket) as `127.0.0.1`. */
+function normalAddress(address: string | undefined): string {
+  if (!address) return "unknown";
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}
+
 function toRequest(
   req: IncomingMessage,
   origin: string,
@@ -110,6 +116,9 @@ function toRequest(
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  // The client's address, as Cloudflare gives it to a Worker (and a client cannot set it): the
+  // socket's peer. Behind a reverse proxy that is the proxy's address for every client.
+  headers.set("cf-connecting-ip", normalAddress(req.socket.remoteAddress));
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD";
   const body = hasBody ? bodyStream(req, limit, ended) : null;

@@ -33,6 +33,8 @@ export const MANIFEST_PERMISSIONS = {
   statuses: "read",
   actions: "read",
   organization_projects: "read",
+  /** Organization members: who is an active owner (owner keys of the org queue). */
+  members: "read",
 } as const;
 
 /** The Worker's webhook route (functions/routes/webhooks.ts). */

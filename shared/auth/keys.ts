@@ -114,3 +114,57 @@ export function keySummary(key: StoredKey): KeySummary {
     revokedAt: instant(key.revokedMs),
   };
 }
+
+// --- a key request in one Durable Object call (issue 21 item 5) ------------------------------
+
+/** What the Worker believed of the requested repository when it routed a key's call. */
+export interface KeyCallExpectation {
+  /** The requested `owner/name`. */
+  fullName: string;
+  /** The installation the Worker's (short-lived, in-memory) name entry names. */
+  installationId: number;
+}
+
+/** The repository object's own identity, as it knows it. */
+export interface KeyCallIdentity {
+  fullName: string;
+  installationId: number;
+  status: "active" | "suspended" | "removed";
+}
+
+export type KeyCallVerdict =
+  | { ok: true; id: string }
+  | { ok: false; status: 401 | 403 | 503; message: string };
+
+/**
+ * A fleet key's request decided inside its repository's object, so a key request costs one
+ * Durable Object call: the key first (a forged key learns nothing), then whether the requested
+ * name is still this repository's (renamed away: 403, as a key of another repository), then
+ * whether the Worker's remembered installation is still its own (moved: 503, ask again; the
+ * Worker forgets the entry and looks the name up anew).
+ */
+export function keyCallVerdict(
+  key: KeyVerdict,
+  identity: KeyCallIdentity | null,
+  expected: KeyCallExpectation,
+): KeyCallVerdict {
+  if (!key.ok) return { ok: false, status: 401, message: `${key.reason} fleet key` };
+  if (identity === null || identity.status === "removed") {
+    return { ok: false, status: 401, message: "unknown fleet key" };
+  }
+  if (identity.fullName.toLowerCase() !== expected.fullName.toLowerCase()) {
+    return {
+      ok: false,
+      status: 403,
+      message: `the key belongs to another repository than ${expected.fullName}`,
+    };
+  }
+  if (identity.installationId !== expected.installationId) {
+    return {
+      ok: false,
+      status: 503,
+      message: `${expected.fullName} moved to another installation just now; try again`,
+    };
+  }
+  return { ok: true, id: key.id };
+}

@@ -90,7 +90,8 @@ export function writeInFlightDenial(
 /** Room a fenced comment keeps for its marker under GitHub's 65,536-character limit. */
 export const WRITE_MARKER_ROOM = 96;
 
-const MARKER = /<!-- switchyard-write: (sy-[0-9a-f]{20}) fence (\d{1,15}) -->\s*$/;
+// Fences go up to 16 digits (Number.MAX_SAFE_INTEGER; time-floored fences are 16: fence.ts).
+const MARKER = /<!-- switchyard-write: (sy-[0-9a-f]{20}) fence (\d{1,16}) -->\s*$/;
 
 /** The marker naming the claim and fence a comment was written for (an HTML comment: hidden). */
 export function renderWriteMarker(ref: { claimId: string; fence: number }): string {

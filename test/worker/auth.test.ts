@@ -10,8 +10,10 @@ import { directory } from "../../functions/objects/directory/directory-object.ts
 import { idShardKey, nameShardKey, shard } from "../../functions/objects/names/name-object.ts";
 import { keysExpire, REPO_MIGRATIONS } from "../../functions/objects/repo/repo-schema.ts";
 import { RepoStore } from "../../functions/objects/repo/repo-store.ts";
+import { migrate } from "../../functions/objects/sql.ts";
 import { sha256Hex } from "../../shared/auth/hash.ts";
 import { mintKey } from "../../shared/auth/keys.ts";
+import { USER_TOKEN_REFUSALS_PER_MINUTE } from "../../shared/auth/refusal-throttle.ts";
 import {
   install,
   installationStub,
@@ -541,8 +543,7 @@ describe("fleet keys", () => {
     const id = crypto.randomUUID();
     const minted = Date.now() - 400 * DAY;
     await runInDurableObject(mig.stub, (_instance: unknown, state: DurableObjectState) => {
-      // The storage as the version before left it: a key without an expiry, the schema one
-      // step back. The new version's store over that storage migrates it.
+      // A key as the version before left it: without an expiry.
       const sql = state.storage.sql;
       sql.exec(
         "INSERT INTO fleet_keys (id, name, hash, created_by, created_ms) VALUES (?, 'old', ?, 'admin', ?)",
@@ -550,7 +551,12 @@ describe("fleet keys", () => {
         hash,
         minted,
       );
-      sql.exec("UPDATE _schema SET version = ?", REPO_MIGRATIONS.indexOf(keysExpire));
+      // The version that introduced key expiry runs over it, through the version gate (the
+      // steps after it were applied to this storage already, so the version then goes back).
+      const step = REPO_MIGRATIONS.indexOf(keysExpire);
+      sql.exec("UPDATE _schema SET version = ?", step);
+      expect(migrate(state.storage, REPO_MIGRATIONS.slice(0, step + 1))).toBe(step + 1);
+      sql.exec("UPDATE _schema SET version = ?", REPO_MIGRATIONS.length);
       new RepoStore(state.storage);
     });
     const before = Date.now();
@@ -620,6 +626,162 @@ describe("fleet keys", () => {
     await settle(late.stub);
     await expectError(graph("auth-late/app", lateKey), 401, "unauthorized");
     await expectError(graph("auth-late/app", admin), 404, "not-found");
+  });
+});
+
+describe("a fleet key's request costs one Durable Object call", () => {
+  /** `env` whose Durable Object namespaces count the method calls made on their stubs. */
+  function countingEnv() {
+    const calls: Record<string, number> = {};
+    const counted = (binding: "REPO" | "NAMES" | "DIRECTORY" | "INSTALLATION") => {
+      const ns = env[binding] as unknown as {
+        idFromName(name: string): DurableObjectId;
+        get(id: DurableObjectId): object;
+      };
+      return {
+        idFromName: (name: string) => ns.idFromName(name),
+        get: (id: DurableObjectId) =>
+          new Proxy(ns.get(id), {
+            get(target, property) {
+              const value = Reflect.get(target, property);
+              if (typeof value !== "function" || typeof property !== "string") return value;
+              return (...args: unknown[]) => {
+                calls[`${binding}.${property}`] = (calls[`${binding}.${property}`] ?? 0) + 1;
+                // An RPC stub's method is itself a stub: `.apply` would be a remote call.
+                return Reflect.apply(value, target, args);
+              };
+            },
+          }),
+      };
+    };
+    const bindings = {
+      ...env,
+      REPO: counted("REPO"),
+      NAMES: counted("NAMES"),
+      DIRECTORY: counted("DIRECTORY"),
+      INSTALLATION: counted("INSTALLATION"),
+    } as unknown as typeof env;
+    return { bindings, calls };
+  }
+
+  async function keyed(
+    bindings: typeof env,
+    key: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ) {
+    const response = await app.request(
+      `${PUBLIC_URL}${path}`,
+      {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      },
+      bindings,
+    );
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  it("once its name is known: the operation's own call verifies the key (claim, heartbeat, release, reads)", async () => {
+    const one = await install({ repo: "auth-one/app", issues: [seedIssue(1), seedIssue(2)] });
+    const admin = await user("one-admin", { "auth-one/app": "admin" });
+    const key = String((await createKey("auth-one/app", admin)).body?.key);
+    const { bindings, calls } = countingEnv();
+    // The first request finds the name (and proves the key) the slow way.
+    expect((await keyed(bindings, key, "GET", "/v1/repos/auth-one/app/claims")).status).toBe(200);
+    for (const k of Object.keys(calls)) delete calls[k];
+    const claimed = await keyed(bindings, key, "POST", "/v1/repos/auth-one/app/issues/1/claim", {
+      agentId: "one",
+    });
+    expect(claimed.status).toBe(201);
+    const fence = { claimId: claimed.body.claimId, fence: claimed.body.fence };
+    const path = "/v1/repos/auth-one/app/issues/1/claim";
+    expect((await keyed(bindings, key, "POST", `${path}/heartbeat`, fence)).status).toBe(200);
+    expect((await keyed(bindings, key, "GET", "/v1/repos/AUTH-ONE/app/graph")).status).toBe(200);
+    expect((await keyed(bindings, key, "GET", "/v1/repos/auth-one/app/keys")).status).toBe(200);
+    const released = await keyed(bindings, key, "POST", `${path}/release`, {
+      ...fence,
+      outcome: "abandoned",
+    });
+    expect(released.status).toBe(200);
+    expect(calls).toEqual({ "REPO.callWithKey": 5 });
+    // lastUsedAt is still written at most once a minute.
+    const listed = await one.stub.listKeys();
+    expect(listed[0]!.lastUsedAt).not.toBeNull();
+  });
+
+  it("the object refuses what is no longer its own: a revoked key, a name renamed away, another installation", async () => {
+    const mv = await install({ repo: "auth-move/app", issues: [seedIssue(1)] });
+    const admin = await user("move-admin", { "auth-move/app": "admin" });
+    const created = await createKey("auth-move/app", admin);
+    const key = String(created.body?.key);
+    const { bindings } = countingEnv();
+    const claims = "/v1/repos/auth-move/app/claims";
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    // Moved to another installation since this isolate remembered the name: 503 to try again,
+    // and the next request looks the name up anew (the directory still names the first one).
+    const identity = (await mv.stub.identity())!;
+    await runInDurableObject(mv.stub, (o: { store: RepoStore }) =>
+      o.store.transaction(() =>
+        o.store.setIdentity({ ...identity, installationId: identity.installationId + 1 }),
+      ),
+    );
+    const moved = await keyed(bindings, key, "GET", claims);
+    expect(moved.status).toBe(503);
+    expect(moved.body.message).toMatch(/another installation/);
+    await runInDurableObject(mv.stub, (o: { store: RepoStore }) =>
+      o.store.transaction(() => o.store.setIdentity(identity)),
+    );
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    // Renamed away (as the object learns it by id): the old name is another repository's now.
+    await runInDurableObject(mv.stub, (o: { store: RepoStore }) =>
+      o.store.transaction(() =>
+        o.store.setIdentity({ ...identity, fullName: "auth-move/renamed" }),
+      ),
+    );
+    const renamed = await keyed(bindings, key, "GET", claims);
+    expect({ status: renamed.status, error: renamed.body.error }).toEqual({
+      status: 403,
+      error: "forbidden",
+    });
+    await runInDurableObject(mv.stub, (o: { store: RepoStore }) =>
+      o.store.transaction(() => o.store.setIdentity(identity)),
+    );
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    // A forged key of a remembered name: 401 (a key is proven before anything else is said),
+    // on a key route too. Each refusal forgets the name; a good request remembers it again.
+    const { key: forged } = await mintKey(mv.repoId);
+    secrets.add(forged);
+    expect((await keyed(bindings, forged, "GET", claims)).status).toBe(401);
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    const keysPath = "/v1/repos/auth-move/app/keys";
+    expect((await keyed(bindings, forged, "POST", keysPath, { name: "x" })).status).toBe(401);
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    // A body failing its schema asks no operation: the key is still proven before the 400, so
+    // a forged key cannot learn which id a remembered name has.
+    const claimPath = "/v1/repos/auth-move/app/issues/1/claim";
+    expect((await keyed(bindings, forged, "POST", claimPath, { agentId: "" })).status).toBe(401);
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    expect((await keyed(bindings, key, "POST", claimPath, { agentId: "" })).status).toBe(400);
+    // Nor from a route that does not exist.
+    expect((await keyed(bindings, forged, "GET", "/v1/repos/auth-move/app/nothing")).status).toBe(
+      401,
+    );
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    expect((await keyed(bindings, key, "GET", "/v1/repos/auth-move/app/nothing")).status).toBe(404);
+    expect((await keyed(bindings, key, "GET", claims)).status).toBe(200);
+    expect((await keyed(bindings, key, "POST", keysPath, { name: "x" })).status).toBe(403);
+    // Revoked: refused from the next request on, remembered name or not.
+    await call("DELETE", `/v1/repos/auth-move/app/keys/${created.body?.id}`, { token: admin });
+    const revoked = await keyed(bindings, key, "GET", claims);
+    expect({ status: revoked.status, message: revoked.body.message }).toEqual({
+      status: 401,
+      message: "revoked fleet key",
+    });
   });
 });
 
@@ -747,18 +909,24 @@ describe("the OpenAPI description and the reference page", () => {
       "changeLabels POST /v1/repos/{owner}/{repo}/issues/{n}/labels",
       "claimIssue POST /v1/repos/{owner}/{repo}/issues/{n}/claim",
       "claimNext POST /v1/repos/{owner}/{repo}/claims",
+      "claimNextInOrg POST /v1/orgs/{owner}/claims",
       "closeIssue POST /v1/repos/{owner}/{repo}/issues/{n}/close",
       "createKey POST /v1/repos/{owner}/{repo}/keys",
+      "createOwnerKey POST /v1/orgs/{owner}/keys",
       "createSubIssue POST /v1/repos/{owner}/{repo}/issues/{n}/sub-issues",
       "getGraph GET /v1/repos/{owner}/{repo}/graph",
+      "getOrgQueue GET /v1/orgs/{owner}/queue",
       "getQueue GET /v1/repos/{owner}/{repo}/queue",
       "heartbeatClaim POST /v1/repos/{owner}/{repo}/issues/{n}/claim/heartbeat",
       "listClaims GET /v1/repos/{owner}/{repo}/claims",
       "listKeys GET /v1/repos/{owner}/{repo}/keys",
+      "listOrgClaims GET /v1/orgs/{owner}/claims",
+      "listOwnerKeys GET /v1/orgs/{owner}/keys",
       "postComment POST /v1/repos/{owner}/{repo}/issues/{n}/comments",
       "releaseClaim POST /v1/repos/{owner}/{repo}/issues/{n}/claim/release",
       "requestScan POST /v1/repos/{owner}/{repo}/scan",
       "revokeKey DELETE /v1/repos/{owner}/{repo}/keys/{id}",
+      "revokeOwnerKey DELETE /v1/orgs/{owner}/keys/{id}",
     ]);
     const serversWith = async (publicUrl: string | undefined) => {
       const response = await app.request(
@@ -774,6 +942,40 @@ describe("the OpenAPI description and the reference page", () => {
     expect(await serversWith("https://queue.acme.dev/ ")).toEqual([
       { url: "https://queue.acme.dev" },
     ]);
+  });
+});
+
+describe("garbage user tokens", () => {
+  it("are throttled per client address: past the limit no GitHub call, 429; proven tokens still pass", async () => {
+    const good = await user("throttle-good", { "auth-a/app": "write" });
+    const from = (address: string, token: string) =>
+      exports.default.fetch(`${PUBLIC_URL}/v1/repos/auth-a/app/graph`, {
+        headers: { authorization: `Bearer ${token}`, "cf-connecting-ip": address },
+      });
+    const asked = async () =>
+      (await sim<{ byEndpoint: Record<string, { total: number }> }>("/counters")).byEndpoint[
+        "GET /repos/{owner}/{repo}"
+      ]?.total ?? 0;
+    const garbage = () => {
+      const token = `ghp_${crypto.randomUUID().replace(/-/g, "")}`;
+      secrets.add(token);
+      return token;
+    };
+    expect((await from("198.51.100.7", good)).status).toBe(200);
+    const before = await asked();
+    for (let i = 0; i < USER_TOKEN_REFUSALS_PER_MINUTE; i++) {
+      expect((await from("198.51.100.7", garbage())).status).toBe(401);
+    }
+    expect(await asked()).toBe(before + USER_TOKEN_REFUSALS_PER_MINUTE);
+    const held = await from("198.51.100.7", garbage());
+    expect(held.status).toBe(429);
+    expect(Number(held.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await held.json()).toMatchObject({ error: "rate-limited" });
+    expect(await asked()).toBe(before + USER_TOKEN_REFUSALS_PER_MINUTE);
+    // A token proven before (cached) still passes from that address; other addresses are asked.
+    expect((await from("198.51.100.7", good)).status).toBe(200);
+    expect((await from("203.0.113.9", garbage())).status).toBe(401);
+    expect(await asked()).toBe(before + USER_TOKEN_REFUSALS_PER_MINUTE + 1);
   });
 });
 

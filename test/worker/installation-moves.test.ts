@@ -2,10 +2,11 @@
 // old installation's `removed` and the new one's `added` (or its first webhook) arrive in, the
 // directory and the RepoObject agree on the new installation, and an event from the former
 // installation changes nothing.
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { directory } from "../../functions/objects/directory/directory-object.ts";
+import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
 import { WEBHOOK_SECRET } from "./global-setup.ts";
 import {
@@ -31,7 +32,21 @@ async function post(d: Delivery) {
 
 /** `owner`/app installed, then transferred to `to` (where the App is installed on all repositories). */
 async function transfer(owner: string, to: string) {
-  const installed = await install({ repo: `${owner}/app`, issues: [seedIssue(1), seedIssue(2)] });
+  const installed = await install({
+    repo: `${owner}/app`,
+    issues: [seedIssue(1, { labels: ["agent:ready"] }), seedIssue(2)],
+  });
+  // The former owner's fleet: a key and a live claim, both to end with the move.
+  installed.stub.createKey({
+    id: `${owner}-key`,
+    name: "former owner",
+    hash: `${owner}-hash`,
+    createdBy: "former-admin",
+    createdMs: Date.now(),
+    expiresMs: null,
+  });
+  const claim = await installed.stub.claim(1, { agentId: "former-agent" });
+  expect(claim.status).toBe(201);
   const { id: newInstallation } = await sim<{ id: number }>("/installations", {
     body: { account: to, repositories: "all" },
   });
@@ -49,7 +64,14 @@ async function transfer(owner: string, to: string) {
   );
   const renamed = deliveries.find((d) => d.event === "repository");
   expect(removed && added && renamed).toBeTruthy();
-  return { ...installed, newInstallation, removed: removed!, added: added!, transferred: renamed! };
+  return {
+    ...installed,
+    newInstallation,
+    removed: removed!,
+    added: added!,
+    transferred: renamed!,
+    formerFence: (claim.body as { fence: number }).fence,
+  };
 }
 
 async function runBoth(oldId: number, newId: number) {
@@ -62,9 +84,18 @@ async function expectMoved(
   repoId: number,
   installationId: number,
   fullName: string,
+  formerFence?: number,
 ) {
   await settle(stub);
   expect(await stub.identity()).toEqual({ repoId, fullName, installationId, status: "active" });
+  if (formerFence !== undefined) {
+    // Whatever the order: the former owner's keys and claims ended, and fences only grow.
+    expect(await stub.listKeys()).toEqual([]);
+    expect((await stub.liveClaims()).body).toMatchObject({ claims: [] });
+    // (The former claim's agent:processing label stays on GitHub until it goes stale.)
+    const fence = await runInDurableObject(stub, (o: RepoObject) => o.store.claims.currentFence());
+    expect(fence).toBeGreaterThanOrEqual(formerFence);
+  }
   expect(await directory(env).get(repoId)).toEqual({
     repoId,
     fullName,
@@ -89,7 +120,7 @@ describe("a repository moving between installations", () => {
     expect(await post(t.added)).toBe(200);
     expect(await post(t.transferred)).toBeLessThan(300);
     await runBoth(t.installationId, t.newInstallation);
-    await expectMoved(t.stub, t.repoId, t.newInstallation, "mv-b/app");
+    await expectMoved(t.stub, t.repoId, t.newInstallation, "mv-b/app", t.formerFence);
   });
 
   it("added (new) first, then removed (old)", async () => {
@@ -100,7 +131,7 @@ describe("a repository moving between installations", () => {
     await settle(t.stub);
     expect(await post(t.removed)).toBe(200);
     await runBoth(t.installationId, t.newInstallation);
-    await expectMoved(t.stub, t.repoId, t.newInstallation, "mv-d/app");
+    await expectMoved(t.stub, t.repoId, t.newInstallation, "mv-d/app", t.formerFence);
   });
 
   it("removed (old) first, then only a webhook of the new installation (its added lost)", async () => {
@@ -110,7 +141,7 @@ describe("a repository moving between installations", () => {
     expect((await t.stub.status()).status).toBe("removed");
     await post(t.transferred);
     await settle(t.stub);
-    await expectMoved(t.stub, t.repoId, t.newInstallation, "mv-f/app");
+    await expectMoved(t.stub, t.repoId, t.newInstallation, "mv-f/app", t.formerFence);
   });
 
   it("an event from the former installation changes nothing", async () => {
@@ -151,7 +182,7 @@ describe("a repository moving between installations", () => {
     );
     expect(response.status).toBe(202);
     await settle(t.stub);
-    await expectMoved(t.stub, t.repoId, t.newInstallation, "mv-h/app");
+    await expectMoved(t.stub, t.repoId, t.newInstallation, "mv-h/app", t.formerFence);
   });
 
   it("a public repository removed from its installation ends removed", async () => {

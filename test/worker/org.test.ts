@@ -2,11 +2,23 @@
 // owner picks for a caller and lets the repository's own object grant. Real workerd, real DO
 // SQLite, the simulator as GitHub.
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ownerObject } from "../../functions/objects/owner/owner-object.ts";
+import { OrgFleetClient } from "../../shared/fleet/org-client.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
-import { deliverAll, installationStub, repoStub, seed, seedIssue, settle, sim } from "./helpers.ts";
+import { signBody } from "../../shared/webhooks/signature.ts";
+import { WEBHOOK_SECRET } from "./global-setup.ts";
+import {
+  deliverAll,
+  installationStub,
+  postWebhook,
+  repoStub,
+  seed,
+  seedIssue,
+  settle,
+  sim,
+} from "./helpers.ts";
 
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
@@ -163,5 +175,348 @@ describe("the owner's object", () => {
       status: 201,
       body: { repo: "orgq-filter/gpu", issue: { number: 3 } },
     });
+  });
+});
+
+// --- the org routes: every cell of issue 23's auth table ---------------------------------------
+
+async function call(
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> | null }> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  const response = await exports.default.fetch(`https://switchyard.test${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : null,
+  };
+}
+
+async function user(login: string, token: string, repos: Record<string, string> = {}) {
+  await sim("/users", { body: { login, token, repos } });
+  return token;
+}
+
+async function member(org: string, login: string, role: "admin" | "member", state = "active") {
+  await sim(`/orgs/${org}/members`, { body: { login, role, state } });
+}
+
+describe("the org routes", () => {
+  const org = "orgq-auth";
+  let repos: Repo[];
+  const t: Record<string, string> = {};
+  let ownerKey = "";
+
+  beforeAll(async () => {
+    repos = await installOrg([
+      { repo: `${org}/app`, issues: [ready(1), ready(2), ready(3)] },
+      { repo: `${org}/lib`, issues: [ready(1), ready(2)] },
+    ]);
+    t.owner = await user("oa-owner", "ghu_oaowner000000000000000000000000");
+    await member(org, "oa-owner", "admin");
+    t.ownerClassic = await user("oa-classic", "ghp_oaclassic00000000000000000000000");
+    await member(org, "oa-classic", "admin");
+    t.pending = await user("oa-pending", "ghu_oapending0000000000000000000000");
+    await member(org, "oa-pending", "admin", "pending");
+    t.member = await user("oa-member", "ghu_oamember00000000000000000000000", {
+      [`${org}/lib`]: "write",
+      [`${org}/app`]: "read",
+    });
+    await member(org, "oa-member", "member");
+  });
+
+  it("an active owner mints owner keys (user token or classic); pending owners and members cannot", async () => {
+    const minted = await call("POST", `/v1/orgs/${org}/keys`, t.owner, { name: "fleet" });
+    expect(minted.status).toBe(201);
+    ownerKey = String(minted.body!.key);
+    expect(ownerKey).toMatch(new RegExp(`^syk_o${repos[0]!.installationId}_`));
+    expect(minted.body!.expiresAt).not.toBeNull();
+    const classic = await call("POST", `/v1/orgs/${org}/keys`, t.ownerClassic, { name: "ci" });
+    expect(classic.status).toBe(201);
+    const pending = await call("POST", `/v1/orgs/${org}/keys`, t.pending, { name: "x" });
+    expect(pending).toMatchObject({ status: 403, body: { error: "forbidden" } });
+    expect(String(pending.body!.message)).toMatch(/pending, not active/);
+    const asMember = await call("POST", `/v1/orgs/${org}/keys`, t.member, { name: "x" });
+    expect(String(asMember.body!.message)).toMatch(/member of orgq-auth, not an owner/);
+    // The key is shown once: listed without it, the creator and the mint audited.
+    const listed = await call("GET", `/v1/orgs/${org}/keys`, ownerKey);
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.body)).not.toContain(ownerKey);
+    const audit = await ownerObject(env, org).auditLog(10);
+    expect(
+      audit
+        .filter((a) => a.kind === "key-created")
+        .map((a) => a.detail.by)
+        .sort(),
+    ).toEqual(["oa-classic", "oa-owner"]);
+    expect(JSON.stringify(audit)).not.toContain(ownerKey);
+    // An owner key cannot mint.
+    expect((await call("POST", `/v1/orgs/${org}/keys`, ownerKey, { name: "y" })).status).toBe(403);
+  });
+
+  it("owner key: the queue and claims over every repository; a classic token cannot claim", async () => {
+    const queue = await call("GET", `/v1/orgs/${org}/queue?limit=10`, ownerKey);
+    expect(queue.status).toBe(200);
+    const items = queue.body!.items as Array<{ repo: string; number: number }>;
+    expect(new Set(items.map((i) => i.repo))).toEqual(new Set([`${org}/app`, `${org}/lib`]));
+    const grant = await call("POST", `/v1/orgs/${org}/claims`, ownerKey, { agentId: "k1" });
+    expect(grant.status).toBe(201);
+    expect(grant.body).toMatchObject({ repo: expect.stringMatching(/^orgq-auth\//), fence: 1 });
+    const listed = await call("GET", `/v1/orgs/${org}/claims`, ownerKey);
+    await settleAll(repos);
+    const live = await call("GET", `/v1/orgs/${org}/claims`, ownerKey);
+    expect(listed.status).toBe(200);
+    expect(live.body!.claims).toEqual([
+      expect.objectContaining({ repo: grant.body!.repo, claimId: grant.body!.claimId }),
+    ]);
+    // The grant's repository routes take the owner key: heartbeat and release there.
+    const fence = { claimId: grant.body!.claimId, fence: grant.body!.fence };
+    const n = (grant.body!.issue as { number: number }).number;
+    const base = `/v1/repos/${grant.body!.repo}/issues/${n}/claim`;
+    expect((await call("POST", `${base}/heartbeat`, ownerKey, fence)).status).toBe(200);
+    const released = await call("POST", `${base}/release`, ownerKey, {
+      ...fence,
+      outcome: "abandoned",
+    });
+    expect(released.status).toBe(200);
+    const classic = await call("POST", `/v1/orgs/${org}/claims`, t.ownerClassic, { agentId: "c" });
+    expect(classic.status).toBe(403);
+    expect(String(classic.body!.message)).toMatch(/owner key/);
+    expect((await call("GET", `/v1/orgs/${org}/keys`, t.ownerClassic)).status).toBe(200);
+  });
+
+  it("the typed org client: queue, claim-next, and the grant's repository for heartbeat and release", async () => {
+    const client = new OrgFleetClient({
+      server: "https://switchyard.test",
+      owner: org,
+      token: ownerKey,
+      fetch: (input, init) => exports.default.fetch(input, init),
+    });
+    const queue = await client.queue({ limit: 2, order: "number" });
+    expect(queue.items.length).toBeGreaterThan(0);
+    const grant = await client.claimNext({ agentId: "typed-1" });
+    expect(grant?.repo).toMatch(/^orgq-auth\//);
+    const repoClient = client.forRepo(grant!.repo);
+    const fence = { claimId: grant!.claimId, fence: grant!.fence };
+    await repoClient.heartbeat(grant!.issue.number, fence);
+    const released = await repoClient.release(grant!.issue.number, {
+      ...fence,
+      outcome: "abandoned",
+    });
+    expect(released).toMatchObject({ outcome: "abandoned" });
+    const refused = await client.claimNext({ agentId: "x", kinds: [] }).catch((e: Error) => e);
+    expect(String(refused)).toMatch(/kinds/);
+  });
+
+  it("switchyard's user token sees only the repositories it may push to", async () => {
+    const queue = await call("GET", `/v1/orgs/${org}/queue`, t.member);
+    expect(queue.status).toBe(200);
+    const items = queue.body!.items as Array<{ repo: string }>;
+    expect(items.length).toBeGreaterThan(0);
+    expect(items.every((i) => i.repo === `${org}/lib`)).toBe(true);
+    const grant = await call("POST", `/v1/orgs/${org}/claims`, t.member, { agentId: "m1" });
+    expect(grant).toMatchObject({ status: 201, body: { repo: `${org}/lib` } });
+  });
+
+  it("refuses repository keys and OIDC tokens (repository-scoped), bad, revoked, expired and other owners' keys", async () => {
+    expect((await call("GET", `/v1/orgs/${org}/queue`)).status).toBe(401);
+    const repoKey = await call("POST", `/v1/repos/${org}/app/keys`, t.owner, { name: "r" });
+    expect(repoKey.status).toBe(201);
+    const scoped = await call("GET", `/v1/orgs/${org}/queue`, String(repoKey.body!.key));
+    expect(scoped.status).toBe(403);
+    expect(String(scoped.body!.message)).toMatch(/repository-scoped/);
+    const oidc = await sim<{ token: string }>("/oidc/token", {
+      body: { repository: `${org}/app`, aud: "https://switchyard.test" },
+    });
+    const viaOidc = await call("POST", `/v1/orgs/${org}/claims`, oidc.token, { agentId: "o" });
+    expect(viaOidc.status).toBe(403);
+    expect(String(viaOidc.body!.message)).toMatch(/repository-scoped/);
+    const forged = `syk_o${repos[0]!.installationId}_${"A".repeat(43)}`;
+    expect((await call("GET", `/v1/orgs/${org}/queue`, forged)).status).toBe(401);
+
+    // Revoked: refused at once.
+    const second = await call("POST", `/v1/orgs/${org}/keys`, t.owner, { name: "short" });
+    const id = String(second.body!.id);
+    expect((await call("GET", `/v1/orgs/${org}/queue`, String(second.body!.key))).status).toBe(200);
+    expect((await call("DELETE", `/v1/orgs/${org}/keys/${id}`, t.member)).status).toBe(403);
+    expect((await call("DELETE", `/v1/orgs/${org}/keys/${id}`, t.owner)).status).toBe(204);
+    const revoked = await call("GET", `/v1/orgs/${org}/queue`, String(second.body!.key));
+    expect(revoked).toMatchObject({ status: 401, body: { message: "revoked owner key" } });
+
+    // Expired: a key stored with an expiry already past (the store's path, as minting's).
+    const { mintOwnerKey } = await import("../../shared/org/owner-keys.ts");
+    const old = await mintOwnerKey(repos[0]!.installationId);
+    await ownerObject(env, org).createKey({
+      id: "expired-key",
+      name: "old",
+      hash: old.hash,
+      installationId: repos[0]!.installationId,
+      createdBy: "oa-owner",
+      createdMs: Date.now() - 91 * 86_400_000,
+      expiresMs: Date.now() - 86_400_000,
+    });
+    const expired = await call("GET", `/v1/orgs/${org}/queue`, old.key);
+    expect(expired).toMatchObject({ status: 401, body: { message: "expired owner key" } });
+
+    // Another owner's key.
+    await installOrg([{ repo: "orgq-other/app", issues: [ready(1)] }]);
+    const otherOwner = await user("oo-owner", "ghu_ooowner000000000000000000000000");
+    await member("orgq-other", "oo-owner", "admin");
+    const foreign = await call("POST", "/v1/orgs/orgq-other/keys", otherOwner, { name: "f" });
+    expect(foreign.status).toBe(201);
+    const crossed = await call("GET", `/v1/orgs/${org}/queue`, String(foreign.body!.key));
+    expect(crossed.status).toBe(403);
+  });
+
+  it("names the missing members: read permission", async () => {
+    const installationId = repos[0]!.installationId;
+    await sim(`/installations/${installationId}/permissions`, {
+      method: "PUT",
+      body: { permissions: { members: null } },
+    });
+    try {
+      const refused = await call("POST", `/v1/orgs/${org}/keys`, t.owner, { name: "z" });
+      expect(refused.status).toBe(403);
+      expect(String(refused.body!.message)).toMatch(/"members: read"/);
+    } finally {
+      await sim(`/installations/${installationId}/permissions`, {
+        method: "PUT",
+        body: { permissions: { members: "read" } },
+      });
+    }
+  });
+});
+
+describe("removal fails closed", () => {
+  async function ownerKeyFor(org: string, login: string) {
+    const token = await user(login, `ghu_${login.replace(/-/g, "")}${"0".repeat(20)}`);
+    await member(org, login, "admin");
+    const minted = await call("POST", `/v1/orgs/${org}/keys`, token, { name: "fleet" });
+    expect(minted.status).toBe(201);
+    return String(minted.body!.key);
+  }
+
+  async function claimAll(org: string, key: string) {
+    const repos: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const g = await call("POST", `/v1/orgs/${org}/claims`, key, { agentId: `r${i}` });
+      if (g.status === 204) break;
+      expect(g.status).toBe(201);
+      repos.push(String(g.body!.repo));
+    }
+    return repos;
+  }
+
+  it("a repository removed from the installation leaves the owner's queue on receipt, before GitHub confirms", async () => {
+    const org = "orgq-rm";
+    const repos = await installOrg([
+      { repo: `${org}/app`, issues: [ready(1)] },
+      { repo: `${org}/lib`, issues: [ready(1), ready(2)] },
+    ]);
+    const key = await ownerKeyFor(org, "rm-owner");
+    const installationId = repos[0]!.installationId;
+    await sim(`/installations/${installationId}/repositories`, {
+      body: { remove: ["lib"] },
+    });
+    const delivered = await deliverAll();
+    expect(delivered.some((d) => d.event === "installation_repositories")).toBe(true);
+    // Not confirmed yet (the InstallationObject's alarm has not run): the repository is still
+    // installed as far as its own object knows, but out of the org queue.
+    const lib = repos.find((r) => r.repo.endsWith("/lib"))!;
+    expect((await lib.stub.identity())?.status).toBe("active");
+    const queue = await call("GET", `/v1/orgs/${org}/queue`, key);
+    expect((queue.body!.items as Array<{ repo: string }>).map((i) => i.repo)).toEqual([
+      `${org}/app`,
+    ]);
+    expect(await claimAll(org, key)).toEqual([`${org}/app`]);
+    // Confirmed: removed for good, and still out.
+    await runDurableObjectAlarm(installationStub(installationId));
+    expect((await lib.stub.identity())?.status).toBe("removed");
+    const head = (await ownerObject(env, org).heads()).find((h) => h.repoId === lib.repoId);
+    expect(head?.status).toBe("removed");
+  });
+
+  it("an owner key cannot claim in a repository transferred to another owner", async () => {
+    const org = "orgq-tr";
+    const repos = await installOrg([
+      { repo: `${org}/app`, issues: [ready(1)] },
+      { repo: `${org}/lib`, issues: [ready(1), ready(2)] },
+    ]);
+    const key = await ownerKeyFor(org, "tr-owner");
+    const installationId = repos[0]!.installationId;
+    const { id: newInstallation } = await sim<{ id: number }>("/installations", {
+      body: { account: "orgq-tr-new", repositories: "all" },
+    });
+    await deliverAll();
+    await runDurableObjectAlarm(installationStub(newInstallation));
+    await sim(`/repos/${org}/lib/transfer`, { body: { to: "orgq-tr-new" } });
+    await deliverAll();
+    expect(await claimAll(org, key)).toEqual([`${org}/app`]);
+    // Once the move is applied, the repository's own object refuses the old owner's grants too.
+    await runDurableObjectAlarm(installationStub(installationId));
+    await runDurableObjectAlarm(installationStub(newInstallation));
+    const lib = repos.find((r) => r.repo.endsWith("/lib"))!;
+    await settle(lib.stub);
+    expect((await lib.stub.identity())?.installationId).toBe(newInstallation);
+    const direct = await lib.stub.orgClaim(1, { agentId: "x" }, installationId);
+    expect(direct.status).toBe(403);
+    expect((await call("POST", `/v1/orgs/${org}/claims`, key, { agentId: "y" })).status).toBe(204);
+    // Nor on the repository's own routes, now another owner's.
+    const moved = await call("GET", "/v1/repos/orgq-tr-new/lib/queue", key);
+    expect(moved.status).toBe(403);
+    expect((await call("GET", `/v1/repos/${org}/app/queue`, key)).status).toBe(200);
+  });
+});
+
+describe("a deletion GitHub denies", () => {
+  it("withdraws the installation's repositories on receipt and restores them when GitHub says it still exists", async () => {
+    const org = "orgq-replay";
+    const repos = await installOrg([
+      { repo: `${org}/app`, issues: [ready(1)] },
+      { repo: `${org}/lib`, issues: [ready(1)] },
+    ]);
+    const installationId = repos[0]!.installationId;
+    const [owner, name] = repos[0]!.repo.split("/") as [string, string];
+    // A signed `installation.deleted` the installation never sent (GitHub still has it).
+    const body = JSON.stringify({
+      action: "deleted",
+      installation: {
+        id: installationId,
+        account: { login: owner, id: 9, type: "Organization" },
+        repository_selection: "all",
+        app_id: 1,
+        target_type: "Organization",
+        permissions: {},
+        events: [],
+        created_at: "2026-11-01T00:00:00Z",
+        updated_at: "2026-11-01T00:00:00Z",
+        suspended_at: null,
+      },
+      repositories: [{ id: repos[0]!.repoId, name, full_name: repos[0]!.repo, private: false }],
+      sender: { login: owner, id: 9, type: "User" },
+    });
+    const response = await postWebhook(
+      {
+        "x-github-event": "installation",
+        "x-github-delivery": crypto.randomUUID(),
+        "content-type": "application/json",
+        "x-hub-signature-256": await signBody(WEBHOOK_SECRET, body),
+      },
+      body,
+    );
+    expect(response.status).toBe(200);
+    const heads = () => ownerObject(env, org).heads();
+    expect((await heads()).every((h) => h.withdrawnMs !== null)).toBe(true);
+    await runDurableObjectAlarm(installationStub(installationId));
+    expect((await heads()).every((h) => h.withdrawnMs === null)).toBe(true);
+    expect((await repos[0]!.stub.identity())?.status).toBe("active");
   });
 });

@@ -1,4 +1,5 @@
 import { ClaimNextRequestSchema, ClaimRequestSchema } from "../../../shared/fleet/schemas.ts";
+import { OrgClaimRequestSchema } from "../../../shared/org/schemas.ts";
 import { parseFlags, requireFlag } from "../args.ts";
 import type { CliCommand } from "../command.ts";
 import {
@@ -10,6 +11,8 @@ import {
   integerFlag,
   issueFlag,
   listFlag,
+  ORG_FLAG,
+  orgConnection,
 } from "../fleet.ts";
 import { UsageError, writeJson } from "../io.ts";
 
@@ -30,10 +33,32 @@ export const claimCommand: CliCommand = {
       capabilities: { type: "string" },
       kinds: { type: "string" },
       kind: { type: "string" },
+      ...ORG_FLAG,
     });
-    const { client } = fleetConnection(io, NAME, flags);
     const agentId = requireFlag(NAME, "agent-id", flags["agent-id"]);
     const ttlSeconds = integerFlag(NAME, "ttl-seconds", flags["ttl-seconds"]);
+    const org = orgConnection(io, NAME, flags);
+    if (org !== null) {
+      // claim-next across the owner's repositories; the grant names its `repo`.
+      if (flags.issue !== undefined) {
+        throw new UsageError(`${NAME}: --issue goes with --repo (an org claim is claim-next)`);
+      }
+      const body = checkFlags(
+        NAME,
+        OrgClaimRequestSchema,
+        defined({
+          agentId,
+          ttlSeconds,
+          machine: flags.machine,
+          capabilities: listFlag(flags.capabilities),
+        }),
+      );
+      const grant = await fleetCall(NAME, () => org.client.claimNext(body));
+      if (grant === null) io.stderr(`${NAME}: the org queue is empty: nothing to claim\n`);
+      writeJson(io, grant);
+      return;
+    }
+    const { client } = fleetConnection(io, NAME, flags);
     if (flags.issue !== undefined) {
       if (flags.capabilities !== undefined || flags.kinds !== undefined) {
         throw new UsageError(

@@ -13,8 +13,9 @@
 // not be delivered); 2 on bad usage, including a command that cannot be started (its claim is
 // released `abandoned` first); 130 after SIGINT/SIGTERM (the command is stopped and its claim
 // released `abandoned`).
-import type { FleetClient } from "../../../shared/fleet/client.ts";
+import type { FleetClient, Idle } from "../../../shared/fleet/client.ts";
 import { FleetApiError } from "../../../shared/fleet/client.ts";
+import type { OrgFleetClient } from "../../../shared/fleet/org-client.ts";
 import type { ClaimGrant, ClaimNextRequest, Outcome } from "../../../shared/fleet/schemas.ts";
 import { ClaimNextRequestSchema } from "../../../shared/fleet/schemas.ts";
 import { numberFlag, parseFlags, requireFlag } from "../args.ts";
@@ -28,6 +29,8 @@ import {
   fleetFailure,
   integerFlag,
   listFlag,
+  ORG_FLAG,
+  orgConnection,
 } from "../fleet.ts";
 import { type CliIo, ExitCode, UsageError } from "../io.ts";
 import {
@@ -44,9 +47,11 @@ const RELEASE_ATTEMPTS = 3;
 const HEARTBEAT_RETRY_MS = 5_000;
 
 interface WorkOptions {
-  client: FleetClient;
+  client: FleetClient | null;
+  /** `--org`: claim-next across the owner's repositories; each grant's `repo` is worked on. */
+  org: OrgFleetClient | null;
   server: string;
-  repo: string;
+  repo: string | null;
   agentId: string;
   machine: string | undefined;
   capabilities: string[] | undefined;
@@ -63,6 +68,8 @@ interface WorkOptions {
 }
 
 type RunOutcome = Outcome | "lost";
+/** A grant; an org grant also names its repository. */
+type Grant = ClaimGrant & { repo?: string };
 
 export const workCommand: CliCommand = {
   async run(argv, io) {
@@ -79,8 +86,11 @@ export const workCommand: CliCommand = {
       "ttl-seconds": { type: "string" },
       "heartbeat-seconds": { type: "string" },
       "grace-seconds": { type: "string" },
+      ...ORG_FLAG,
     });
-    const { client, server, repo } = fleetConnection(io, NAME, flags);
+    const org = orgConnection(io, NAME, flags);
+    const repoConnection = org === null ? fleetConnection(io, NAME, flags) : null;
+    const server = org?.server ?? repoConnection!.server;
     const agentId = requireFlag(NAME, "agent-id", flags["agent-id"]);
     const request = checkFlags(
       NAME,
@@ -115,9 +125,10 @@ export const workCommand: CliCommand = {
     }
     await work(
       {
-        client,
+        client: repoConnection?.client ?? null,
+        org: org?.client ?? null,
         server,
-        repo,
+        repo: repoConnection?.repo ?? null,
         agentId: request.agentId,
         machine: request.machine,
         capabilities: request.capabilities,
@@ -164,11 +175,23 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
     running?.stop(`interrupted by ${signal}`);
   });
 
-  const release = async (grant: ClaimGrant, outcome: Outcome, note: string): Promise<boolean> => {
+  // The grant's repository: its client (heartbeats, releases) and name (SWITCHYARD_REPO).
+  const clients = new Map<string, FleetClient>();
+  const clientOf = (grant: Grant): FleetClient => {
+    if (o.org === null || grant.repo === undefined) return o.client!;
+    let client = clients.get(grant.repo);
+    if (!client) {
+      client = o.org.forRepo(grant.repo);
+      clients.set(grant.repo, client);
+    }
+    return client;
+  };
+
+  const release = async (grant: Grant, outcome: Outcome, note: string): Promise<boolean> => {
     const issue = grant.issue.number;
     for (let attempt = 1; ; attempt++) {
       try {
-        const released = await o.client.release(issue, {
+        const released = await clientOf(grant).release(issue, {
           claimId: grant.claimId,
           fence: grant.fence,
           outcome,
@@ -200,7 +223,7 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
     }
   };
 
-  const runClaim = async (grant: ClaimGrant, sentMs: number): Promise<RunOutcome> => {
+  const runClaim = async (grant: Grant, sentMs: number): Promise<RunOutcome> => {
     const issue = grant.issue.number;
     const { claimId, fence } = grant;
     // The claim's TTL: the one asked for, else what the grant's expiry says (within the API's
@@ -215,6 +238,7 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
     const intervalMs = o.heartbeatMs ?? ttlMs / 3;
     let deadline = sentMs + ttlMs;
     emit(io, "claimed", {
+      ...(grant.repo !== undefined ? { repo: grant.repo } : {}),
       issue,
       title: grant.issue.title,
       url: grant.issue.url,
@@ -228,7 +252,7 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
     for (const [key, value] of Object.entries(io.env)) if (value !== undefined) env[key] = value;
     Object.assign(env, {
       SWITCHYARD_SERVER: o.server,
-      SWITCHYARD_REPO: o.repo,
+      SWITCHYARD_REPO: grant.repo ?? o.repo ?? "",
       SWITCHYARD_AGENT_ID: o.agentId,
       SWITCHYARD_ISSUE: String(issue),
       SWITCHYARD_ISSUE_TITLE: grant.issue.title,
@@ -280,7 +304,7 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
     const beat = async () => {
       const sent = io.now().getTime();
       try {
-        const extended = await o.client.heartbeat(issue, { claimId, fence });
+        const extended = await clientOf(grant).heartbeat(issue, { claimId, fence });
         deadline = sent + ttlMs;
         emit(io, "heartbeat", { issue, fence, expiresAt: extended.expiresAt });
         schedule(intervalMs);
@@ -331,17 +355,19 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
         break;
       }
       const sentMs = io.now().getTime();
-      const next = await fleetCall(NAME, () =>
-        o.client.claimNextOrIdle(
-          defined({
-            agentId: o.agentId,
-            machine: o.machine,
-            capabilities: o.capabilities,
-            kinds: o.kinds,
-            ttlSeconds: o.ttlSeconds,
-          }),
-        ),
-      );
+      const request = defined({
+        agentId: o.agentId,
+        machine: o.machine,
+        capabilities: o.capabilities,
+        kinds: o.kinds,
+        ttlSeconds: o.ttlSeconds,
+      });
+      const org = o.org;
+      const next: { grant: Grant } | { idle: Idle } = await fleetCall(NAME, async () => {
+        if (org === null) return o.client!.claimNextOrIdle(request);
+        const grant = await org.claimNext(request);
+        return grant === null ? { idle: { reason: "queue-empty" } as const } : { grant };
+      });
       if ("idle" in next) {
         // Why it is idle: nothing to claim, or the default branch is red (the breaker).
         if (next.idle.reason === "paused") {

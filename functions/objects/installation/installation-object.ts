@@ -249,6 +249,13 @@ export class InstallationObject extends DurableObject<Env> {
       if (verdict === "transferred") {
         throw new Error(`HTTP ${answer.status} says nothing about installation ${installationId}`);
       }
+      // A deletion GitHub denies (replayed, or forged from a signed body): the repositories the
+      // announcement withdrew from their owner's queue come back.
+      if (announced === "deleted" && verdict !== "gone") {
+        for (const r of this.store.installedRepos()) {
+          await this.restoreToOwner({ repoId: r.id, fullName: r.fullName });
+        }
+      }
       this.store.transaction(() => {
         if (verdict === "gone") {
           this.store.clearRemovals();

@@ -36,8 +36,11 @@ const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(`CREATE INDEX turns_by_age ON turns (at_ms)`);
     sql.exec(`CREATE TABLE deliveries (id TEXT PRIMARY KEY, received_ms INTEGER NOT NULL)`);
     sql.exec(`CREATE TABLE audit (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL,
+      lane TEXT NOT NULL DEFAULT 'activity'
     )`);
+    // The Journal's lanes (shared/schedule/audit-lanes.ts): owner keys stay on record.
+    sql.exec(`CREATE INDEX audit_by_lane ON audit (lane, seq)`);
   },
 ];
 

@@ -62,8 +62,22 @@ export async function setLifecycle(
     return "ignored";
   }
   const nowMs = Date.now();
+  // Accepted from another installation: the repository changed owner. The former owner's fleet
+  // keys and claims end here, as they do when its `removed` comes first (the wipe), so the
+  // outcome does not depend on which webhook arrives first.
+  const moved = before !== undefined && before.installationId !== identity.installationId;
   c.store.transaction(() => {
-    if (identity.status !== "active") {
+    if (moved) {
+      c.store.bumpGeneration();
+      c.store.dropProducerQueue();
+      wipe(c);
+      c.store.audit(
+        "installation-moved",
+        { from: before.installationId, to: identity.installationId },
+        nowMs,
+      );
+      if (identity.status === "active") activate(c, nowMs);
+    } else if (identity.status !== "active") {
       // Work in flight (a fetch, a write) must not land after this: see `stillActive`. Queued
       // writes belong to a plan of a graph that may be stale when (if) it comes back.
       c.store.bumpGeneration();

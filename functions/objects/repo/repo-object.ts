@@ -1,5 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
-import type { KeyVerdict } from "../../../shared/auth/keys.ts";
+import {
+  type KeyCallExpectation,
+  type KeyVerdict,
+  keyCallVerdict,
+} from "../../../shared/auth/keys.ts";
 import type { KeySummary } from "../../../shared/auth/schemas.ts";
 import type { CiFact } from "../../../shared/breaker/facts.ts";
 import type { GraphEvent } from "../../../shared/ingest/events.ts";
@@ -41,6 +45,29 @@ import {
 } from "./status.ts";
 
 export type { Delivery, IngestOutcome };
+
+/** What `callWithKey` answers: the operation's value, or why the key's call was refused. */
+export type KeyCallAnswer =
+  | { ok: true; value: unknown }
+  | { ok: false; status: 401 | 403 | 503; message: string };
+
+/**
+ * The operations a fleet key's request may reach: the `/v1` routes' own calls. A route that
+ * calls another method for a key's request must add it here (else the call throws).
+ */
+const KEYED_METHODS = new Set([
+  "identity",
+  "graph",
+  "graphPage",
+  "workQueue",
+  "claim",
+  "heartbeat",
+  "release",
+  "liveClaims",
+  "write",
+  "listKeys",
+  "requestScan",
+]);
 
 /**
  * One per repository (named by GitHub's numeric repository id): the graph, its watermarks, the
@@ -257,5 +284,29 @@ export class RepoObject extends DurableObject<Env> {
   /** The key whose SHA-256 is `hash`, if valid at `nowMs` (its use recorded once a minute). */
   verifyKey(hash: string, nowMs = Date.now()): KeyVerdict {
     return keys.verifyKey(this.c, hash, nowMs);
+  }
+
+  /**
+   * A `/v1` operation on behalf of a fleet key, in one call (issue 21 item 5): the key is
+   * verified here and the Worker's routing checked against this object's own identity
+   * (shared/auth/keys.ts `keyCallVerdict`) before `method` runs with `args`. `method` is
+   * chosen by the Worker's route code (functions/routes/v1/key-calls.ts), never by a request.
+   */
+  async callWithKey(
+    call: { hash: string } & KeyCallExpectation,
+    method: string,
+    args: unknown[],
+  ): Promise<KeyCallAnswer> {
+    const verdict = keyCallVerdict(
+      keys.verifyKey(this.c, call.hash, Date.now()),
+      this.identity(),
+      call,
+    );
+    if (!verdict.ok) return verdict;
+    const target = KEYED_METHODS.has(method)
+      ? (this as unknown as Record<string, unknown>)[method]
+      : undefined;
+    if (typeof target !== "function") throw new TypeError(`${method} is not a fleet operation`);
+    return { ok: true, value: await target.apply(this, args) };
   }
 }

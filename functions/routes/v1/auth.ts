@@ -34,15 +34,22 @@ import {
 import { sha256Hex } from "../../../shared/auth/hash.ts";
 import { parseKey } from "../../../shared/auth/keys.ts";
 import { DEFAULT_OIDC_ISSUER, jwksUrl, verifyActionsToken } from "../../../shared/auth/oidc.ts";
+import {
+  PermissionCache,
+  RefusalThrottle,
+  USER_TOKEN_REFUSALS_PER_MINUTE,
+} from "../../../shared/auth/refusal-throttle.ts";
 import { parseAuthorization, tokenKind } from "../../../shared/auth/tokens.ts";
-import { TtlCache } from "../../../shared/auth/ttl-cache.ts";
 import { QueueQuerySchema } from "../../../shared/fleet/schemas.ts";
 import { GitHubClient } from "../../../shared/github/client.ts";
 import { GitHubApiError } from "../../../shared/github/errors.ts";
+import { isOwnerKeyShape } from "../../../shared/org/owner-keys.ts";
 import { type Env, numberSetting } from "../../env.ts";
 import { lookupName, lookupRepo } from "../../objects/directory/name-lookup.ts";
 import { apiError, type Caller, repoObject, schemaFailureMessage, type V1 } from "./context.ts";
 import { GraphQuerySchema } from "./graph.ts";
+import { KeyCallRefused, keyedEnv, rememberedName, rememberName } from "./key-calls.ts";
+import { proveOwnerKey } from "./owner-key-repo.ts";
 
 /** The query schemas of the `/v1` routes that take one, by method and last path segment. */
 const QUERY_SCHEMAS: Record<string, { safeParse(input: unknown): QueryCheck }> = {
@@ -74,10 +81,41 @@ interface UserCheck {
   checkedMs: number;
 }
 
-/** GitHub's permission answers per (token SHA-256, repository), in this isolate's memory only. */
-const userChecks = new TtlCache<UserCheck>(10_000);
+/**
+ * GitHub's permission answers per (token SHA-256, repository), in this isolate's memory only;
+ * refusals apart, so garbage tokens never push a proven one out.
+ */
+const userChecks = new PermissionCache<UserCheck>({ proven: 10_000, refused: 2_000 });
 /** The App's checks of `ghu_` tokens per token SHA-256, in this isolate's memory only. */
-const appChecks = new TtlCache<AppTokenVerdict>(10_000);
+const appChecks = new PermissionCache<AppTokenVerdict>({ proven: 10_000, refused: 2_000 });
+/** Refused user tokens per client address (shared/auth/refusal-throttle.ts). */
+const refusals = new RefusalThrottle({
+  limit: USER_TOKEN_REFUSALS_PER_MINUTE,
+  windowMs: 60_000,
+  maxAddresses: 10_000,
+});
+
+/**
+ * A refusal when `address` is past its refused tokens for now (its tokens not proven before
+ * cost no GitHub call until its window ends); null: go ahead.
+ */
+function heldBack(address: string | undefined, nowMs: number): AuthFailure | null {
+  const waitMs = address === undefined ? null : refusals.wait(address, nowMs);
+  if (waitMs === null) return null;
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return {
+    ok: false,
+    status: 429,
+    error: "rate-limited",
+    message: `too many refused tokens from this address; retry in ${seconds} s`,
+    retryAfterSeconds: seconds,
+  };
+}
+
+/** GitHub refused a token from `address` (a 401 or 403 it answered, not an outage). */
+function noteRefusal(address: string | undefined, refusal: { ok: boolean }, nowMs: number) {
+  if (address !== undefined && !refusal.ok) refusals.refused(address, nowMs);
+}
 /** One remote key set per issuer: jose caches the keys (10 minutes) and refetches on a new kid. */
 const issuerKeySets = new Map<string, JWTVerifyGetKey>();
 
@@ -176,12 +214,19 @@ async function checkUser(
   owner: string,
   repo: string,
   fresh: boolean,
+  address: string | undefined,
 ): Promise<UserCheck> {
   const key = userAccessCacheKey(await sha256Hex(token), `${owner}/${repo}`);
   const cached = fresh ? undefined : userChecks.get(key);
   if (cached) return cached;
+  const nowMs = Date.now();
+  const held = heldBack(address, nowMs);
+  if (held) return { access: held, login: "unknown", checkedMs: nowMs };
   const checked = await askGitHub(env, token, kind, owner, repo);
-  if (isCacheable(checked.access)) userChecks.set(key, checked, userAccessTtlMs(checked.access));
+  if (isCacheable(checked.access)) {
+    userChecks.set(key, checked, checked.access.ok, userAccessTtlMs(checked.access));
+    noteRefusal(address, checked.access, nowMs);
+  }
   return checked;
 }
 
@@ -193,10 +238,14 @@ async function checkAppToken(
   env: Env,
   token: string,
   app: { clientId: string; clientSecret: string },
+  address: string | undefined,
 ): Promise<AppTokenVerdict> {
   const key = appTokenCacheKey(await sha256Hex(token));
   const cached = appChecks.get(key);
   if (cached) return cached;
+  const nowMs = Date.now();
+  const held = heldBack(address, nowMs);
+  if (held) return held;
   const timeout = numberSetting(env.GITHUB_TIMEOUT_MS);
   const client = new GitHubClient({
     auth: { kind: "client", ...app },
@@ -218,7 +267,10 @@ async function checkAppToken(
     answer = errorAnswer(error);
   }
   const verdict = appTokenVerdict(app.clientId, answer);
-  if (isCacheable(verdict)) appChecks.set(key, verdict, userAccessTtlMs(verdict));
+  if (isCacheable(verdict)) {
+    appChecks.set(key, verdict, verdict.ok, userAccessTtlMs(verdict));
+    noteRefusal(address, verdict, nowMs);
+  }
   return verdict;
 }
 
@@ -234,12 +286,18 @@ export async function prove(
   token: string,
   owner: string,
   repo: string,
-  options: { fresh?: boolean } = {},
+  /**
+   * `address`: the client's (throttles refused user tokens, see `heldBack`); the status page's
+   * sessions pass none.
+   */
+  options: { fresh?: boolean; address?: string } = {},
 ): Promise<Proven> {
   const fullName = `${owner}/${repo}`;
   const lookup = () => lookupName(env, fullName);
   switch (tokenKind(token)) {
     case "key": {
+      // An owner key (`syk_o...`, the org queue's): owner-key-repo.ts.
+      if (isOwnerKeyShape(token)) return proveOwnerKey(env, token, owner, repo);
       const key = parseKey(token);
       if (!key) return unauthorized("unknown fleet key");
       // The key is proven before anything is said about the requested repository, so a forged
@@ -260,7 +318,9 @@ export async function prove(
       const entry = home.fullName.toLowerCase() === fullName.toLowerCase() ? home : named;
       const resolution = resolveBound(fullName, { repoId: key.repoId }, entry, "the key");
       if (!resolution.ok) return resolution;
-      return { ok: true, caller: { kind: "key", keyId: verdict.id, access: "write" }, resolution };
+      // The next key requests of this name go the one-call way (key-calls.ts).
+      if (entry) rememberName(fullName, entry);
+      return { ok: true, caller: { kind: "key", access: "write" }, resolution };
     }
     case "oidc": {
       const audience = env.PUBLIC_URL?.trim();
@@ -300,11 +360,11 @@ export async function prove(
       });
       if (!rule.ok) return rule;
       if (rule.check === "app") {
-        const app = await checkAppToken(env, token, rule);
+        const app = await checkAppToken(env, token, rule, options.address);
         if (!app.ok) return app;
       }
       const [checked, entry] = await Promise.all([
-        checkUser(env, token, kind, owner, repo, options.fresh === true),
+        checkUser(env, token, kind, owner, repo, options.fresh === true, options.address),
         lookup(),
       ]);
       if (!checked.access.ok) return checked.access;
@@ -343,7 +403,10 @@ export async function keyAdmin(
   const bearer = parseAuthorization(c.req.header("authorization"));
   if (!bearer.ok) return unauthorized(bearer.message);
   const { owner, repo } = c.req.param() as { owner: string; repo: string };
-  const proven = await prove(c.env, bearer.token, owner, repo, { fresh: true });
+  const proven = await prove(c.env, bearer.token, owner, repo, {
+    fresh: true,
+    address: clientAddress(c),
+  });
   if (!proven.ok) return proven;
   if (!proven.resolution.ok) return proven.resolution;
   const again = proven.caller;
@@ -354,6 +417,14 @@ export async function keyAdmin(
     return forbidden(`${c.var.repo.fullName} is another repository now; try again`);
   }
   return { ok: true, caller: again };
+}
+
+/**
+ * The client's address: Cloudflare sets CF-Connecting-IP (a client cannot), `switchyard serve`
+ * sets it from the socket. Without it (tests calling the app directly) every caller shares one.
+ */
+function clientAddress(c: Context): string {
+  return c.req.header("cf-connecting-ip") ?? "unknown";
 }
 
 /** The answer to a refusal of the auth layer: `{error, message}`, its status and headers. */
@@ -379,7 +450,40 @@ export const repoAuth: MiddlewareHandler<V1> = async (c, next) => {
   // Durable Objects and GitHub that prove the token.
   const badQuery = queryFailure(c.req.method, c.req.path, c.req.query());
   if (badQuery !== null) return apiError(c, 400, "bad-request", badQuery);
-  const proven = await prove(c.env, bearer.token, c.req.param("owner")!, c.req.param("repo")!);
+  const owner = c.req.param("owner")!;
+  const repo = c.req.param("repo")!;
+  // A fleet key of a name whose entry this isolate remembers: no lookup and no separate key
+  // check; the route's own RepoObject call verifies the key (one Durable Object call).
+  const key = tokenKind(bearer.token) === "key" ? parseKey(bearer.token) : null;
+  const known = key ? rememberedName(`${owner}/${repo}`) : undefined;
+  if (key && known && known.repoId === key.repoId) {
+    const keyed = keyedEnv(c.env, {
+      hash: await sha256Hex(bearer.token),
+      fullName: `${owner}/${repo}`,
+      installationId: known.installationId,
+    });
+    c.env = keyed.env;
+    c.set("caller", { kind: "key", access: "write" });
+    c.set("repo", {
+      repoId: known.repoId,
+      fullName: known.fullName,
+      installationId: known.installationId,
+    });
+    await next();
+    // An answer that asked no object (a body failing its schema, no such route, a key trying
+    // to manage keys) goes out only once the key is proven: a forged key gets 401 and cannot
+    // tell a remembered name's repository id from the answer.
+    if (!keyed.judged()) {
+      try {
+        await repoObject(c.env, known.repoId).identity();
+      } catch (error) {
+        if (!(error instanceof KeyCallRefused)) throw error;
+        c.res = refuse(c, error.failure);
+      }
+    }
+    return;
+  }
+  const proven = await prove(c.env, bearer.token, owner, repo, { address: clientAddress(c) });
   if (!proven.ok) return refuse(c, proven);
   if (!proven.resolution.ok) return refuse(c, proven.resolution);
   c.set("caller", proven.caller);

@@ -14,7 +14,8 @@ export type Caller =
       /** When GitHub last answered the permission check (it may be remembered up to 5 minutes). */
       checkedMs: number;
     }
-  | { kind: "key"; keyId: string; access: "write" }
+  /** A fleet key; verified by the RepoObject within the route's own call (key-calls.ts). */
+  | { kind: "key"; access: "write" }
   | { kind: "oidc"; subject: string; access: "write" };
 
 /** The installed repository a route acts on (resolved by name, then addressed by id). */

@@ -6,6 +6,7 @@ import {
   formatKey,
   KEY_SECRET_BYTES,
   KEY_USE_RESOLUTION_MS,
+  keyCallVerdict,
   keyExpiresMs,
   keyState,
   keySummary,
@@ -126,6 +127,38 @@ describe("decisions about a stored key", () => {
       lastUsedAt: "2026-12-01T10:00:00Z",
       expiresAt: "2026-12-02T10:00:00Z",
       revokedAt: null,
+    });
+  });
+});
+
+describe("a key's request decided inside its repository's object", () => {
+  const identity = { fullName: "acme/rocket", installationId: 3, status: "active" as const };
+  const expected = { fullName: "ACME/Rocket", installationId: 3 };
+  const good = { ok: true as const, id: "k1", name: "ci" };
+
+  it("the key first: a bad key is 401 whatever the routing says", () => {
+    for (const reason of ["unknown", "expired", "revoked"] as const) {
+      expect(keyCallVerdict({ ok: false, reason }, null, expected)).toEqual({
+        ok: false,
+        status: 401,
+        message: `${reason} fleet key`,
+      });
+    }
+    expect(keyCallVerdict(good, null, expected)).toMatchObject({ status: 401 });
+    expect(keyCallVerdict(good, { ...identity, status: "removed" }, expected)).toMatchObject({
+      status: 401,
+    });
+  });
+
+  it("then the name (renamed away: 403), then the installation (moved: 503, ask again)", () => {
+    expect(keyCallVerdict(good, identity, expected)).toEqual({ ok: true, id: "k1" });
+    expect(keyCallVerdict(good, { ...identity, status: "suspended" }, expected).ok).toBe(true);
+    expect(keyCallVerdict(good, { ...identity, fullName: "acme/renamed" }, expected)).toMatchObject(
+      { ok: false, status: 403 },
+    );
+    expect(keyCallVerdict(good, { ...identity, installationId: 4 }, expected)).toMatchObject({
+      ok: false,
+      status: 503,
     });
   });
 });

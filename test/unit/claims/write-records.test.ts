@@ -2,6 +2,7 @@
 // closes, the 409 a grant gets meanwhile, and the hidden marker of fenced comments.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { nextFence } from "../../../shared/claims/fence.ts";
 import {
   appliedLate,
   closeAtFor,
@@ -84,6 +85,14 @@ describe("the fenced comment marker", () => {
     expect(parseWriteMarker("<!-- switchyard-write: sy-x fence 1 -->")).toBeNull();
     expect(parseWriteMarker("plain comment")).toBeNull();
     expect(parseWriteMarker(`${withWriteMarker("x", ref)}\n`)).toEqual(ref);
+  });
+  it("names a time-floored fence whole (16 digits) and keeps within its room", () => {
+    const big = { claimId: ref.claimId, fence: nextFence(0, Date.parse("2026-12-02T15:00:00Z")) };
+    expect(String(big.fence)).toHaveLength(16);
+    expect(parseWriteMarker(withWriteMarker("x", big))).toEqual(big);
+    const largest = { claimId: ref.claimId, fence: Number.MAX_SAFE_INTEGER };
+    expect(parseWriteMarker(withWriteMarker("x", largest))).toEqual(largest);
+    expect(renderWriteMarker(largest).length + 2).toBeLessThanOrEqual(WRITE_MARKER_ROOM);
   });
   it("a comment is late when GitHub created it in a second after its record closed", () => {
     expect(

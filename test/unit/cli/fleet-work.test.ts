@@ -525,3 +525,93 @@ describe("switchyard work", () => {
     expect(fleet.requests).toEqual([]);
   });
 });
+
+describe("switchyard work --org", () => {
+  /**
+   * The org routes over two scripted repositories: claim-next takes turns between them and
+   * names the grant's `repo`; each repository's own routes answer heartbeats and releases.
+   */
+  function orgFleet() {
+    const app = new FakeFleet([1, 2], "acme/app");
+    const lib = new FakeFleet([7], "acme/lib");
+    const fleets = [app, lib];
+    let turn = 0;
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      const url = new URL(request.url);
+      if (url.pathname === "/v1/orgs/acme/claims" && request.method === "POST") {
+        const body = await request.text();
+        for (let i = 0; i < fleets.length; i++) {
+          const fleet = fleets[(turn + i) % fleets.length]!;
+          const answer = await fleet.fetch(`${SERVER}/v1/repos/${fleet.repo}/claims`, {
+            method: "POST",
+            headers: request.headers,
+            body,
+          });
+          if (answer.status === 201) {
+            turn = (turn + i + 1) % fleets.length;
+            const grant = (await answer.json()) as Record<string, unknown>;
+            return Response.json({ ...grant, repo: fleet.repo }, { status: 201 });
+          }
+        }
+        return new Response(null, { status: 204 });
+      }
+      const fleet = fleets.find((f) => url.pathname.startsWith(`/v1/repos/${f.repo}/`));
+      return fleet
+        ? fleet.fetch(input, init)
+        : Response.json({ error: "not-found", message: url.pathname }, { status: 404 });
+    }) as typeof globalThis.fetch;
+    return { app, lib, fetch };
+  }
+
+  it("works across the owner's repositories, releasing on each grant's repository with SWITCHYARD_REPO set", async () => {
+    const { app, lib, fetch } = orgFleet();
+    const processes = new FakeProcesses((child) => child.exit({ code: 0, signal: null }));
+    const argv = [
+      "work",
+      "--server",
+      SERVER,
+      "--org",
+      "acme",
+      "--agent-id",
+      "bot-1",
+      "--",
+      "agent",
+    ];
+    const r = run(argv, { fleet: { fetch } as unknown as FakeFleet, processes });
+    expect(await r.code).toBe(0);
+    expect(
+      processes.children.map((c) => `${c.env.SWITCHYARD_REPO}#${c.env.SWITCHYARD_ISSUE}`),
+    ).toEqual(["acme/app#1", "acme/lib#7", "acme/app#2"]);
+    expect(app.released.map((x) => x.number)).toEqual([1, 2]);
+    expect(lib.released.map((x) => x.number)).toEqual([7]);
+    const claimed = r.events().filter((e) => e.event === "claimed");
+    expect(claimed.map((e) => e.repo)).toEqual(["acme/app", "acme/lib", "acme/app"]);
+  });
+
+  it("refuses --org with --repo, and a malformed owner", async () => {
+    const { fetch } = orgFleet();
+    const fleet = { fetch } as unknown as FakeFleet;
+    const both = run(
+      [
+        "work",
+        "--server",
+        SERVER,
+        "--org",
+        "acme",
+        "--repo",
+        "acme/app",
+        "--agent-id",
+        "b",
+        "--",
+        "x",
+      ],
+      { fleet },
+    );
+    expect(await both.code).toBe(2);
+    expect(both.stderr()).toMatch(/--repo or --org, not both/);
+    const bad = run(["claim", "--server", SERVER, "--org", "ac/me", "--agent-id", "b"], { fleet });
+    expect(await bad.code).toBe(2);
+    expect(bad.stderr()).toMatch(/--org must be/);
+  });
+});

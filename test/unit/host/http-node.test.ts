@@ -14,6 +14,7 @@ afterEach(async () => {
 interface Seen {
   url: string;
   host: string | null;
+  client: string | null;
   bytes: number;
 }
 
@@ -22,7 +23,12 @@ async function start(maxBodyBytes?: number) {
   const server = await serveHttp(
     async (request) => {
       const body = request.body ? new Uint8Array(await request.arrayBuffer()) : new Uint8Array();
-      seen.push({ url: request.url, host: request.headers.get("host"), bytes: body.byteLength });
+      seen.push({
+        url: request.url,
+        host: request.headers.get("host"),
+        client: request.headers.get("cf-connecting-ip"),
+        bytes: body.byteLength,
+      });
       return new Response("ok");
     },
     {
@@ -66,6 +72,16 @@ describe("switchyard serve's HTTP layer", () => {
     expect(seen[0]!.url).toBe(`http://127.0.0.1:${server.port}/v1/repos/a/b/graph?x=1`);
     // The header itself still reaches the Worker (it is the client's word, nothing more).
     expect(seen[0]!.host).toBe("evil.example:1");
+  });
+
+  it("names the client by its socket's address in CF-Connecting-IP, whatever the client sent", async () => {
+    const { server, seen } = await start();
+    const answer = await rawRequest(
+      server.port,
+      "GET /healthz HTTP/1.1\r\nHost: a\r\nCF-Connecting-IP: 192.0.2.1\r\nConnection: close\r\n\r\n",
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200/);
+    expect(seen[0]!.client).toBe("127.0.0.1");
   });
 
   it("takes only the path and query of an absolute request target", async () => {

@@ -1,0 +1,48 @@
+// An owner key on a repository route (`/v1/repos/{owner}/{repo}/...`): a grant of the org queue
+// is heartbeated, released and written through on its repository's routes, so an owner key is
+// accepted there for every repository of its installation, and for no other. Kept apart from
+// auth.ts (the repository keys' rules are changed there by other work); auth.ts calls this for
+// a token of the owner-key shape.
+import { forbidden, notInstalled, unauthorized } from "../../../shared/auth/access.ts";
+import { sha256Hex } from "../../../shared/auth/hash.ts";
+import { parseOwnerKey } from "../../../shared/org/owner-keys.ts";
+import type { Env } from "../../env.ts";
+import { lookupName } from "../../objects/directory/name-lookup.ts";
+import { ownerObject } from "../../objects/owner/owner-object.ts";
+import type { Proven } from "./auth.ts";
+
+export async function proveOwnerKey(
+  env: Env,
+  token: string,
+  owner: string,
+  repo: string,
+): Promise<Proven> {
+  const parsed = parseOwnerKey(token);
+  if (!parsed) return unauthorized("unknown owner key");
+  const fullName = `${owner}/${repo}`;
+  // The key is proven by the owner's object before anything is said about the repository.
+  const stub = ownerObject(env, owner);
+  const { installationId } = await stub.installation();
+  if (installationId !== parsed.installationId) {
+    return forbidden(`the owner key does not belong to ${owner}'s installation`);
+  }
+  const verdict = await stub.verifyKey(await sha256Hex(token), installationId, Date.now());
+  if (!verdict.ok) return unauthorized(`${verdict.reason} owner key`);
+  const entry = await lookupName(env, fullName);
+  // A repository of this name that is not installed, or not in the key's installation (moved to
+  // another owner, or removed): out of the key's reach at once.
+  const resolution =
+    entry === null || entry.status === "removed"
+      ? notInstalled(fullName)
+      : entry.installationId !== installationId
+        ? forbidden(`the owner key does not reach ${fullName}: it is not in the key's installation`)
+        : {
+            ok: true as const,
+            repo: {
+              repoId: entry.repoId,
+              fullName: entry.fullName,
+              installationId: entry.installationId,
+            },
+          };
+  return { ok: true, caller: { kind: "key", access: "write" }, resolution };
+}

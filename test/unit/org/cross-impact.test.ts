@@ -1,0 +1,96 @@
+// Cross-repository impact (shared/org/cross-impact.ts) equals a brute-force count of every open
+// issue transitively waiting on an issue, on random multi-repository graphs of the exact class:
+// every dependency path crosses at most one repository boundary.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type CrossEdge, crossImpact, type LocalGraph } from "../../../shared/org/cross-impact.ts";
+
+/** Everything reachable from `repo#n` along "waits on" edges reversed, `repo#n` excluded. */
+function bruteForce(graphs: LocalGraph[], cross: CrossEdge[], repo: string, n: number): number {
+  const edges = new Map<string, string[]>();
+  const add = (blocker: string, dependent: string) => {
+    const list = edges.get(blocker) ?? [];
+    list.push(dependent);
+    edges.set(blocker, list);
+  };
+  for (const g of graphs) for (const [d, b] of g.waits) add(`${g.repo}#${b}`, `${g.repo}#${d}`);
+  for (const e of cross) {
+    add(`${e.blocker.repo}#${e.blocker.number}`, `${e.dependent.repo}#${e.dependent.number}`);
+  }
+  const start = `${repo}#${n}`;
+  const seen = new Set<string>();
+  const stack = [start];
+  while (stack.length > 0) {
+    for (const next of edges.get(stack.pop()!) ?? []) {
+      if (next !== start && !seen.has(next)) {
+        seen.add(next);
+        stack.push(next);
+      }
+    }
+  }
+  return seen.size;
+}
+
+const SIZE = 8;
+const localEdges = fc.array(
+  fc.tuple(fc.integer({ min: 1, max: SIZE }), fc.integer({ min: 1, max: SIZE })),
+  {
+    maxLength: 14,
+  },
+);
+
+describe("cross-repository impact", () => {
+  it("equals the brute-force count when every path crosses at most one boundary", () => {
+    fc.assert(
+      fc.property(
+        // Upstream repositories (u1, u2) and downstream ones (d1, d2): cross edges only make a
+        // downstream issue wait on an upstream one, so no path crosses twice.
+        fc.array(localEdges, { minLength: 4, maxLength: 4 }),
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 0, max: 1 }),
+            fc.integer({ min: 1, max: SIZE }),
+            fc.integer({ min: 0, max: 1 }),
+            fc.integer({ min: 1, max: SIZE }),
+          ),
+          { maxLength: 8 },
+        ),
+        (locals, crossing) => {
+          const names = ["u1", "u2", "d1", "d2"];
+          const graphs = names.map((repo, i) => ({
+            repo,
+            waits: locals[i]!.filter(([d, b]) => d !== b),
+          }));
+          const cross: CrossEdge[] = crossing.map(([from, y, to, x]) => ({
+            dependent: { repo: `d${from + 1}`, number: y },
+            blocker: { repo: `u${to + 1}`, number: x },
+          }));
+          for (const repo of names) {
+            for (let n = 1; n <= SIZE; n++) {
+              if (crossImpact(graphs, cross, repo, n) !== bruteForce(graphs, cross, repo, n)) {
+                return false;
+              }
+            }
+          }
+          return true;
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("follows a longer chain no further than the first boundary (a lower bound)", () => {
+    const graphs: LocalGraph[] = [
+      { repo: "a", waits: [[2, 1]] },
+      { repo: "b", waits: [] },
+      { repo: "c", waits: [] },
+    ];
+    const cross: CrossEdge[] = [
+      { dependent: { repo: "b", number: 5 }, blocker: { repo: "a", number: 2 } },
+      { dependent: { repo: "c", number: 9 }, blocker: { repo: "b", number: 5 } },
+    ];
+    expect(crossImpact(graphs, cross, "a", 1)).toBe(2); // a#2, b#5 (c#9 is two boundaries away)
+    expect(bruteForce(graphs, cross, "a", 1)).toBe(3);
+    expect(crossImpact(graphs, cross, "b", 5)).toBe(1);
+  });
+});
