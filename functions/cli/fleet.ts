@@ -27,6 +27,7 @@ const FLAG_OF: Record<string, string> = {
   limit: "--limit",
   order: "--order",
   kinds: "--kinds",
+  kind: "--kind",
   repos: "--repos",
 };
 

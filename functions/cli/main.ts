@@ -46,13 +46,13 @@ const commands: CommandEntry[] = [
   {
     name: "queue",
     usage:
-      "queue --server URL --repo OWNER/NAME [--machine M] [--capabilities a,b] [--limit N] [--order number|impact|priority]",
+      "queue --server URL --repo OWNER/NAME [--machine M] [--capabilities a,b] [--limit N] [--order number|impact|priority] [--kinds kick,rollup,ready,reply]",
     load: async () => (await import("./commands/queue.ts")).queueCommand,
   },
   {
     name: "claim",
     usage:
-      "claim --server URL --repo OWNER/NAME --agent-id ID [--issue N] [--ttl-seconds N] [--machine M] [--capabilities a,b]   (no --issue: the queue's next issue, null when empty)",
+      "claim --server URL --repo OWNER/NAME --agent-id ID [--issue N [--kind work|reply]] [--ttl-seconds N] [--machine M] [--capabilities a,b] [--kinds kick,...,reply]   (no --issue: the queue's next issue, null when empty)",
     load: async () => (await import("./commands/claim.ts")).claimCommand,
   },
   {
@@ -75,7 +75,7 @@ const commands: CommandEntry[] = [
   {
     name: "work",
     usage:
-      "work --server URL --repo OWNER/NAME --agent-id ID [--once] [--machine M] [--capabilities a,b] [--ttl-seconds N] [--heartbeat-seconds N] [--grace-seconds N] -- COMMAND [ARGS...]",
+      "work --server URL --repo OWNER/NAME --agent-id ID [--once] [--machine M] [--capabilities a,b] [--kinds kick,rollup,ready,reply] [--ttl-seconds N] [--heartbeat-seconds N] [--grace-seconds N] -- COMMAND [ARGS...]",
     load: async () => (await import("./commands/work.ts")).workCommand,
   },
   {

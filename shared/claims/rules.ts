@@ -1,6 +1,7 @@
 import { type Config, DEFAULT_CONFIG } from "../config/schema.ts";
 import type { IssueFacts } from "../graph/analyze.ts";
 import { renderBranchPattern } from "../idd/branch-name.ts";
+import type { ClaimKind } from "./policy.ts";
 
 /**
  * The fleet API's claim rules (spec 6.4), pure: who may claim an issue, whether a fence is
@@ -65,6 +66,12 @@ export interface GrantInput {
   agentLive: number;
   repoLive: number;
   limits: Pick<Config["claims"], "maxPerAgent" | "maxActive">;
+  /**
+   * `reply` (answering a person's input) may be granted on a held, waiting (needs-human), stuck
+   * issue or a parent with open sub-issues; epic-managed, blocked and processing-locked issues
+   * stay refused (the sweep's exclusions). Default `work`.
+   */
+  kind?: ClaimKind;
 }
 
 export type GrantDecision =
@@ -98,10 +105,12 @@ export function grantDecision(input: GrantInput): GrantDecision {
     });
   }
   const facts = input.facts;
+  const work = input.kind !== "reply";
   if (facts?.epicManaged) return deny("epic", "the issue is epic-managed");
-  if (facts?.held) return deny("hold", "the issue carries the hold label");
-  if (input.stuck || facts?.stuck) return deny("stuck", "the issue is stuck (dead-lettered)");
-  if (facts && (facts.stance === "waiting" || facts.freshLock)) {
+  if (work && facts?.held) return deny("hold", "the issue carries the hold label");
+  if (work && (input.stuck || facts?.stuck))
+    return deny("stuck", "the issue is stuck (dead-lettered)");
+  if (facts && ((work && facts.stance === "waiting") || facts.freshLock)) {
     return deny(
       "hold",
       facts.freshLock
@@ -110,7 +119,8 @@ export function grantDecision(input: GrantInput): GrantDecision {
     );
   }
   if (facts && facts.openBlockers.length > 0) return deny("blocked", "the issue has open blockers");
-  if (facts && facts.openChildren > 0) return deny("blocked", "the issue has open sub-issues");
+  if (work && facts && facts.openChildren > 0)
+    return deny("blocked", "the issue has open sub-issues");
   const { maxPerAgent, maxActive } = input.limits;
   if (maxPerAgent !== null && input.agentLive >= maxPerAgent) {
     return deny("agent-limit", `the agent already holds ${input.agentLive} live claims`);

@@ -3,6 +3,7 @@
 // the schema the Worker checks it with before it is sent, every answer is checked before it is
 // returned, and every failure is a FleetApiError naming the request.
 import type { z } from "zod";
+import type { QueueKind } from "../queue/queue.ts";
 import { describeZodError } from "../validation.ts";
 import {
   type ClaimGrant,
@@ -186,16 +187,22 @@ export interface QueueOptions {
   capabilities?: readonly string[];
   limit?: number;
   order?: QueueOrder;
+  /** Item kinds (`kick`, `rollup`, `ready`, `reply`); absent: all. */
+  kinds?: readonly QueueKind[];
 }
 
 export interface ClaimOptions {
   agentId: string;
   ttlSeconds?: number;
   machine?: string;
+  /** A direct claim: `work` or `reply` (default: work when the issue has work). */
+  kind?: "work" | "reply";
 }
 
-export interface ClaimNextOptions extends ClaimOptions {
+export interface ClaimNextOptions extends Omit<ClaimOptions, "kind"> {
   capabilities?: string[];
+  /** What claim-next may take (default kick, rollup, ready). */
+  kinds?: QueueKind[];
 }
 
 export interface FenceOptions {
@@ -249,6 +256,7 @@ export class FleetClient {
         capabilities: options.capabilities?.length ? options.capabilities.join(",") : undefined,
         limit: options.limit === undefined ? undefined : String(options.limit),
         order: options.order,
+        kinds: options.kinds?.length ? options.kinds.join(",") : undefined,
       },
       ok: [200],
       schema: QueueResponseSchema,

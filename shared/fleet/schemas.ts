@@ -7,6 +7,7 @@ import { z } from "zod";
 import { SUB_ISSUE_BODY_MAX } from "../claims/sub-issue-marker.ts";
 import { WRITE_MARKER_ROOM } from "../claims/write-records.ts";
 import { QUEUE_ORDERS } from "../queue/order.ts";
+import { QUEUE_KINDS } from "../queue/queue.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks
@@ -61,6 +62,29 @@ export const OUTCOMES = ["done", "abandoned", "failed"] as const;
 export const OutcomeSchema = z.enum(OUTCOMES, { error: "must be done, abandoned or failed" });
 export type Outcome = z.infer<typeof OutcomeSchema>;
 
+export { QUEUE_KINDS };
+export const QueueKindSchema = z.enum(QUEUE_KINDS, {
+  error: "must be kick, rollup, ready or reply",
+});
+
+/** What a claim was granted for: the issue's work, or answering a person's input. */
+export const ClaimKindSchema = z.enum(["work", "reply"], { error: "must be work or reply" });
+
+/** The unanswered trusted human input an item carries (issue-sweep Step 2). */
+export const ReplySchema = z.object({
+  reason: z.enum([
+    "unanswered-human-comment",
+    "unanswered-body",
+    "deferred-response",
+    "neutral-response",
+  ]),
+  /** The comment's page, or the issue's for its body. */
+  url: z.string(),
+  /** Who wrote it (a person with write access, or one `queue.replyAuthors` lists). */
+  author: z.string(),
+  at: z.string(),
+});
+
 export { QUEUE_ORDERS };
 export const QueueOrderSchema = z.enum(QUEUE_ORDERS, {
   error: "must be number, impact or priority",
@@ -113,8 +137,27 @@ export const QueueQuerySchema = z.object({
   order: QueueOrderSchema.optional().describe(
     "`number` (default, or the config's `queue.order`), `impact` or `priority` (spec 6.4's order table).",
   ),
+  kinds: z
+    .string()
+    .regex(
+      /^(kick|rollup|ready|reply)(,(kick|rollup|ready|reply))*$/,
+      "must be comma-separated kinds: kick, rollup, ready, reply",
+    )
+    .optional()
+    .describe(
+      "Comma-separated item kinds (absent: all); `reply` also matches a work item carrying a reply.",
+    ),
 });
 export type QueueQuery = z.input<typeof QueueQuerySchema>;
+
+/** Splits the queue query's `kinds` (already validated) into a list; absent: undefined (all). */
+export function parseKindList(
+  value: string | undefined,
+): Array<(typeof QUEUE_KINDS)[number]> | undefined {
+  return value === undefined
+    ? undefined
+    : (value.split(",") as Array<(typeof QUEUE_KINDS)[number]>);
+}
 
 /** Splits the queue query's `capabilities` (already validated) into a list. */
 export function parseCapabilityList(value: string | undefined): string[] {
@@ -126,6 +169,9 @@ export const ClaimRequestSchema = z.strictObject({
   agentId: AgentIdSchema,
   ttlSeconds: TtlSecondsSchema.optional(),
   machine: MachineSchema.optional(),
+  kind: ClaimKindSchema.optional().describe(
+    "`work` (default when the issue has work) or `reply` (default when it only has unanswered input).",
+  ),
 });
 export type ClaimRequest = z.infer<typeof ClaimRequestSchema>;
 
@@ -135,6 +181,12 @@ export const ClaimNextRequestSchema = z.strictObject({
   machine: MachineSchema.optional(),
   capabilities: CapabilitiesSchema.optional(),
   ttlSeconds: TtlSecondsSchema.optional(),
+  kinds: z
+    .array(QueueKindSchema)
+    .min(1, "name at least one kind")
+    .max(4)
+    .optional()
+    .describe("The kinds it may take (default kick, rollup, ready: replies only when asked)."),
 });
 export type ClaimNextRequest = z.infer<typeof ClaimNextRequestSchema>;
 
@@ -226,7 +278,11 @@ export const QueueItemSchema = z.object({
   number: z.number().int(),
   title: z.string(),
   url: z.string(),
+  /** `kick`, `rollup`, `ready` or `reply` (absent from a Worker before replies). */
+  kind: QueueKindSchema.optional(),
   reason: z.string(),
+  /** The issue's unanswered trusted input, when it has some. */
+  reply: ReplySchema.optional(),
   labels: z.array(z.string()),
   requires: z.array(z.string()),
   impact: z.number(),
@@ -269,7 +325,9 @@ export const ClaimedIssueSchema = z.object({
   number: z.number().int(),
   title: z.string(),
   url: z.string(),
+  kind: QueueKindSchema.optional(),
   reason: z.string().optional(),
+  reply: ReplySchema.optional(),
   labels: z.array(z.string()).optional(),
   requires: z.array(z.string()).optional(),
   impact: z.number().optional(),
@@ -283,6 +341,8 @@ export const ClaimGrantSchema = z.object({
   fence: z.number().int(),
   expiresAt: z.string(),
   branch: z.string(),
+  /** What the claim is for: `work` or `reply` (absent from a Worker before replies). */
+  kind: ClaimKindSchema.optional(),
   issue: ClaimedIssueSchema,
 });
 export type ClaimGrant = z.infer<typeof ClaimGrantSchema>;

@@ -16,5 +16,6 @@ export function commentEvents(number: number, comments: readonly RestComment[]):
     body: c.body ?? "",
     createdAt: c.created_at,
     updatedAt: c.updated_at,
+    ...(c.html_url !== undefined ? { url: c.html_url } : {}),
   }));
 }

@@ -23,6 +23,8 @@ export interface Orderable {
   impact: number;
   /** The priority rank (lower is more urgent), or null when unranked. */
   priority: number | null;
+  /** The unanswered input a reply item (section 1) answers: the oldest goes first. */
+  reply?: { at: string } | null;
 }
 
 /** A field the sort keys read: ascending, or descending with a leading `-`. */
@@ -32,12 +34,14 @@ export type SortField =
   | "section"
   | "-impact"
   | "number"
+  /** Section 1 (replies): position by the input's time, oldest first (ties by number); else 0. */
+  | "input"
   /** Position by number within its section, rotated by the caller's machine (spec 3.2). */
   | "rotation";
 
 /** Spec 6.4's order table: each order's sort key, compared field by field (the first difference decides). */
 export const SORT_KEYS: { readonly [order in QueueOrder]: readonly SortField[] } = {
-  number: ["section", "rotation"],
+  number: ["section", "input", "rotation"],
   impact: ["section", "-impact", "number"],
   priority: ["rank", "section", "-impact", "number"],
 };
@@ -72,7 +76,29 @@ function rotations(items: readonly Orderable[], machine: string | undefined): Fl
   return out;
 }
 
-function value(item: Orderable, field: SortField, rotation: Float64Array, i: number): number {
+/** Each section-1 item's position by its input's time (oldest first, ties by number); others 0. */
+function inputPositions(items: readonly Orderable[]): Float64Array {
+  const out = new Float64Array(items.length);
+  const replies: Array<{ i: number; at: number; number: number }> = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    if (item.section !== 1) continue;
+    // An item without its input's time (none in a real queue) goes after those with one.
+    const at = item.reply ? Date.parse(item.reply.at) : Number.NaN;
+    replies.push({ i, at: Number.isNaN(at) ? Number.POSITIVE_INFINITY : at, number: item.number });
+  }
+  replies.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.number - b.number));
+  for (let k = 0; k < replies.length; k++) out[replies[k]!.i] = k;
+  return out;
+}
+
+function value(
+  item: Orderable,
+  field: SortField,
+  rotation: Float64Array,
+  i: number,
+  input: Float64Array,
+): number {
   switch (field) {
     case "rank":
       return item.priority ?? Number.POSITIVE_INFINITY;
@@ -82,6 +108,8 @@ function value(item: Orderable, field: SortField, rotation: Float64Array, i: num
       return -item.impact;
     case "number":
       return item.number;
+    case "input":
+      return input[i]!;
     case "rotation":
       return rotation[i]!;
   }
@@ -102,9 +130,10 @@ export function orderQueue<T extends Orderable>(
   const n = items.length;
   const fields = SORT_KEYS[order];
   const rotation = fields.includes("rotation") ? rotations(items, machine) : new Float64Array(0);
+  const input = fields.includes("input") ? inputPositions(items) : new Float64Array(0);
   const columns = fields.map((field) => {
     const column = new Float64Array(n);
-    for (let i = 0; i < n; i++) column[i] = value(items[i]!, field, rotation, i);
+    for (let i = 0; i < n; i++) column[i] = value(items[i]!, field, rotation, i, input);
     return column;
   });
   const packed = pack(columns, n);

@@ -2,6 +2,28 @@ import type { GraphAnalysis, IssueFacts } from "../graph/analyze.ts";
 import type { ImpactScores } from "./impact.ts";
 import type { Orderable, QueueSection } from "./order.ts";
 import { priorityRank, rankTable } from "./priority.ts";
+import type { Reply } from "./reply-state.ts";
+
+/**
+ * What an item is (spec 6.4): `kick` and `rollup` (the ready-label section), `ready` (mode
+ * `all`), or `reply`: unanswered trusted human input on an issue with no work item. A work item
+ * whose issue also has unanswered input carries it in `reply`.
+ */
+export const QUEUE_KINDS = ["kick", "rollup", "ready", "reply"] as const;
+export type QueueKind = (typeof QUEUE_KINDS)[number];
+
+/** claim-next's kinds when none are asked for: a work loop never starts answering people unasked. */
+export const DEFAULT_CLAIM_KINDS: readonly QueueKind[] = ["kick", "rollup", "ready"];
+
+/** Whether `item` is one of `kinds`: by its kind or, for `reply`, by its `reply` field. */
+export function matchesKinds(item: QueueItem, kinds: ReadonlySet<QueueKind>): boolean {
+  return kinds.has(item.kind) || (kinds.has("reply") && item.reply !== null);
+}
+
+/** Why a claim-next of `kinds` took `item`: its work, or the input it carries. */
+export function selectedFor(item: QueueItem, kinds: ReadonlySet<QueueKind>): "work" | "reply" {
+  return item.kind !== "reply" && kinds.has(item.kind) ? "work" : "reply";
+}
 
 /** One claimable issue of the queue, before per-request filtering. */
 export interface QueueItem extends Orderable {
@@ -10,7 +32,10 @@ export interface QueueItem extends Orderable {
   labels: readonly string[];
   requires: readonly string[];
   reason: string;
-  /** 2: carries the ready label; 3: ready without it (mode `all`); spec 6.4's numbering. */
+  kind: QueueKind;
+  /** The unanswered trusted input on the issue, if any (shared/queue/reply-state.ts). */
+  reply: Reply | null;
+  /** 1: a reply only; 2: carries the ready label; 3: ready without it (mode `all`); spec 6.4's numbering. */
   section: QueueSection;
   impact: number;
   /** Priority rank from labels and the project field (shared/queue/priority.ts); null: none. */
@@ -25,6 +50,8 @@ export interface QueueInputs {
   impact: ImpactScores;
   /** The issue's option in the configured project field (`priority.project`), if any. */
   projectOption?: (number: number) => string | null;
+  /** Open issues whose trusted human input waits for an agent (the queue view's replies). */
+  replies?: ReadonlyMap<number, Reply>;
 }
 
 /**
@@ -44,8 +71,10 @@ export function queueItems(analysis: GraphAnalysis, inputs: QueueInputs): QueueI
     const labeled = issue.labels.includes(readyLabel);
     let section: QueueSection;
     let reason: string;
+    let kind: QueueKind;
     if (labeled) {
       section = 2;
+      kind = facts.childCount > 0 ? "rollup" : "kick";
       reason =
         inputs.reasons.get(facts.number) ??
         (facts.childCount > 0
@@ -57,6 +86,7 @@ export function queueItems(analysis: GraphAnalysis, inputs: QueueInputs): QueueI
     } else if (config.queue.mode === "all") {
       if (approval !== null && !issue.labels.includes(approval)) continue;
       section = 3;
+      kind = "ready";
       reason = approval === null ? "mode all: ready" : `mode all: ready and labeled ${approval}`;
     } else {
       continue;
@@ -67,12 +97,34 @@ export function queueItems(analysis: GraphAnalysis, inputs: QueueInputs): QueueI
       labels: issue.labels,
       requires: inputs.requires(facts.number),
       reason,
+      kind,
+      reply: inputs.replies?.get(facts.number) ?? null,
       section,
       impact: inputs.impact.get(facts.number) ?? 0,
       priority: priorityRank(ranks, issue.labels, inputs.projectOption?.(facts.number) ?? null),
     });
   }
-  return items;
+  if (inputs.replies === undefined || inputs.replies.size === 0) return items;
+  // Section 1: issues whose only reason is unanswered input (held, waiting, stuck or parent
+  // issues included: a person speaking on them is the input that matters most).
+  const worked = new Set(items.map((i) => i.number));
+  for (const [number, reply] of inputs.replies) {
+    const issue = analysis.graph.issue(number);
+    if (issue === undefined || worked.has(number)) continue;
+    items.push({
+      number,
+      title: issue.title,
+      labels: issue.labels,
+      requires: inputs.requires(number),
+      reason: `reply: ${reply.reason} by ${reply.author}`,
+      kind: "reply",
+      reply,
+      section: 1,
+      impact: inputs.impact.get(number) ?? 0,
+      priority: priorityRank(ranks, issue.labels, inputs.projectOption?.(number) ?? null),
+    });
+  }
+  return items.sort((a, b) => a.number - b.number);
 }
 
 /**

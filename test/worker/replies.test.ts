@@ -6,7 +6,14 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import type { ReplyFixture } from "../support/worker-reply-fixture.ts";
-import { type Delivery, deliverAndSettle, install, postWebhook, sim } from "./helpers.ts";
+import {
+  type Delivery,
+  deliverAndSettle,
+  install,
+  postWebhook,
+  type repoStub,
+  sim,
+} from "./helpers.ts";
 
 const files = import.meta.glob<Omit<ReplyFixture, "name">>("../fixtures/replies/*.json", {
   eager: true,
@@ -168,14 +175,155 @@ describe("reply state from webhooks: edits, deletions, order", () => {
     expect(await t.replies()).toEqual([t.number]);
   });
 
-  it("a thread whose earlier comments were never seen is not evaluated, never unanswered", async () => {
+  it("a thread whose earlier comments were never seen is not evaluated until it is read from GitHub", async () => {
     const t = await setUp("unseen");
     await deliverAndSettle(t.stub);
     await t.comment(botAsk, "fleet[bot]");
     // That comment's webhook is lost.
     await sim("/outbox/drain", { method: "POST" });
     await t.comment("CSV, please.", "acme");
-    await deliverAndSettle(t.stub);
+    const { deliveries } = await sim<{ deliveries: Delivery[] }>("/outbox/drain", {
+      method: "POST",
+    });
+    for (const d of deliveries) await (await postWebhook(d.headers, d.body)).text();
+    // Not evaluated (never unanswered) while a comment GitHub counts is unseen...
     expect(await t.replies()).toEqual([]);
+    // ...until the `replies` schedule the view asked for reads the thread.
+    await deliverAndSettle(t.stub);
+    expect(await t.replies()).toEqual([t.number]);
+  });
+});
+
+describe("replies in the queue and claims", () => {
+  const ask = "Which format should the export use?";
+
+  /** A repository with `issues` (title, labels) opened by its owner and a bot asking on each. */
+  async function setUp(name: string, issues: Array<{ title: string; labels?: string[] }>) {
+    const repo = `acme/replies-q-${name}`;
+    const { stub } = await install({ repo, issues: [] });
+    const numbers: number[] = [];
+    for (const i of issues) {
+      const { number } = await sim<{ number: number }>(`/repos/${repo}/issues`, {
+        body: { title: i.title, body: "Do it.", labels: i.labels ?? [], actor: "acme" },
+      });
+      numbers.push(number);
+      await sim(`/repos/${repo}/issues/${number}/comments`, {
+        body: { body: ask, actor: "fleet[bot]" },
+      });
+    }
+    const say = async (number: number, body: string, actor = "acme") => {
+      await sim(`/repos/${repo}/issues/${number}/comments`, { body: { body, actor } });
+      await deliverAndSettle(stub);
+    };
+    await deliverAndSettle(stub);
+    return { repo, stub, numbers, say };
+  }
+
+  type Item = { number: number; kind: string; reply?: { url: string; reason: string } };
+  const queue = async (
+    stub: ReturnType<typeof repoStub>,
+    kinds?: Array<"kick" | "rollup" | "ready" | "reply">,
+  ) =>
+    ((await stub.workQueue({ limit: 50, ...(kinds ? { kinds } : {}) })).body as { items: Item[] })
+      .items;
+
+  it("a person's answer becomes a reply item; GET queue?kinds=reply lists it, a default claim-next does not take it", async () => {
+    const t = await setUp("basic", [{ title: "Export", labels: ["agent:hold"] }]);
+    const [n] = t.numbers as [number];
+    expect(await queue(t.stub, ["reply"])).toEqual([]);
+    await t.say(n, "CSV, please.");
+    const items = await queue(t.stub, ["reply"]);
+    expect(items.map((i) => [i.number, i.kind, i.reply?.reason])).toEqual([
+      [n, "reply", "unanswered-human-comment"],
+    ]);
+    expect(await queue(t.stub, ["kick", "rollup", "ready"])).toEqual([]);
+    expect((await t.stub.claim(null, { agentId: "worker" })).status).toBe(204);
+    // A work claim of the held issue is refused; a reply claim is granted.
+    const work = await t.stub.claim(n, { agentId: "worker", kind: "work" });
+    expect(work.status).toBe(409);
+    const grant = await t.stub.claim(null, { agentId: "answerer", kinds: ["reply"] });
+    expect(grant.status).toBe(201);
+    expect(grant.body).toMatchObject({ kind: "reply", issue: { number: n, kind: "reply" } });
+  });
+
+  it("two machines racing claim-next for replies never get the same issue", async () => {
+    const t = await setUp("race", [{ title: "A" }, { title: "B" }, { title: "C" }]);
+    for (const n of t.numbers) {
+      await sim(`/repos/${t.repo}/issues/${n}/comments`, {
+        body: { body: "Go ahead.", actor: "acme" },
+      });
+    }
+    await deliverAndSettle(t.stub);
+    const grants = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        t.stub.claim(null, { agentId: `m${i % 2}-${i}`, machine: `m${i % 2}`, kinds: ["reply"] }),
+      ),
+    );
+    const won = grants
+      .filter((g) => g.status === 201)
+      .map((g) => (g.body as Item & { issue: Item }).issue.number);
+    expect(won.sort()).toEqual([...t.numbers].sort());
+    expect(grants.filter((g) => g.status === 204)).toHaveLength(3);
+  });
+
+  it("a done reply leaves the queue until newer trusted input; input during the claim is not lost", async () => {
+    const t = await setUp("done", [{ title: "A" }, { title: "B" }]);
+    const [a, b] = t.numbers as [number, number];
+    await t.say(a, "CSV, please.");
+    await t.say(b, "JSON, please.");
+    const ga = (await t.stub.claim(a, { agentId: "x", kind: "reply" })).body as {
+      claimId: string;
+      fence: number;
+    };
+    const gb = (await t.stub.claim(b, { agentId: "y", kind: "reply" })).body as {
+      claimId: string;
+      fence: number;
+    };
+    // While b's claim is held, its person says more.
+    await t.say(b, "Actually, JSON lines.");
+    expect((await t.stub.release(a, { ...ga, outcome: "done" })).status).toBe(200);
+    expect((await t.stub.release(b, { ...gb, outcome: "done" })).status).toBe(200);
+    expect((await queue(t.stub, ["reply"])).map((i) => i.number)).toEqual([b]);
+    // A stranger's words do not bring a back; the person's do.
+    await t.say(a, "Any news?", "drive-by");
+    expect((await queue(t.stub, ["reply"])).map((i) => i.number)).toEqual([b]);
+    await t.say(a, "Any news?");
+    expect((await queue(t.stub, ["reply"])).map((i) => i.number).sort()).toEqual([a, b]);
+  });
+
+  it("reply claims of one input ending without done park it after claims.maxAttempts; the work and its dead letter are untouched", async () => {
+    const t = await setUp("attempts", [{ title: "A", labels: ["agent:ready"] }]);
+    const [n] = t.numbers as [number];
+    await t.say(n, "Use CSV.");
+    for (const outcome of ["abandoned", "failed", "abandoned"] as const) {
+      const g = await t.stub.claim(null, { agentId: "answerer", kinds: ["reply"] });
+      expect(g.body).toMatchObject({ kind: "reply", issue: { number: n } });
+      const { claimId, fence } = g.body as { claimId: string; fence: number };
+      expect((await t.stub.release(n, { claimId, fence, outcome })).status).toBe(200);
+    }
+    expect(await queue(t.stub, ["reply"])).toEqual([]);
+    // The work item is still there, without the parked reply, and no work attempt counted.
+    const [item] = await queue(t.stub);
+    expect(item).toMatchObject({ number: n, kind: "kick", attempts: 0 });
+    expect(item).not.toHaveProperty("reply");
+    // Newer input from the person: the reply is back.
+    await t.say(n, "Any news?");
+    expect((await queue(t.stub, ["reply"])).map((i) => i.number)).toEqual([n]);
+  });
+
+  it("an agent:ready issue with a reply stays work in a default claim-next loop and carries its reply", async () => {
+    const t = await setUp("ready", [{ title: "A", labels: ["agent:ready"] }]);
+    const [n] = t.numbers as [number];
+    await t.say(n, "Use CSV.");
+    const items = await queue(t.stub);
+    expect(items.map((i) => [i.number, i.kind, i.reply?.reason])).toEqual([
+      [n, "kick", "unanswered-human-comment"],
+    ]);
+    const grant = await t.stub.claim(null, { agentId: "worker" });
+    expect(grant.body).toMatchObject({ kind: "work", issue: { number: n, kind: "kick" } });
+    const g = grant.body as { claimId: string; fence: number };
+    await t.stub.release(n, { ...g, outcome: "done" });
+    // `done` work answers the input it was granted with too.
+    expect(await queue(t.stub, ["reply"])).toEqual([]);
   });
 });

@@ -230,6 +230,8 @@ describe("retention", () => {
       write_records: day(DELIVERY_RETENTION_MS) + 1, // closed records, as long as idempotency keys
       reply_openings: 0, // go with their issue (none stored in this test)
       reply_comments: day(TOMBSTONE_RETENTION_MS) + 1, // deleted comments, as comment_tombstones
+      reply_answered: 0, // one per issue, gone with it
+      reply_attempts: 0, // one per issue, gone with it
     };
     expect(Object.keys(counts).sort()).toEqual(Object.keys(bounds).sort());
     const over = Object.entries(bounds).filter(([table, bound]) => (counts[table] ?? 0) > bound);
@@ -383,6 +385,8 @@ describe("uninstall", () => {
           },
         },
       ]);
+      o.store.replies.answer(4, { url: "https://github.com/x/y/issues/4", at: at(now) });
+      o.store.replies.failedAttempt(4, { url: "https://github.com/x/y/issues/4", at: at(now) });
       o.store.recordDelivery("uninstall-d1", now);
       o.store.outbox.enqueue(1, [
         { number: 1, label: "agent:ready", action: "remove", reason: "test" },

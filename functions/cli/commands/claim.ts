@@ -31,6 +31,8 @@ export const claimCommand: CliCommand = {
       "ttl-seconds": { type: "string" },
       machine: { type: "string" },
       capabilities: { type: "string" },
+      kinds: { type: "string" },
+      kind: { type: "string" },
       ...ORG_FLAG,
     });
     const agentId = requireFlag(NAME, "agent-id", flags["agent-id"]);
@@ -58,16 +60,16 @@ export const claimCommand: CliCommand = {
     }
     const { client } = fleetConnection(io, NAME, flags);
     if (flags.issue !== undefined) {
-      if (flags.capabilities !== undefined) {
+      if (flags.capabilities !== undefined || flags.kinds !== undefined) {
         throw new UsageError(
-          `${NAME}: --capabilities goes with claim-next (no --issue): it picks which issue`,
+          `${NAME}: --capabilities and --kinds go with claim-next (no --issue): they pick which issue`,
         );
       }
       const issue = issueFlag(NAME, flags.issue);
       const body = checkFlags(
         NAME,
         ClaimRequestSchema,
-        defined({ agentId, ttlSeconds, machine: flags.machine }),
+        defined({ agentId, ttlSeconds, machine: flags.machine, kind: flags.kind }),
       );
       writeJson(io, await fleetCall(NAME, () => client.claim(issue, body)));
       return;
@@ -80,8 +82,12 @@ export const claimCommand: CliCommand = {
         ttlSeconds,
         machine: flags.machine,
         capabilities: listFlag(flags.capabilities),
+        kinds: listFlag(flags.kinds),
       }),
     );
+    if (flags.kind !== undefined) {
+      throw new UsageError(`${NAME}: --kind goes with --issue; claim-next takes --kinds`);
+    }
     const next = await fleetCall(NAME, () => client.claimNextOrIdle(body));
     if ("idle" in next) {
       io.stderr(

@@ -1,4 +1,4 @@
-import { QueueQuerySchema } from "../../../shared/fleet/schemas.ts";
+import { parseKindList, QueueQuerySchema } from "../../../shared/fleet/schemas.ts";
 import { OrgQueueQuerySchema } from "../../../shared/org/schemas.ts";
 import { parseFlags } from "../args.ts";
 import type { CliCommand } from "../command.ts";
@@ -56,10 +56,9 @@ export const queueCommand: CliCommand = {
       writeJson(io, answer);
       return;
     }
-    if (flags.kinds !== undefined || flags.repos !== undefined) {
-      throw new UsageError(`${NAME}: --kinds and --repos go with --org`);
-    }
+    if (flags.repos !== undefined) throw new UsageError(`${NAME}: --repos goes with --org`);
     const { client } = fleetConnection(io, NAME, flags);
+    const kinds = listFlag(flags.kinds);
     const query = checkFlags(
       NAME,
       QueueQuerySchema,
@@ -68,6 +67,7 @@ export const queueCommand: CliCommand = {
         capabilities: capabilities?.join(","),
         limit: integerFlag(NAME, "limit", flags.limit),
         order: flags.order,
+        kinds: kinds?.join(","),
       }),
     );
     const queue = await fleetCall(NAME, () =>
@@ -76,6 +76,7 @@ export const queueCommand: CliCommand = {
         capabilities,
         limit: flags.limit === undefined ? undefined : query.limit,
         order: query.order,
+        kinds: parseKindList(query.kinds),
       }),
     );
     writeJson(io, queue);

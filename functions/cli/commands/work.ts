@@ -16,7 +16,7 @@
 import type { FleetClient, Idle } from "../../../shared/fleet/client.ts";
 import { FleetApiError } from "../../../shared/fleet/client.ts";
 import type { OrgFleetClient } from "../../../shared/fleet/org-client.ts";
-import type { ClaimGrant, Outcome } from "../../../shared/fleet/schemas.ts";
+import type { ClaimGrant, ClaimNextRequest, Outcome } from "../../../shared/fleet/schemas.ts";
 import { ClaimNextRequestSchema } from "../../../shared/fleet/schemas.ts";
 import { numberFlag, parseFlags, requireFlag } from "../args.ts";
 import type { CliCommand } from "../command.ts";
@@ -55,6 +55,8 @@ interface WorkOptions {
   agentId: string;
   machine: string | undefined;
   capabilities: string[] | undefined;
+  /** What claim-next may take (default kick, rollup, ready: no replies unless asked). */
+  kinds: ClaimNextRequest["kinds"];
   ttlSeconds: number | undefined;
   /** Heartbeat interval; default a third of the claim's TTL. */
   heartbeatMs: number | undefined;
@@ -80,6 +82,7 @@ export const workCommand: CliCommand = {
       once: { type: "boolean" },
       machine: { type: "string" },
       capabilities: { type: "string" },
+      kinds: { type: "string" },
       "ttl-seconds": { type: "string" },
       "heartbeat-seconds": { type: "string" },
       "grace-seconds": { type: "string" },
@@ -96,6 +99,7 @@ export const workCommand: CliCommand = {
         agentId,
         machine: flags.machine,
         capabilities: listFlag(flags.capabilities),
+        kinds: listFlag(flags.kinds),
         ttlSeconds: integerFlag(NAME, "ttl-seconds", flags["ttl-seconds"]),
       }),
     );
@@ -128,6 +132,7 @@ export const workCommand: CliCommand = {
         agentId: request.agentId,
         machine: request.machine,
         capabilities: request.capabilities,
+        kinds: request.kinds,
         ttlSeconds: request.ttlSeconds,
         heartbeatMs: heartbeatSeconds === undefined ? undefined : heartbeatSeconds * 1000,
         graceMs: graceSeconds * 1000,
@@ -255,6 +260,14 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
       SWITCHYARD_BRANCH: grant.branch,
       SWITCHYARD_CLAIM_ID: claimId,
       SWITCHYARD_FENCE: String(fence),
+      // `reply`: answer a person's input (`--kinds reply`); `work`: the issue's work.
+      SWITCHYARD_KIND: grant.kind ?? "work",
+      ...(grant.issue.reply !== undefined
+        ? {
+            SWITCHYARD_REPLY_URL: grant.issue.reply.url,
+            SWITCHYARD_REPLY_REASON: grant.issue.reply.reason,
+          }
+        : {}),
     });
     const child = processes.spawn(o.command, o.args, env);
 
@@ -346,6 +359,7 @@ async function work(o: WorkOptions, io: CliIo, processes: ProcessIo): Promise<vo
         agentId: o.agentId,
         machine: o.machine,
         capabilities: o.capabilities,
+        kinds: o.kinds,
         ttlSeconds: o.ttlSeconds,
       });
       const org = o.org;

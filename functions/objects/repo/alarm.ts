@@ -13,6 +13,7 @@ import { verifyClaims } from "./preemption.ts";
 import { runPriority } from "./priority.ts";
 import { flushOutbox, runProducer } from "./producer.ts";
 import { runConfig, runReconcile } from "./reconcile.ts";
+import { readReplyThreads } from "./reply-reads.ts";
 import type { RepoIdentity } from "./repo-store.ts";
 import type { DueSchedule, ScheduleName } from "./schedules-store.ts";
 import { checkMarkerAuthors } from "./trust.ts";
@@ -71,6 +72,8 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
   },
   /** Marker authors' write access asked (trust.ts). */
   trust: { run: (c, identity, nowMs) => checkMarkerAuthors(c, identity.fullName, nowMs) },
+  /** Comments of issues whose reply thread was not seen whole, read (reply-reads.ts). */
+  replies: { run: (c, identity, nowMs) => readReplyThreads(c, identity.fullName, nowMs) },
   /** The producer's queued label writes sent (producer.ts). */
   outbox: { run: (c) => flushOutbox(c) },
   /** The `agent:ready` plan made and sent, the queue view refreshed (producer.ts). */

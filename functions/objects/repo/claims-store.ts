@@ -1,4 +1,5 @@
 import { nextFence } from "../../../shared/claims/fence.ts";
+import type { ClaimKind } from "../../../shared/claims/policy.ts";
 import type { Attempt, ClaimOutcome, ClaimView } from "../../../shared/claims/rules.ts";
 import { formatInstant } from "../../../shared/graph/time.ts";
 import {
@@ -18,6 +19,10 @@ export interface ClaimRow extends ClaimView {
   note: string | null;
   /** `none`: nothing posted yet; `posted`: claimed-by posted; `released`: unclaimed-by posted; `skip`: never. */
   marker: "none" | "posted" | "released" | "skip" | "repost";
+  /** What the claim was granted for: the issue's work or answering a person's input. */
+  kind: ClaimKind;
+  /** The unanswered input the claim was granted with (its page and time), if any. */
+  reply: { url: string; at: string } | null;
 }
 
 /** Per-issue fleet state (the `issue_fleet` row; defaults when there is none). */
@@ -51,6 +56,9 @@ type Row = {
   outcome: string | null;
   note: string | null;
   marker: string;
+  kind: string;
+  reply_url: string | null;
+  reply_at: string | null;
 };
 
 const claim = (r: Row): ClaimRow => ({
@@ -67,6 +75,8 @@ const claim = (r: Row): ClaimRow => ({
   outcome: r.outcome as ClaimOutcome | null,
   note: r.note,
   marker: r.marker as ClaimRow["marker"],
+  kind: r.kind === "reply" ? "reply" : "work",
+  reply: r.reply_url !== null && r.reply_at !== null ? { url: r.reply_url, at: r.reply_at } : null,
 });
 
 type FleetRow = {
@@ -136,11 +146,16 @@ export class ClaimsStore {
 
   // --- claims -------------------------------------------------------------------------------
 
-  insert(c: Omit<ClaimRow, "endedMs" | "outcome" | "note" | "marker">): void {
+  insert(
+    c: Omit<ClaimRow, "endedMs" | "outcome" | "note" | "marker" | "kind" | "reply"> &
+      Partial<Pick<ClaimRow, "kind" | "reply">>,
+  ): void {
     this
-      .sql`INSERT INTO claims (claim_id, number, agent_id, machine, fence, branch, ttl_ms, granted_ms, expires_ms)
+      .sql`INSERT INTO claims (claim_id, number, agent_id, machine, fence, branch, ttl_ms, granted_ms, expires_ms,
+        kind, reply_url, reply_at)
       VALUES (${c.claimId}, ${c.number}, ${c.agentId}, ${c.machine}, ${c.fence}, ${c.branch}, ${c.ttlMs},
-              ${c.grantedMs}, ${c.expiresMs})`;
+              ${c.grantedMs}, ${c.expiresMs}, ${c.kind ?? "work"}, ${c.reply?.url ?? null},
+              ${c.reply?.at ?? null})`;
   }
 
   get(claimId: string): ClaimRow | undefined {
@@ -275,6 +290,7 @@ export class ClaimsStore {
     return this.sql<{ agent_id: string; outcome: string; note: string | null; ended_ms: number }>`
       SELECT agent_id, outcome, note, ended_ms FROM claims
       WHERE number = ${number} AND fence > ${afterFence} AND outcome IS NOT NULL AND outcome NOT IN ('done', 'preempted', 'mirror-failed')
+        AND kind = 'work'
       ORDER BY fence`.map((r) => ({
       agentId: r.agent_id,
       outcome: r.outcome as ClaimOutcome,
@@ -290,6 +306,7 @@ export class ClaimsStore {
       SELECT c.number AS number, COUNT(*) AS n FROM claims c
       LEFT JOIN issue_fleet f ON f.number = c.number
       WHERE c.outcome IS NOT NULL AND c.outcome NOT IN ('done', 'preempted', 'mirror-failed') AND c.fence > COALESCE(f.reset_fence, 0)
+        AND c.kind = 'work'
       GROUP BY c.number`) {
       out.set(r.number, r.n);
     }

@@ -1,4 +1,4 @@
-import { labelLimits, policyDenial } from "../../../shared/claims/policy.ts";
+import { type ClaimKind, labelLimits, policyDenial } from "../../../shared/claims/policy.ts";
 import { preemptCheckAt, preemptedBy } from "../../../shared/claims/preemption.ts";
 import {
   claimBranch,
@@ -82,6 +82,7 @@ export class Claims {
       const config = view.config;
       const limits = { maxPerAgent: config.claims.maxPerAgent, maxActive: config.claims.maxActive };
       let target = number;
+      let kind: ClaimKind | undefined = request.kind;
       if (target === null) {
         const agentLive = this.rows.liveCount(nowMs, request.agentId);
         const repoLive = this.rows.liveCount(nowMs);
@@ -91,8 +92,14 @@ export class Claims {
           return conflict("repo-limit", `the repository already has ${repoLive} live claims`);
         const next = this.views.next(view, request, nowMs);
         if (next === undefined) return this.noWork(nowMs);
-        target = next.number;
+        target = next.item.number;
+        kind = next.kind;
       }
+      const item = view.itemOf.get(target);
+      // A direct claim without a kind: the issue's work when it has a work item, else its reply.
+      kind ??= item?.kind === "reply" ? "reply" : "work";
+      if (kind === "reply" && item?.reply == null)
+        return conflict("no-reply", `issue #${target} has no unanswered input to answer`);
       const issue = view.analysis.graph.issue(target);
       const live = this.rows.liveOn(target, nowMs);
       const idd = view.idd.get(target);
@@ -106,6 +113,7 @@ export class Claims {
         agentLive: this.rows.liveCount(nowMs, request.agentId),
         repoLive: this.rows.liveCount(nowMs),
         limits,
+        kind,
       });
       if (!decision.ok) {
         if (decision.reason === "not-found") return notFound(target);
@@ -125,7 +133,7 @@ export class Claims {
       // The queue policy (shared/claims/policy.ts): the breaker's pause, per-label limits.
       const pause = this.views.paused(nowMs);
       const denial = policyDenial({
-        kind: "work",
+        kind,
         labels: issue!.labels,
         paused: pause === null ? null : { failing: pause.failing.map((f) => f.name) },
         repairLabel: config.breaker?.repairLabel ?? "",
@@ -152,6 +160,9 @@ export class Claims {
         ttlMs,
         grantedMs: nowMs,
         expiresMs,
+        kind,
+        // The input this claim answers when released `done` (a work claim's too).
+        reply: item?.reply ? { url: item.reply.url, at: item.reply.at } : null,
       });
       this.store.audit(
         "claim",
@@ -161,12 +172,12 @@ export class Claims {
           fence,
           agentId: request.agentId,
           machine: request.machine ?? null,
+          ...(kind === "reply" ? { kind } : {}),
         },
         nowMs,
       );
       this.armExpiry();
       if (config.idd.mirrorClaims) this.owe(nowMs);
-      const item = view.itemOf.get(target);
       return {
         status: 201,
         body: {
@@ -174,13 +185,16 @@ export class Claims {
           fence,
           expiresAt: formatInstant(expiresMs),
           branch,
+          kind,
           issue: {
             number: target,
             title: issue!.title,
             url: this.views.issueUrl(target),
             ...(item
               ? {
+                  kind: item.kind,
                   reason: item.reason,
+                  ...(item.reply !== null ? { reply: item.reply } : {}),
                   labels: item.labels,
                   requires: item.requires,
                   impact: item.impact,
@@ -368,11 +382,18 @@ export class Claims {
       const claim = this.rows.get(request.claimId);
       if (!fenceIsCurrent(claim, request, number, nowMs)) return this.stale(request);
       this.rows.end(request.claimId, nowMs, request.outcome, request.note ?? null);
-      if (request.outcome === "done") {
+      const row = claim as ClaimRow;
+      // `done` answers the input the claim was granted with (either kind); only work's `done`
+      // takes the ready label off and keeps the work out of the queue.
+      if (request.outcome === "done" && row.reply !== null)
+        this.store.replies.answer(number, row.reply);
+      if (request.outcome === "done" && row.kind === "work") {
         this.rows.setFlag(number, "doneSuppressed", true);
         this.rows.setFlag(number, "removeReady", true);
       }
-      this.afterAttempt(number, request.outcome, nowMs);
+      if (row.kind === "work") this.afterAttempt(number, request.outcome, nowMs);
+      else if (request.outcome !== "done" && row.reply !== null)
+        this.store.replies.failedAttempt(number, row.reply);
       this.store.audit(
         "release",
         {
@@ -425,7 +446,8 @@ export class Claims {
         { number: c.number, claimId: c.claimId, fence: c.fence, agentId: c.agentId },
         nowMs,
       );
-      this.afterAttempt(c.number, "expired", nowMs);
+      if (c.kind === "work") this.afterAttempt(c.number, "expired", nowMs);
+      else if (c.reply !== null) this.store.replies.failedAttempt(c.number, c.reply);
     }
     if (expired.length > 0) this.owe(nowMs);
     return expired.length;

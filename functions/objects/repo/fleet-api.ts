@@ -1,6 +1,8 @@
 import type { OwedWrite } from "../../../shared/claims/owed.ts";
+import type { ClaimKind } from "../../../shared/claims/policy.ts";
 import type { Attempt } from "../../../shared/claims/rules.ts";
 import type { QueueOrder } from "../../../shared/queue/order.ts";
+import type { QueueKind } from "../../../shared/queue/queue.ts";
 
 // What the fleet API's operations take and answer inside a RepoObject (spec 6.4); the routes
 // validate requests with zod (shared/fleet/schemas.ts) before they get here.
@@ -18,6 +20,8 @@ export interface QueueRequest {
   capabilities?: readonly string[];
   limit: number;
   order?: QueueOrder;
+  /** Items of these kinds (a `reply` also matches an item carrying one); absent: every kind. */
+  kinds?: readonly QueueKind[];
 }
 
 export interface ClaimRequest {
@@ -25,6 +29,10 @@ export interface ClaimRequest {
   ttlSeconds?: number;
   machine?: string;
   capabilities?: readonly string[];
+  /** claim-next: the kinds it may take (default kick, rollup, ready). */
+  kinds?: readonly QueueKind[];
+  /** A direct claim: `work` (default when the issue has work) or `reply`. */
+  kind?: ClaimKind;
 }
 
 export interface FenceRequest {

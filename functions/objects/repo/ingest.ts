@@ -108,6 +108,9 @@ export async function ingest(
       delivery.receivedMs,
     );
     const { changes, graphChanged, stateChanges } = store.applyEvents(facts);
+    // A thread a comment event left not seen whole is read from GitHub (reply-reads.ts).
+    if (facts.some((e) => e.type === "comment" || e.type === "comment-removed"))
+      schedules.at("replies", delivery.receivedMs);
     // Closes and reopens here are told to the installation's other repositories (cross-repo.ts).
     recordStateChanges(store, schedules, stateChanges, delivery.receivedMs);
     store.updateWatermarks({ lastEventAt: formatInstant(delivery.receivedMs) });

@@ -54,6 +54,8 @@ export interface QueueView {
    * minus the sweep's exclusions; issues whose thread was never read whole are not evaluated.
    */
   replies: Map<number, Reply>;
+  /** Open issues whose thread was not seen whole: the `replies` schedule reads them. */
+  unreadThreads: number[];
 }
 
 /** Rebuilt at least this often even without changes: processing locks and IDD claims age. */
@@ -120,11 +122,47 @@ export function* buildQueueViewSteps(
     // The project field's options (`priority.project`): a row per ranked issue, read once.
     const options =
       config.priority.project === null ? new Map<number, string>() : store.priority.options();
+    const replies = new Map<number, Reply>();
+    const unreadThreads: number[] = [];
+    if (config.queue.replies !== "off") {
+      const trust = {
+        replyAuthors: config.queue.replyAuthors,
+        knownWrite: (login: string) => claims.trust(login),
+      };
+      const policy = { replies: config.queue.replies, needsHumanLabel: config.labels.needsHuman };
+      // A `done` release answered an input: its reply waits until newer input arrives.
+      const answered = store.replies.answered();
+      // An input whose reply claims kept ending without `done` is parked until newer input.
+      const attempts = store.replies.attempts();
+      for (const history of store.replies.histories()) {
+        const facts = analysis.factsOf(history.number);
+        if (facts !== undefined && history.comments === undefined)
+          unreadThreads.push(history.number);
+        if (facts === undefined || replyExclusion(facts) !== null) continue;
+        const labels = analysis.graph.issue(history.number)?.labels ?? [];
+        const state = decideReply(summarizeClassified(history, trust), labels, policy);
+        if (state.state !== "unanswered") continue;
+        const done = answered.get(history.number);
+        if (done !== undefined && done.url === state.reply.url && done.at === state.reply.at)
+          continue;
+        const tried = attempts.get(history.number);
+        if (
+          tried !== undefined &&
+          tried.url === state.reply.url &&
+          tried.at === state.reply.at &&
+          tried.attempts >= config.claims.maxAttempts
+        )
+          continue;
+        replies.set(history.number, state.reply);
+      }
+    }
+    yield;
     const items = queueItems(analysis, {
       reasons,
       requires: (n) => graph.requiresOf(graph.presentSlot(n)),
       impact,
       projectOption: (n) => options.get(n) ?? null,
+      replies,
     });
 
     const byIssue = new Map<number, MarkerCommentRow[]>();
@@ -189,22 +227,6 @@ export function* buildQueueViewSteps(
         // A comment history the IDD rules cannot read holds nothing.
       }
     }
-    const replies = new Map<number, Reply>();
-    if (config.queue.replies !== "off") {
-      const trust = {
-        replyAuthors: config.queue.replyAuthors,
-        knownWrite: (login: string) => claims.trust(login),
-      };
-      const policy = { replies: config.queue.replies, needsHumanLabel: config.labels.needsHuman };
-      for (const history of store.replies.histories()) {
-        const facts = analysis.factsOf(history.number);
-        if (facts === undefined || replyExclusion(facts) !== null) continue;
-        const labels = analysis.graph.issue(history.number)?.labels ?? [];
-        const state = decideReply(summarizeClassified(history, trust), labels, policy);
-        if (state.state === "unanswered") replies.set(history.number, state.reply);
-      }
-    }
-    yield;
     return {
       version,
       graph,
@@ -218,6 +240,7 @@ export function* buildQueueViewSteps(
       iddSeenMs,
       unknownAuthors: [...unknown].sort(),
       replies,
+      unreadThreads,
     };
   }
 }

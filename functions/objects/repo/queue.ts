@@ -1,4 +1,5 @@
 import {
+  type ClaimKind,
   labelAtLimit,
   labelLimits,
   liveByLabel,
@@ -9,9 +10,12 @@ import { compactOf, releaseAnalysis } from "../../../shared/graph/compact-analys
 import { orderQueue } from "../../../shared/queue/order.ts";
 import {
   capabilitySet,
+  DEFAULT_CLAIM_KINDS,
   hasCapabilities,
   isAvailable,
+  QUEUE_KINDS,
   type QueueItem,
+  type QueueKind,
 } from "../../../shared/queue/queue.ts";
 import type { Pause } from "./breaker.ts";
 import type { ClaimsStore } from "./claims-store.ts";
@@ -24,6 +28,9 @@ import {
 } from "./queue-view.ts";
 import type { RepoStore } from "./repo-store.ts";
 import type { Schedules } from "./schedules-store.ts";
+
+/** What an item is handed out as when no kinds are asked for: a reply item for its reply. */
+const as = (item: QueueItem): ClaimKind => (item.kind === "reply" ? "reply" : "work");
 
 /**
  * The fleet's queue inside a RepoObject: the queue view (rebuilt once per graph change, made
@@ -118,6 +125,7 @@ export class QueueViews {
 
   private keep(built: QueueView, nowMs: number): QueueView {
     if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+    if (built.unreadThreads.length > 0) this.schedules.at("replies", nowMs);
     // A new view: what anyone may claim may have changed, so the owner's head is pushed again.
     this.schedules.at("owner", nowMs);
     const before = this.view;
@@ -165,43 +173,75 @@ export class QueueViews {
   }
 
   /**
-   * Excluded per request: live claims, open write records, live IDD claims, dead letters, `done` until kicked, and
-   * issues with a label whose live claims reached its `claims.maxActiveByLabel` limit.
+   * Excluded per request: live claims, open write records, live IDD claims, dead letters, `done`
+   * until kicked, and issues with a label whose live claims reached its
+   * `claims.maxActiveByLabel` limit. A reply is not parked by its issue's dead letter or `done`
+   * (those are about the work).
    */
-  availability(nowMs: number, view: QueueView): (item: QueueItem) => boolean {
+  availability(nowMs: number, view: QueueView): (item: QueueItem, as: ClaimKind) => boolean {
     const live = new Set(this.rows.live(nowMs).map((c) => c.number));
     // An issue with a write of an earlier claim still open is granted to nobody yet.
     for (const n of this.store.writes.openIssues(nowMs)) live.add(n);
     const parked = new Set<number>();
     for (const f of this.rows.fleetRows()) if (f.stuck || f.doneSuppressed) parked.add(f.number);
+    const unparked = new Set<number>();
     const limits = labelLimits(view.config.claims);
     const counts = this.liveByLabel(view, nowMs);
-    return (item: QueueItem) =>
-      isAvailable(item.number, { live, parked, idd: view.idd, nowMs }) &&
-      labelAtLimit(item.labels, limits, counts) === null;
-  }
-
-  /** Whether the breaker holds `item` back now (red, and not repair work). */
-  private holdsBack(view: QueueView, pause: Pause | null): (item: QueueItem) => boolean {
-    const repairLabel = view.config.breaker?.repairLabel ?? "";
-    return (item) => pausedFor(pause !== null, { kind: "work", labels: item.labels, repairLabel });
+    return (item: QueueItem, as: ClaimKind) =>
+      isAvailable(item.number, {
+        live,
+        parked: as === "work" ? parked : unparked,
+        idd: view.idd,
+        nowMs,
+      }) && labelAtLimit(item.labels, limits, counts) === null;
   }
 
   /**
-   * The first item of `view` this caller may claim now, in the repository's order; while the
-   * breaker is red, only repair work.
+   * What a caller asking for `kinds` may take `item` as now: its work (its kind was asked for),
+   * else its reply (`reply` was asked for and the issue has one), or nothing.
+   */
+  private selection(
+    view: QueueView,
+    nowMs: number,
+    kinds: ReadonlySet<QueueKind>,
+    capabilities: ReadonlySet<string>,
+  ): (item: QueueItem) => ClaimKind | null {
+    const available = this.availability(nowMs, view);
+    return (item) => {
+      if (!hasCapabilities(item, capabilities)) return null;
+      if (item.kind !== "reply" && kinds.has(item.kind) && available(item, "work")) return "work";
+      if (kinds.has("reply") && item.reply !== null && available(item, "reply")) return "reply";
+      return null;
+    };
+  }
+
+  /** Whether the breaker holds `item` back now (red, and not repair work; replies go on). */
+  private holdsBack(
+    view: QueueView,
+    pause: Pause | null,
+  ): (item: QueueItem, as: ClaimKind) => boolean {
+    const repairLabel = view.config.breaker?.repairLabel ?? "";
+    return (item, as) => pausedFor(pause !== null, { kind: as, labels: item.labels, repairLabel });
+  }
+
+  /**
+   * The first item of `view` this caller may claim now, in the repository's order, and what it
+   * is taken as (`kinds`: default kick, rollup, ready); while the breaker is red, only repair
+   * work and replies.
    */
   next(
     view: QueueView,
-    request: Pick<QueueRequest, "machine" | "capabilities">,
+    request: Pick<QueueRequest, "machine" | "capabilities" | "kinds">,
     nowMs: number,
-  ): QueueItem | undefined {
-    const available = this.availability(nowMs, view);
-    const capabilities = capabilitySet(request.capabilities);
+  ): { item: QueueItem; kind: ClaimKind } | undefined {
+    const kinds = new Set(request.kinds ?? DEFAULT_CLAIM_KINDS);
+    const select = this.selection(view, nowMs, kinds, capabilitySet(request.capabilities));
     const held = this.holdsBack(view, this.paused(nowMs));
-    return orderQueue(view.items, view.config.queue.order, request.machine).find(
-      (item) => available(item) && hasCapabilities(item, capabilities) && !held(item),
-    );
+    for (const item of orderQueue(view.items, view.config.queue.order, request.machine)) {
+      const kind = select(item);
+      if (kind !== null && !held(item, kind)) return { item, kind };
+    }
+    return undefined;
   }
 
   /**
@@ -215,7 +255,7 @@ export class QueueViews {
     const available = this.availability(nowMs, view);
     const held = this.holdsBack(view, this.paused(nowMs));
     const all = orderQueue(view.items, view.config.queue.order).filter(
-      (item) => available(item) && !held(item),
+      (item) => available(item, as(item)) && !held(item, as(item)),
     );
     return { items: all.slice(0, size), total: all.length, view };
   }
@@ -234,46 +274,50 @@ export class QueueViews {
     const item = view.itemOf.get(number);
     if (item === undefined) return false;
     return (
-      this.availability(nowMs, view)(item) &&
+      this.availability(nowMs, view)(item, as(item)) &&
       hasCapabilities(item, capabilitySet(request.capabilities)) &&
-      !this.holdsBack(view, this.paused(nowMs))(item)
+      !this.holdsBack(view, this.paused(nowMs))(item, as(item))
     );
   }
 
   /**
-   * `GET .../queue`: what this caller may claim, in order, cut to `limit`. While the breaker is
-   * red every item is still listed, `paused` says which are held back, and the answer carries
-   * the pause.
+   * `GET .../queue`: what this caller may claim, in order, cut to `limit` (`kinds`: default
+   * every kind). While the breaker is red every item is still listed, `paused` says which are
+   * held back, and the answer carries the pause.
    */
   answer(request: QueueRequest, nowMs: number): FleetResult {
     const view = this.current(nowMs);
     const order = request.order ?? view.config.queue.order;
-    const available = this.availability(nowMs, view);
-    const capabilities = capabilitySet(request.capabilities);
+    const kinds = new Set(request.kinds ?? QUEUE_KINDS);
+    const select = this.selection(view, nowMs, kinds, capabilitySet(request.capabilities));
     const attempts = this.rows.attemptCounts();
     const pause = this.paused(nowMs);
     const held = this.holdsBack(view, pause);
-    const items = orderQueue(view.items, order, request.machine).filter(
-      (item) => available(item) && hasCapabilities(item, capabilities),
-    );
+    const items: Array<{ item: QueueItem; as: ClaimKind }> = [];
+    for (const item of orderQueue(view.items, order, request.machine)) {
+      const as = select(item);
+      if (as !== null) items.push({ item, as });
+    }
     return {
       status: 200,
       body: {
         repo: this.store.identity()?.fullName ?? null,
         order,
         total: items.length,
-        items: items.slice(0, request.limit).map((item) => ({
+        items: items.slice(0, request.limit).map(({ item, as }) => ({
           number: item.number,
           // Read now: a retitling keeps the view (RepoStore.rulesVersion).
           title: view.analysis.graph.issue(item.number)?.title ?? item.title,
           url: this.issueUrl(item.number),
+          kind: item.kind,
           reason: item.reason,
+          ...(item.reply !== null ? { reply: item.reply } : {}),
           labels: item.labels,
           requires: item.requires,
           impact: item.impact,
           attempts: attempts.get(item.number) ?? 0,
           priority: item.priority,
-          ...(pause !== null ? { paused: held(item) } : {}),
+          ...(pause !== null ? { paused: held(item, as) } : {}),
         })),
         ...(pause !== null ? { paused: pause } : {}),
         // Before the first full reconcile the graph holds only what webhooks brought.

@@ -1,4 +1,5 @@
-// Reply state in the RepoObject's SQLite (`reply_openings`, `reply_comments`, migration step 8):
+// Reply state in the RepoObject's SQLite (`reply_openings`, `reply_comments`, `reply_answered`,
+// `reply_attempts`):
 // the only code that runs SQL on them. What the reply rules read of each issue, kept from the
 // events every source translates into (webhooks, reconciles), classified when the text arrives
 // so no body is kept: per comment its author, time, page and part (`classifyReplyComment`); per
@@ -52,6 +53,8 @@ export interface StoredReplyHistory extends ClassifiedHistory {
 
 export class RepliesStore {
   private readonly sql: Sql;
+  /** Called when an answered input is recorded (the queue view rebuilds). */
+  onChange: (() => void) | null = null;
 
   constructor(sql: Sql) {
     this.sql = sql;
@@ -68,6 +71,8 @@ export class RepliesStore {
       else if (event.type === "issue-removed") {
         this.sql`DELETE FROM reply_openings WHERE number = ${event.number}`;
         this.sql`DELETE FROM reply_comments WHERE number = ${event.number}`;
+        this.sql`DELETE FROM reply_answered WHERE number = ${event.number}`;
+        this.sql`DELETE FROM reply_attempts WHERE number = ${event.number}`;
         changed = true;
       }
     }
@@ -84,10 +89,11 @@ export class RepliesStore {
     const human = openingIsHuman(issue.title, issue.body, issue.author) ? 1 : 0;
     const url = issue.url ?? row?.url ?? issueUrl(repo, issue.number);
     let count = issue.commentCount ?? row?.comment_count ?? null;
-    // A deletion lowers GitHub's count without moving the issue's `updated_at`: of two records
-    // stamped alike, the lower count is the later one (creations move `updated_at`).
+    // Of two records stamped alike (GitHub's times are whole seconds; a deletion does not move
+    // `updated_at`) either may be the later: the higher count is kept, which at worst leaves the
+    // thread unread until the `replies` schedule reads it (settleThread sets the count).
     if (row && row.updated_ms === at && row.comment_count !== null && count !== null)
-      count = Math.min(count, row.comment_count);
+      count = Math.max(count, row.comment_count);
     const association = issue.author.association ?? null;
     if (
       row &&
@@ -209,9 +215,71 @@ export class RepliesStore {
       .sql`DELETE FROM reply_comments WHERE role = 'deleted' AND updated_ms < ${tombstonesBeforeMs}`;
   }
 
+  /**
+   * The whole thread of issue `number` as GitHub listed it just now: GitHub's count is the
+   * list's length, and a stored comment the list lacks that is older than the list's newest was
+   * deleted (a newer one may have been posted after the read: it stays).
+   */
+  settleThread(
+    number: number,
+    listed: ReadonlyArray<{ id: number; createdAt: string }>,
+    nowMs: number,
+  ): void {
+    const ids = new Set(listed.map((c) => c.id));
+    const newest = listed.reduce((m, c) => Math.max(m, instantMs(c.createdAt)), 0);
+    for (const r of this.sql<{ id: number; created_at: string }>`
+        SELECT id, created_at FROM reply_comments WHERE number = ${number} AND role != 'deleted'`) {
+      if (!ids.has(r.id) && instantMs(r.created_at) < newest) this.removeComment(r.id, nowMs);
+    }
+    this.sql`UPDATE reply_openings SET comment_count = ${listed.length} WHERE number = ${number}`;
+    this.onChange?.();
+  }
+
+  /** A `done` release answered this input of the issue: its reply waits for newer input. */
+  answer(number: number, input: { url: string; at: string }): void {
+    this
+      .sql`INSERT INTO reply_answered (number, url, at) VALUES (${number}, ${input.url}, ${input.at})
+      ON CONFLICT (number) DO UPDATE SET url = excluded.url, at = excluded.at`;
+    this.onChange?.();
+  }
+
+  /**
+   * A reply claim for this input of the issue ended without `done` (abandoned, failed,
+   * expired): counted per input; newer input starts the count again.
+   */
+  failedAttempt(number: number, input: { url: string; at: string }): void {
+    this.sql`INSERT INTO reply_attempts (number, url, at, attempts)
+      VALUES (${number}, ${input.url}, ${input.at}, 1)
+      ON CONFLICT (number) DO UPDATE SET
+        attempts = CASE WHEN reply_attempts.url = excluded.url AND reply_attempts.at = excluded.at
+          THEN reply_attempts.attempts + 1 ELSE 1 END,
+        url = excluded.url, at = excluded.at`;
+    this.onChange?.();
+  }
+
+  /** Failed reply attempts per issue, for the input they were counted for. */
+  attempts(): Map<number, { url: string; at: string; attempts: number }> {
+    const out = new Map<number, { url: string; at: string; attempts: number }>();
+    for (const r of this.sql<{ number: number; url: string; at: string; attempts: number }>`
+        SELECT number, url, at, attempts FROM reply_attempts`)
+      out.set(r.number, { url: r.url, at: r.at, attempts: r.attempts });
+    return out;
+  }
+
+  /** The input of each issue a `done` release answered. */
+  answered(): Map<number, { url: string; at: string }> {
+    const out = new Map<number, { url: string; at: string }>();
+    for (const r of this.sql<{ number: number; url: string; at: string }>`
+        SELECT number, url, at FROM reply_answered`)
+      out.set(r.number, { url: r.url, at: r.at });
+    return out;
+  }
+
   clear(): void {
     this.sql`DELETE FROM reply_openings`;
     this.sql`DELETE FROM reply_comments`;
+    this.sql`DELETE FROM reply_answered`;
+    this.sql`DELETE FROM reply_attempts`;
   }
 }
 

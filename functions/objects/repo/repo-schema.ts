@@ -222,6 +222,24 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       sql.exec(`ALTER TABLE claims ADD COLUMN verify_ms INTEGER`);
     }
   },
+  (sql) => {
+    // The input a `done` release answered, per issue: its reply stays out of the queue until
+    // newer trusted input arrives.
+    sql.exec(
+      `CREATE TABLE reply_answered (number INTEGER PRIMARY KEY, url TEXT NOT NULL, at TEXT NOT NULL)`,
+    );
+    // Claims know their kind, and a claim made with a reply the input it was granted for.
+    sql.exec(`ALTER TABLE claims ADD COLUMN kind TEXT NOT NULL DEFAULT 'work'`);
+    sql.exec(`ALTER TABLE claims ADD COLUMN reply_url TEXT`);
+    sql.exec(`ALTER TABLE claims ADD COLUMN reply_at TEXT`);
+  },
+  (sql) => {
+    // Reply claims of one input that ended without `done`: after `claims.maxAttempts` the input
+    // is parked until newer trusted input arrives (the work's dead letter is apart).
+    sql.exec(`CREATE TABLE reply_attempts (
+      number INTEGER PRIMARY KEY, url TEXT NOT NULL, at TEXT NOT NULL, attempts INTEGER NOT NULL
+    )`);
+  },
 ];
 
 /**

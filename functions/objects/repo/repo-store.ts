@@ -98,6 +98,8 @@ export class RepoStore {
     this.ci = new CiStore(this.sql);
     this.priority = new PriorityStore(this.sql);
     this.replies = new RepliesStore(this.sql);
+    // An answered input changes the queue's replies: the queue view is made again.
+    this.replies.onChange = () => this.noteChange();
     // A project option is read by the queue's order: the queue view is made again.
     this.priority.onChange = () => this.noteChange();
   }
@@ -310,9 +312,10 @@ export class RepoStore {
     });
     if (closedSeq !== closedSeqBefore) this.meta.set("closedSeq", closedSeq);
     // Reply state reads the same events (a comment's text is classified here, then dropped).
-    if (this.replies.apply(events, repo) && changes.length === 0) this.noteChange();
-    if (changes.length > 0) {
+    const repliesChanged = this.replies.apply(events, repo);
+    if (changes.length > 0 || repliesChanged) {
       const retitledOnly =
+        !repliesChanged &&
         issueRowsOnly &&
         compact !== null &&
         this.graph.mirror === compact &&

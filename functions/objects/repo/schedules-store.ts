@@ -18,6 +18,8 @@ export type ScheduleName =
   | "fleet"
   /** Asks GitHub whether IDD marker authors have write access. */
   | "trust"
+  /** Reads the comments of issues whose reply thread was not seen whole (reply-reads.ts). */
+  | "replies"
   /** Tells the installation's other repositories of closes and reopens here (cross-repo.ts). */
   | "cross-repo"
   /** Reads the default branch's CI again (the circuit breaker, breaker.ts). */

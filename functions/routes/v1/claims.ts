@@ -41,7 +41,7 @@ const claimIssue = createRoute({
     201: jsonContent(ClaimGrantSchema, "The claim"),
     409: jsonContent(
       ErrorBodySchema,
-      "Not claimable now: `reason` is held (with `holder`), closed, hold, epic, blocked, stuck, agent-limit, repo-limit, label-limit (with `label`), paused (the circuit breaker: the default branch is red and the issue is not a repair issue) or write-in-flight (a write of the previous claim may still reach GitHub; see Retry-After)",
+      "Not claimable now: `reason` is held (with `holder`), closed, hold, epic, blocked, stuck, agent-limit, repo-limit, label-limit (with `label`), paused (the circuit breaker: the default branch is red and the issue is not a repair issue), write-in-flight (a write of the previous claim may still reach GitHub; see Retry-After) or no-reply (`kind: reply` on an issue without unanswered input)",
     ),
     ...errors,
     ...mirrorFailed,

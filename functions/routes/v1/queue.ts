@@ -2,6 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { ApiErrorSchema } from "../../../shared/auth/schemas.ts";
 import {
   parseCapabilityList,
+  parseKindList,
   QueueQuerySchema,
   QueueResponseSchema,
   RepoParamsSchema,
@@ -34,6 +35,7 @@ export const queueRoutes = v1Router().openapi(queue, async (c) => {
     capabilities: parseCapabilityList(q.capabilities),
     ...(q.machine !== undefined ? { machine: q.machine } : {}),
     ...(q.order !== undefined ? { order: q.order } : {}),
+    ...(q.kinds !== undefined ? { kinds: parseKindList(q.kinds) } : {}),
   });
   return send(result);
 });

@@ -77,6 +77,32 @@ describe("grantDecision", () => {
       holder: { agentId: "x", source: "idd" },
     });
   });
+
+  it("a reply may be answered on a held, waiting, stuck or parent issue; epic, processing-locked, blocked, held by another and the limits still refuse", () => {
+    const reply = (patch: Partial<GrantInput>) => grantDecision(input({ ...patch, kind: "reply" }));
+    for (const patch of [
+      { facts: facts({ held: true }) },
+      { facts: facts({ stance: "waiting" }) },
+      { stuck: true },
+      { facts: facts({ stuck: true }) },
+      { facts: facts({ openChildren: 2 }) },
+    ] satisfies Array<Partial<GrantInput>>) {
+      expect([patch, reply(patch)]).toEqual([patch, { ok: true }]);
+      expect(grantDecision(input(patch)).ok).toBe(false);
+    }
+    const refused: Array<[Partial<GrantInput>, string]> = [
+      [{ state: "closed" }, "closed"],
+      [{ live: { agentId: "a", expiresAt: "2026-12-01T00:30:00Z" } }, "held"],
+      [{ facts: facts({ epicManaged: true }) }, "epic"],
+      [{ facts: facts({ freshLock: true }) }, "hold"],
+      [{ facts: facts({ openBlockers: [2] }) }, "blocked"],
+      [{ agentLive: 2, limits: { maxPerAgent: 2, maxActive: null } }, "agent-limit"],
+      [{ repoLive: 5, limits: { maxPerAgent: null, maxActive: 5 } }, "repo-limit"],
+    ];
+    for (const [patch, reason] of refused) {
+      expect([patch, (reply(patch) as { reason: string }).reason]).toEqual([patch, reason]);
+    }
+  });
 });
 
 describe("fences and lifetimes", () => {

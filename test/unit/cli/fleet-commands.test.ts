@@ -32,6 +32,44 @@ describe("switchyard queue", () => {
   });
 });
 
+describe("switchyard queue and claim: kinds", () => {
+  it("queue --kinds sends them as the query; claim --kinds and --kind in the body", async () => {
+    const fleet = new FakeFleet([3, 4]);
+    const queue = await runCli(["queue", ...CONN, "--kinds", "reply, kick"], {
+      env: ENV,
+      fetch: fleet.fetch,
+    });
+    expect(queue.code).toBe(0);
+    expect(fleet.requests[0]!.search).toBe("?kinds=reply%2Ckick");
+    const next = await runCli(["claim", ...CONN, "--agent-id", "a", "--kinds", "reply"], {
+      env: ENV,
+      fetch: fleet.fetch,
+    });
+    expect(next.code).toBe(0);
+    expect(fleet.requests[1]!.body).toEqual({ agentId: "a", kinds: ["reply"] });
+    const direct = await runCli(
+      ["claim", ...CONN, "--agent-id", "a", "--issue", "4", "--kind", "reply"],
+      { env: ENV, fetch: fleet.fetch },
+    );
+    expect(direct.code).toBe(0);
+    expect(fleet.requests[2]!.body).toEqual({ agentId: "a", kind: "reply" });
+  });
+
+  it.each([
+    [["queue", ...CONN, "--kinds", "replies"], "--kinds"],
+    [["claim", ...CONN, "--agent-id", "a", "--kinds", "work"], "--kinds"],
+    [["claim", ...CONN, "--agent-id", "a", "--issue", "4", "--kind", "kick"], "--kind"],
+    [["claim", ...CONN, "--agent-id", "a", "--issue", "4", "--kinds", "reply"], "--kinds"],
+    [["claim", ...CONN, "--agent-id", "a", "--kind", "reply"], "--kind goes with --issue"],
+  ])("%j exits 2 naming %s", async (argv, message) => {
+    const fleet = new FakeFleet([4]);
+    const run = await runCli(argv, { env: ENV, fetch: fleet.fetch });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(message);
+    expect(fleet.requests).toEqual([]);
+  });
+});
+
 describe("switchyard claim", () => {
   it("claims an issue by number", async () => {
     const fleet = new FakeFleet([5]);

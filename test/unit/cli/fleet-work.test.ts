@@ -186,6 +186,47 @@ describe("switchyard work", () => {
     expect(processes.listening).toBe(0);
   });
 
+  it("--kinds reply takes replies: the command learns the kind and the input to answer", async () => {
+    const fleet = new FakeFleet([7, 8]);
+    const reply = {
+      reason: "unanswered-human-comment",
+      url: "https://github.com/acme/app/issues/7#issuecomment-70",
+      author: "alice",
+      at: "2026-12-01T00:00:00Z",
+    };
+    fleet.replies.set(7, reply);
+    const processes = new FakeProcesses((child) => child.exit({ code: 0, signal: null }));
+    const r = run([...BASE, "--kinds", "reply,kick", "--", "agent"], { fleet, processes });
+    expect(await r.code).toBe(0);
+    const claimNext = fleet.requests.filter(
+      (q) => q.method === "POST" && q.path.endsWith("/claims"),
+    );
+    expect(claimNext.map((q) => (q.body as { kinds?: string[] }).kinds)).toEqual([
+      ["reply", "kick"],
+      ["reply", "kick"],
+      ["reply", "kick"],
+    ]);
+    expect(processes.children[0]!.env).toMatchObject({
+      SWITCHYARD_ISSUE: "7",
+      SWITCHYARD_KIND: "reply",
+      SWITCHYARD_REPLY_URL: reply.url,
+      SWITCHYARD_REPLY_REASON: reply.reason,
+    });
+    expect(processes.children[1]!.env).toMatchObject({
+      SWITCHYARD_ISSUE: "8",
+      SWITCHYARD_KIND: "work",
+    });
+    expect(processes.children[1]!.env).not.toHaveProperty("SWITCHYARD_REPLY_URL");
+  });
+
+  it("--kinds is checked before anything is claimed", async () => {
+    const fleet = new FakeFleet([7]);
+    const r = run([...BASE, "--kinds", "replies", "--", "agent"], { fleet });
+    expect(await r.code).toBe(2);
+    expect(r.stderr()).toContain("kinds");
+    expect(fleet.requests).toEqual([]);
+  });
+
   it("with --once runs one issue and leaves the rest; an empty queue ends at once", async () => {
     const fleet = new FakeFleet([3, 4]);
     const processes = new FakeProcesses((child) => child.exit({ code: 0, signal: null }));

@@ -39,6 +39,8 @@ export class FakeFleet {
   fault: Fault = () => undefined;
   /** While set, claim-next with nothing to hand out answers as the breaker's pause does. */
   pausedSince: string | null = null;
+  /** Issues with unanswered input: a claim-next asking for `reply` gets them as replies. */
+  readonly replies = new Map<number, { reason: string; url: string; author: string; at: string }>();
 
   readonly repo: string;
 
@@ -47,7 +49,9 @@ export class FakeFleet {
     this.repo = repo;
   }
 
-  private grant(number: number, body: { agentId: string; ttlSeconds?: number }) {
+  private grant(number: number, body: { agentId: string; ttlSeconds?: number; kinds?: string[] }) {
+    const reply = this.replies.get(number);
+    const kind = reply !== undefined && body.kinds?.includes("reply") ? "reply" : "work";
     this.fence += 1;
     const claim: FakeClaim = {
       claimId: `claim-${this.fence}`,
@@ -62,10 +66,12 @@ export class FakeFleet {
     const { number: _n, agentId: _a, ...rest } = claim;
     return json(201, {
       ...rest,
+      kind,
       issue: {
         number,
         title: `Issue ${number}`,
         url: `https://github.com/${this.repo}/issues/${number}`,
+        ...(reply !== undefined ? { reply } : {}),
       },
     });
   }

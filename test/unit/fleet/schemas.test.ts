@@ -10,6 +10,7 @@ import {
   CreateKeyRequestSchema,
   LabelsRequestSchema,
   parseCapabilityList,
+  parseKindList,
   QueueQuerySchema,
   ReleaseRequestSchema,
   SubIssueRequestSchema,
@@ -50,6 +51,22 @@ describe("fleet request schemas", () => {
     accepts(ClaimNextRequestSchema, { agentId: "a", capabilities: [] });
     rejects(ClaimNextRequestSchema, { agentId: "a", capabilities: ["-x"] }, "capabilities");
     rejects(ClaimNextRequestSchema, { agentId: "a", capabilities: ["a b"] }, "capabilities");
+  });
+
+  it("kinds: claim-next takes a list of queue kinds, a claim one claim kind, the queue a comma list", () => {
+    accepts(ClaimNextRequestSchema, { agentId: "a", kinds: ["reply"] });
+    accepts(ClaimNextRequestSchema, { agentId: "a", kinds: ["kick", "rollup", "ready", "reply"] });
+    rejects(ClaimNextRequestSchema, { agentId: "a", kinds: [] }, "kinds");
+    rejects(ClaimNextRequestSchema, { agentId: "a", kinds: ["work"] }, "kinds");
+    accepts(ClaimRequestSchema, { agentId: "a", kind: "reply" });
+    accepts(ClaimRequestSchema, { agentId: "a", kind: "work" });
+    rejects(ClaimRequestSchema, { agentId: "a", kind: "kick" }, "kind");
+    accepts(QueueQuerySchema, { kinds: "reply" });
+    accepts(QueueQuerySchema, { kinds: "kick,rollup,reply" });
+    rejects(QueueQuerySchema, { kinds: "reply," }, "kinds");
+    rejects(QueueQuerySchema, { kinds: "replies" }, "kinds");
+    expect(parseKindList("kick,reply")).toEqual(["kick", "reply"]);
+    expect(parseKindList(undefined)).toBeUndefined();
   });
 
   it("release: outcome done|abandoned|failed, note at most 2000 characters", () => {

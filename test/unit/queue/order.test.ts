@@ -35,9 +35,13 @@ function expectedRank(labels: readonly string[], option: string | null): number 
 /** Spec 6.4's table read literally: a comparator per order (no shared code with order.ts). */
 function specSort<T extends Orderable>(items: readonly T[], order: string, machine?: string): T[] {
   if (order === "number") {
-    // Sections in order, each by number and rotated per machine (spec 3.2).
-    const out: T[] = [];
-    for (const section of [1, 2, 3]) {
+    // Sections in order: replies oldest input first (ties by number); the others by number,
+    // rotated per machine (spec 3.2).
+    const at = (i: T) => (i.reply ? Date.parse(i.reply.at) : Number.POSITIVE_INFINITY);
+    const out: T[] = items
+      .filter((i) => i.section === 1)
+      .sort((a, b) => (at(a) < at(b) ? -1 : at(a) > at(b) ? 1 : a.number - b.number));
+    for (const section of [2, 3]) {
       const part = items.filter((i) => i.section === section).sort((a, b) => a.number - b.number);
       out.push(...rotateForMachine(part, machine));
     }
@@ -63,6 +67,7 @@ const replyArb = fc.record({
   number: fc.integer({ min: 100, max: 140 }),
   impact: fc.nat(5),
   priority: fc.option(fc.nat(6), { nil: null }),
+  reply: fc.integer({ min: 1, max: 4 }).map((day) => ({ at: `2026-11-0${day}T00:00:00Z` })),
 });
 
 describe("queue order: spec 6.4's table", () => {

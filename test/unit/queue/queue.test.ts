@@ -7,10 +7,15 @@ import { parseSnapshot, type Snapshot } from "../../../shared/graph/snapshot.ts"
 import { orderQueue } from "../../../shared/queue/order.ts";
 import {
   capabilitySet,
+  DEFAULT_CLAIM_KINDS,
   hasCapabilities,
   isAvailable,
+  matchesKinds,
+  type QueueKind,
   queueItems,
+  selectedFor,
 } from "../../../shared/queue/queue.ts";
+import type { Reply } from "../../../shared/queue/reply-state.ts";
 import { snapshotArbitrary } from "../../support/graph-arbitraries.ts";
 
 const issue = (number: number, labels: string[] = [], extra = {}) => ({
@@ -122,6 +127,8 @@ describe("capabilities", () => {
       labels: [],
       requires: ["gpu", "linux"],
       reason: "",
+      kind: "kick" as const,
+      reply: null,
       section: 2 as const,
       impact: 0,
       priority: null,
@@ -143,5 +150,66 @@ describe("availability", () => {
   it("not while claimed (switchyard or a live IDD marker) or parked; an IDD claim frees when stale", () => {
     expect([1, 2, 3, 4].map((n) => isAvailable(n, state))).toEqual([false, false, false, true]);
     expect(isAvailable(3, { ...state, nowMs: 1_000 })).toBe(true);
+  });
+});
+
+describe("kinds and replies", () => {
+  const reply = (n: number): Reply => ({
+    reason: "unanswered-human-comment",
+    url: `https://github.com/o/r/issues/${n}#issuecomment-1`,
+    author: "alice",
+    at: "2026-11-20T00:00:00Z",
+  });
+  const issues = [
+    issue(1, ["agent:ready"]),
+    issue(2, ["agent:ready"]),
+    issue(3, ["agent:ready"]),
+    issue(4, [], { parent: 3, state: "closed", closedAt: "2026-11-30T00:00:00Z" }),
+    issue(5, ["agent:hold"]),
+    issue(6, []),
+  ];
+  const items = queueItems(
+    analyzeSnapshot(
+      { repo: "o/r", now: "2026-12-01T00:00:00Z", issues },
+      { config: ConfigSchema.parse({ queue: { mode: "all" } }) },
+    ),
+    {
+      reasons: new Map(),
+      requires: () => [],
+      impact: new Map(),
+      replies: new Map([
+        [2, reply(2)],
+        [5, reply(5)],
+      ]),
+    },
+  );
+  const kinds = (list: QueueKind[]) => new Set(list);
+
+  it("work items have their kind and carry the issue's reply; a reply-only issue is a section-1 reply item", () => {
+    expect(items.map((i) => [i.number, i.kind, i.section, i.reply?.url ?? null])).toEqual([
+      [1, "kick", 2, null],
+      [2, "kick", 2, reply(2).url],
+      [3, "rollup", 2, null],
+      [5, "reply", 1, reply(5).url],
+      [6, "ready", 3, null],
+    ]);
+    expect(items.find((i) => i.number === 5)!.reason).toBe(
+      "reply: unanswered-human-comment by alice",
+    );
+  });
+
+  it("kinds match by kind, and `reply` also by the reply field", () => {
+    const pick = (list: QueueKind[]) =>
+      items.filter((i) => matchesKinds(i, kinds(list))).map((i) => i.number);
+    expect(pick([...DEFAULT_CLAIM_KINDS])).toEqual([1, 2, 3, 6]);
+    expect(pick(["reply"])).toEqual([2, 5]);
+    expect(pick(["rollup", "ready"])).toEqual([3, 6]);
+  });
+
+  it("an item is taken for its work when its kind was asked for, else for its reply", () => {
+    const two = items.find((i) => i.number === 2)!;
+    expect(selectedFor(two, kinds(["kick", "reply"]))).toBe("work");
+    expect(selectedFor(two, kinds(["reply"]))).toBe("reply");
+    expect(selectedFor(items.find((i) => i.number === 5)!, kinds(["reply"]))).toBe("reply");
   });
 });
