@@ -352,12 +352,23 @@ describe("the owner's page /orgs/{owner}", () => {
 
   beforeAll(async () => {
     ORG = await installOrg([
-      { repo: "status-org/one", issues: [1, 2, 3, 4, 5, 6, 7].map(ready) },
+      { repo: "status-org/one", issues: [1, 2, 3, 4, 5, 6, 7, 8].map(ready) },
       { repo: "status-org/secret-plans", issues: [ready(1), ready(2)] },
     ]);
     // One live claim in `one`, pushed to the owner with the head.
     const one = ORG.find((r) => r.repo === "status-org/one")!;
     expect((await one.stub.claim(7, { agentId: "org-agent" })).status).toBe(201);
+    // #8 a dead letter: three failed attempts (out of the queue, counted as stuck).
+    for (let i = 0; i < 3; i++) {
+      const g = (await one.stub.claim(8, { agentId: `org-agent-${i}` })) as {
+        body: { claimId: string; fence: number };
+      };
+      await one.stub.release(8, {
+        claimId: g.body.claimId,
+        fence: g.body.fence,
+        outcome: "failed",
+      });
+    }
     await settle(one.stub);
   });
 
@@ -368,9 +379,9 @@ describe("the owner's page /orgs/{owner}", () => {
     expect(response.headers.get("cache-control")).toBe("private, no-store");
     const page = await response.text();
     expect(page).toContain('<a href="/repos/status-org/one">status-org/one</a>');
-    // Queue 6 (7 ready, one claimed), one live claim, no dead letters.
+    // Queue 6 (8 ready, one claimed, one stuck), one live claim, one dead letter.
     expect(page).toMatch(
-      /data-repo="status-org\/one">.*<td class="queue">6<\/td><td class="claims">1<\/td><td class="stuck">0<\/td>/,
+      /data-repo="status-org\/one">.*<td class="queue">6<\/td><td class="claims">1<\/td><td class="stuck">1<\/td>/,
     );
     // The next five, in order, and not the sixth.
     const next = [...page.matchAll(/<tr class="next" data-repo="([^"]+)" data-number="(\d+)"/g)];
