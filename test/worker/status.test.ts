@@ -420,5 +420,9 @@ describe("the owner's page /orgs/{owner}", () => {
     expect(page).toContain("Sign in with GitHub");
     // Public on GitHub but not opted in: nothing shown without a login.
     expect((await get("/orgs/status-quiet")).status).toBe(302);
+    // Not a GitHub account name: 404 saying so (the owner's object is never asked).
+    const bad = await get("/orgs/-status");
+    expect(bad.status).toBe(404);
+    expect(await bad.text()).toContain("-status is not a GitHub account name");
   });
 });

@@ -6,6 +6,7 @@
 import { type Context, Hono } from "hono";
 import type { AuthFailure } from "../../../shared/auth/access.ts";
 import { GitHubApiError } from "../../../shared/github/errors.ts";
+import { OwnerParamsSchema } from "../../../shared/org/schemas.ts";
 import { type OrgRepoRead, orgPageModel } from "../../../shared/status/org-view.ts";
 import {
   homePage,
@@ -174,7 +175,12 @@ statusPages.get("/orgs/:owner", async (c) => {
   if ("refusal" in checked) return checked.refusal;
   const { settings } = checked;
   noStore(c);
-  const owner = c.req.param("owner");
+  const parsed = OwnerParamsSchema.safeParse({ owner: c.req.param("owner") });
+  if (!parsed.success) {
+    const why = `${c.req.param("owner")} is not a GitHub account name: ${parsed.error.issues[0]?.message}.`;
+    return c.html(messagePage("No such account", why, null), 404);
+  }
+  const { owner } = parsed.data;
   const here = `/orgs/${owner}`;
   const lower = owner.toLowerCase();
   const session = await readSession(c, settings);
@@ -210,13 +216,11 @@ statusPages.get("/orgs/:owner", async (c) => {
   const headOf = new Map(held.map((h) => [h.fullName.toLowerCase(), h]));
   // Public repositories whose page opted in are anyone's to see, as on their own page (the
   // opt-in is read from stored facts only).
-  for (const h of held) {
-    const key = h.fullName.toLowerCase();
-    if (visible.has(key)) continue;
-    if (await repoObject(c.env, h.repoId).publicPage()) {
-      visible.set(key, { fullName: h.fullName, private: false });
-    }
-  }
+  const others = held.filter((h) => !visible.has(h.fullName.toLowerCase()));
+  const open = await Promise.all(others.map((h) => repoObject(c.env, h.repoId).publicPage()));
+  others.forEach((h, i) => {
+    if (open[i]) visible.set(h.fullName.toLowerCase(), { fullName: h.fullName, private: false });
+  });
   // Without a session and nothing public: a login first (nothing said of the owner).
   if (!session && visible.size === 0) {
     return c.redirect(loginUrl(here, new URL(c.req.url).origin), 302);
