@@ -292,7 +292,11 @@ export function orgPage(m: OrgPageModel): Html {
       : html`<div class="scroll"><table><thead><tr><th>Repository</th><th>Queue</th><th>Claims live</th><th>Stuck</th></tr></thead><tbody>${m.repos.map(
           (r) =>
             html`<tr class="repo" data-repo="${r.fullName}"><td><a href="${r.href}">${r.fullName}</a>${r.private ? html` <span class="pill">private</span>` : ""}</td><td class="queue">${figure(r.queueLength)}</td><td class="claims">${figure(r.liveClaims)}</td><td class="stuck">${figure(r.stuck)}</td></tr>`,
-        )}</tbody></table></div><p class="empty">– : not known yet (the repository has not pushed its queue to the account, or did not answer).</p>`,
+        )}</tbody></table></div>${
+          m.repos.some((r) => r.queueLength === null || r.stuck === null)
+            ? html`<p class="empty">–: not known yet (the repository has not pushed its queue to the account, or did not answer).</p>`
+            : ""
+        }`,
   );
   const next = section(
     `Next in the queue (${m.next.length} of ${m.queueTotal})`,
