@@ -6,6 +6,7 @@ import type { Benchmark } from "./benchmark.ts";
 import { claimsBenchmark } from "./claims.ts";
 import { cliBenchmark } from "./cli.ts";
 import { githubEconomy } from "./github-economy.ts";
+import { installBenchmark } from "./install.ts";
 import { queueOrderBenchmark } from "./queue-order.ts";
 import { scanBenchmark } from "./scan.ts";
 import { webhookAck } from "./webhook-ack.ts";
@@ -19,6 +20,7 @@ const benchmarks: Benchmark[] = [
   webhookAck,
   claimsBenchmark,
   workerScale,
+  installBenchmark,
 ];
 
 const only = process.argv.slice(2);

@@ -9,7 +9,10 @@ import { isLive, processingRenewalDueMs } from "./rules.ts";
  * released between two decisions owes nothing.
  */
 
-/** A claim as the mirror reads it (`marker`: none, posted, released, or skip = never). */
+/**
+ * A claim as the mirror reads it (`marker`: none, posted, released, skip = never, or repost:
+ * posted once, and owed again because IDD's reading ignored it, shared/claims/preemption.ts).
+ */
 export interface OwedClaim {
   claimId: string;
   number: number;
@@ -18,7 +21,7 @@ export interface OwedClaim {
   grantedMs: number;
   expiresMs: number;
   endedMs: number | null;
-  marker: "none" | "posted" | "released" | "skip";
+  marker: "none" | "posted" | "released" | "skip" | "repost";
 }
 
 /** An issue's fleet state as the mirror reads it. */
@@ -81,7 +84,9 @@ export function nextOwedWrite(input: OwedInput): OwedDecision {
     if (c.marker === "none") {
       if (mirror && isLive(c, nowMs)) return found({ kind: "claimed-marker", claim: c });
       decision.skipMarkers.push(c.claimId);
-    } else if (c.marker === "posted" && !isLive(c, nowMs)) {
+    } else if (c.marker === "repost" && isLive(c, nowMs)) {
+      if (mirror) return found({ kind: "claimed-marker", claim: c });
+    } else if ((c.marker === "posted" || c.marker === "repost") && !isLive(c, nowMs)) {
       return found({ kind: "unclaimed-marker", claim: c });
     }
   }

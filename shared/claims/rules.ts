@@ -7,7 +7,17 @@ import { renderBranchPattern } from "../idd/branch-name.ts";
  * still the live one, how long a claim lives, and when failed attempts dead-letter an issue.
  */
 
-export type ClaimOutcome = "done" | "abandoned" | "failed" | "expired";
+/**
+ * `preempted`: an IDD claim earlier than switchyard's mirrored marker holds the issue;
+ * `mirror-failed`: never granted (its synchronous marker could not be posted).
+ */
+export type ClaimOutcome =
+  | "done"
+  | "abandoned"
+  | "failed"
+  | "expired"
+  | "preempted"
+  | "mirror-failed";
 
 /** Why an issue cannot be claimed now (409 `reason`). */
 export type DenyReason =
@@ -196,9 +206,12 @@ export function stuckLabelRemovedByHand(input: {
   return input.updatedMs > input.labeledMs + STUCK_ECHO_MARGIN_MS;
 }
 
-/** Outcomes that count towards `claims.maxAttempts`: every end but `done`. */
+/**
+ * Outcomes that count towards `claims.maxAttempts`: every end but `done` and `preempted` (the
+ * agent did not fail: another protocol's holder came first).
+ */
 export function countsAsAttempt(outcome: ClaimOutcome): boolean {
-  return outcome !== "done";
+  return outcome !== "done" && outcome !== "preempted" && outcome !== "mirror-failed";
 }
 
 export function isStuckAfter(attempts: number, config: Config): boolean {

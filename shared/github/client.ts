@@ -100,6 +100,8 @@ export interface ClientStats {
   byRoute: Record<string, number>;
   /** The last `x-ratelimit-*` values seen. */
   rateLimit: { limit: number; remaining: number; reset: number; resource: string } | null;
+  /** The last `x-ratelimit-*` values seen of each resource (`core`, `graphql`, ...). */
+  rateLimits: Record<string, { limit: number; remaining: number; reset: number }>;
 }
 
 interface Failure {
@@ -218,6 +220,7 @@ export class GitHubClient {
     notModified: 0,
     byRoute: {},
     rateLimit: null,
+    rateLimits: {},
   };
   private readonly octokit: Octokit;
   private readonly policy: RetryPolicy;
@@ -282,6 +285,8 @@ export class GitHubClient {
         reset: Number(headers["x-ratelimit-reset"]),
         resource: headers["x-ratelimit-resource"] ?? "core",
       };
+      const { resource, ...reading } = this.stats.rateLimit;
+      this.stats.rateLimits[resource] = reading;
     }
   }
 

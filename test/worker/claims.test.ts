@@ -7,7 +7,8 @@ import { fencedWrite } from "../../functions/objects/repo/fenced-write.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { parseWriteMarker, withWriteMarker } from "../../shared/claims/write-records.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
-import { parseCommentMarker } from "../../shared/idd/comment-markers.ts";
+import { liveHolder, resolveClaims } from "../../shared/idd/claims.ts";
+import { parseCommentMarker, renderUnclaimedBy } from "../../shared/idd/comment-markers.ts";
 import {
   deliverAll,
   install,
@@ -408,6 +409,189 @@ describe("IDD interop", () => {
     expect(writes.some((e) => (e.detail as { kind: string }).kind === "processing-remove")).toBe(
       false,
     );
+  });
+
+  /** Time passes until every claim's verification is due, and the alarm runs. */
+  async function verificationsDue(stub: Stub) {
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      const now = Date.now();
+      o.store.sql`UPDATE claims SET verify_ms = ${now - 1} WHERE verify_ms IS NOT NULL`;
+      o.schedules.at("verify", now - 1);
+      await o.schedules.rearm();
+    });
+    await runDurableObjectAlarm(stub);
+  }
+
+  /** A collaborator's IDD agent claims #1 unseen; #1 is granted to agent-a and mirrored after. */
+  async function iddClaimsFirst(name: string, agoMs = 0) {
+    const { stub, repo } = await install({ repo: name, issues: [ready(1)] });
+    await sim("/users", {
+      body: { login: "writer", token: `tok-${name.replace("/", "-")}`, repos: { [repo]: "write" } },
+    });
+    // The IDD agent claims #1 on GitHub; its webhook is lost (or late): switchyard grants #1 and
+    // mirrors the grant after it. Only the re-read finds the IDD marker.
+    await sim("/faults", {
+      method: "PUT",
+      body: { webhooks: [{ event: "issue_comment", kind: "drop", times: 1 }] },
+    });
+    const at = new Date(Date.now() - agoMs).toISOString();
+    if (agoMs > 0) await sim("/clock", { body: { now: at } });
+    await sim(`/repos/${repo}/issues/1/comments`, {
+      body: { body: marker("idd-bot", "c-1", at.replace(/\.\d{3}Z$/, "Z")), actor: "writer" },
+    });
+    await deliverAll();
+    const g = (await grant(stub, 1, "agent-a", {}, Date.parse(at))).body;
+    await settleAll(stub);
+    if (agoMs > 0) await sim("/clock", { body: { now: null } });
+    const bodies = await comments(repo, 1);
+    expect(bodies.map((b) => /^<!-- ([a-z-]+): (\S+)/.exec(b)?.slice(1).join(" "))).toEqual([
+      "claimed-by idd-bot",
+      "claimed-by agent-a",
+    ]);
+    return { stub, repo, fence: { claimId: g.claimId, fence: g.fence } };
+  }
+
+  it("an IDD claim earlier than the grant's marker, still live after the settle delay, preempts the grant", async () => {
+    const { stub, repo, fence } = await iddClaimsFirst("idd-preempt/app");
+    // Before the re-read, the claim stands (its webhook was lost).
+    expect((await stub.heartbeat(1, fence)).status).toBe(200);
+    await verificationsDue(stub);
+    const beat = await stub.heartbeat(1, fence);
+    expect(beat).toMatchObject({
+      status: 409,
+      body: { error: "stale-fence", reason: "preempted", holder: { agentId: "idd-bot" } },
+    });
+    expect(await stub.write(1, fence, { kind: "comment", body: "mine" })).toMatchObject({
+      status: 409,
+      body: { reason: "preempted" },
+    });
+    expect((await stub.release(1, { ...fence, outcome: "done" })).body).toMatchObject({
+      reason: "preempted",
+    });
+    await settleAll(stub);
+    expect((await comments(repo, 1)).some((b) => b.startsWith("<!-- unclaimed-by: agent-a"))).toBe(
+      true,
+    );
+    expect((await stub.auditLog(50)).find((e) => e.kind === "preempted")?.detail).toMatchObject({
+      number: 1,
+      claimId: fence.claimId,
+      holder: "idd-bot",
+    });
+    // IDD's reading and switchyard's agree: idd-bot holds #1.
+    expect((await grant(stub, 1, "agent-b")).body).toMatchObject({
+      reason: "held",
+      holder: { agentId: "idd-bot", source: "idd" },
+    });
+  });
+
+  it("an IDD agent that backed off before the re-read leaves the grant standing", async () => {
+    // All of it 20 s ago, so the re-read comes after IDD's settle delay, as it does for real.
+    const { stub, repo, fence } = await iddClaimsFirst("idd-backoff/app", 20_000);
+    // The IDD agent verified 5 s later, saw switchyard's marker and backed off (its webhook
+    // lost too).
+    const backedOff = new Date(Date.now() - 15_000).toISOString();
+    await sim("/clock", { body: { now: backedOff } });
+    await sim("/faults", {
+      method: "PUT",
+      body: { webhooks: [{ event: "issue_comment", kind: "drop", times: 1 }] },
+    });
+    await sim(`/repos/${repo}/issues/1/comments`, {
+      body: {
+        body: renderUnclaimedBy({
+          agentId: "idd-bot",
+          claimId: "c-1",
+          timestamp: backedOff.replace(/\.\d{3}Z$/, "Z"),
+        }),
+        actor: "writer",
+      },
+    });
+    await sim("/clock", { body: { now: null } });
+    await verificationsDue(stub);
+    expect((await stub.heartbeat(1, fence)).status).toBe(200);
+    // IDD's reading ignored switchyard's marker (it came while idd-bot's claim was active), so
+    // it names nobody now: the marker is posted again and verified again.
+    await settleAll(stub);
+    await verificationsDue(stub);
+    const audit = await stub.auditLog(50);
+    expect(audit.some((e) => e.kind === "preempted")).toBe(false);
+    expect(audit.filter((e) => e.kind === "marker-reposted")).toHaveLength(1);
+    expect((await stub.heartbeat(1, fence)).status).toBe(200);
+    // Both readings name agent-a.
+    const list = await sim<Array<{ id: number; body: string; created_at: string; user: string }>>(
+      `/repos/${repo}/issues/1/comments`,
+    );
+    const reading = resolveClaims(
+      list.map((c) => ({
+        id: c.id,
+        createdAt: c.created_at,
+        author: { login: c.user, type: c.user.endsWith("[bot]") ? "Bot" : "User" },
+        body: c.body,
+      })),
+      { now: nowSecond(), staleHours: 24, trusted: ["writer", list.at(-1)!.user] },
+    );
+    expect(liveHolder(reading)).toMatchObject({ agentId: "agent-a", claimId: fence.claimId });
+    expect((await grant(stub, 1, "agent-b")).body).toMatchObject({
+      reason: "held",
+      holder: { agentId: "agent-a", source: "switchyard" },
+    });
+  });
+
+  it("where IDD agents work, a grant posts its marker before it answers; a failed post grants nothing (503 mirror-failed)", async () => {
+    const { stub, repo } = await install({
+      repo: "idd-sync/app",
+      issues: [ready(1), ready(2), ready(3)],
+    });
+    await sim("/users", {
+      body: { login: "writer", token: "tok-idd-sync", repos: { [repo]: "write" } },
+    });
+    // A trusted IDD agent's marker on #3: IDD agents work on this repository.
+    await sim(`/repos/${repo}/issues/3/comments`, {
+      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
+    });
+    await deliverAll();
+    const g = await grant(stub, 1, "agent-a");
+    expect(g.status).toBe(201);
+    // On GitHub when the grant is answered (no alarm ran in between), and posted once.
+    const posted = (await comments(repo, 1)).filter((b) =>
+      b.startsWith("<!-- claimed-by: agent-a"),
+    );
+    expect(posted).toHaveLength(1);
+    expect(posted[0]).toContain(g.body.claimId);
+    await settleAll(stub);
+    expect(
+      (await comments(repo, 1)).filter((b) => b.startsWith("<!-- claimed-by: agent-a")),
+    ).toHaveLength(1);
+
+    // GitHub refuses the marker: nothing is granted, on a direct claim and on claim-next.
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [
+          {
+            method: "POST",
+            path: `/repos/${repo}/issues/2/comments`,
+            status: 403,
+            body: { message: "Resource not accessible by integration" },
+            times: 2,
+          },
+        ],
+      },
+    });
+    for (const n of [2, null]) {
+      const refused = await stub.claim(n, { agentId: "agent-b" });
+      expect(refused).toMatchObject({
+        status: 503,
+        body: { error: "unavailable", reason: "mirror-failed" },
+      });
+      expect(Number(refused.headers?.["retry-after"])).toBeGreaterThanOrEqual(1);
+    }
+    const live = (await stub.liveClaims()).body as { claims: Array<{ number: number }> };
+    expect(live.claims.map((c) => c.number)).toEqual([1]);
+    const failed = (await stub.auditLog(50)).filter((e) => e.kind === "mirror-failed");
+    expect(failed).toHaveLength(2);
+    // Not a failed attempt: the issue is granted once GitHub takes the marker.
+    await sim("/faults", { method: "DELETE" });
+    expect((await grant(stub, 2, "agent-b")).status).toBe(201);
   });
 
   it("a live marker by a trusted author blocks a grant; an untrusted or stale one does not", async () => {

@@ -1,8 +1,10 @@
 // A simulated fleet against one RepoObject (real SQLite, real RPC, GitHub = the simulator):
 // 20 agents on 50 issues claim, heartbeat, release, crash, write with fresh and stale fences,
 // race each other for the next issue, while the clock jumps and the object is evicted.
+// Some writes lose GitHub's answer (applied, answered 502).
 // Invariants: never two live holders of an issue; fences strictly increase; a stale fence
-// writes nothing to GitHub; an issue whose claim expired is claimable again unless stuck.
+// writes nothing to GitHub; no grant of a larger fence while a write record of fence f is open;
+// an issue whose claim expired is claimable again unless stuck.
 
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -27,7 +29,7 @@ type Op =
   | { kind: "advance"; ms: number }
   | { kind: "alarm" }
   | { kind: "evict" }
-  | { kind: "write"; agent: number; stale: boolean };
+  | { kind: "write"; agent: number; stale: boolean; lost: boolean; handoff: boolean };
 
 const agent = fc.integer({ min: 0, max: AGENTS - 1 });
 const op: fc.Arbitrary<Op> = fc.oneof(
@@ -66,7 +68,15 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("alarm" as const) }) },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant("write" as const), agent, stale: fc.boolean() }),
+    arbitrary: fc.record({
+      kind: fc.constant("write" as const),
+      agent,
+      stale: fc.boolean(),
+      // GitHub applies the comment and its answer is lost (a 502 after applying).
+      lost: fc.boolean(),
+      // The holder then releases and a rival claims the issue at once.
+      handoff: fc.boolean(),
+    }),
   },
 );
 
@@ -130,6 +140,8 @@ async function commentBodies(numbers: Iterable<number>): Promise<Set<string>> {
 describe("fleet simulation", () => {
   it("20 agents, 50 issues, crashes, clock jumps and evictions: one holder per issue, growing fences, stale writes rejected, expired claims come back", async () => {
     let run = 0;
+    /** Grants refused because a write of the issue's earlier claim may still land. */
+    let inFlightRefusals = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(op, { minLength: 5, maxLength: 30 }),
@@ -145,6 +157,9 @@ describe("fleet simulation", () => {
           const staleBodies: Array<{ number: number; body: string }> = [];
           const expiredOn = new Set<number>();
           const grantOf = (a: number, r: { status: number; body?: unknown }) => {
+            if ((r.body as { reason?: string } | undefined)?.reason === "write-in-flight") {
+              inFlightRefusals += 1;
+            }
             if (r.status !== 201) return;
             const g = r.body as { claimId: string; fence: number; issue: { number: number } };
             expect(g.fence).toBeGreaterThan(maxFence); // fences strictly increase
@@ -236,14 +251,49 @@ describe("fleet simulation", () => {
                 const h = o.stale ? spent[spent.length - 1] : held.get(o.agent);
                 if (!h) break;
                 const body = `sim-${run}-${i} ${o.stale ? "stale" : "fresh"} fence ${h.fence}`;
+                if (o.lost) {
+                  await sim("/faults", {
+                    method: "PUT",
+                    body: {
+                      requests: [
+                        {
+                          method: "POST",
+                          path: `/repos/${REPO}/issues/${h.number}/comments`,
+                          status: 502,
+                          phase: "after",
+                        },
+                      ],
+                    },
+                  });
+                }
                 const r = await stub.write(h.number, h, { kind: "comment", body }, now);
+                if (o.lost) await sim("/faults", { method: "DELETE" });
                 if (o.stale) {
                   expect(r.status).toBe(409);
                   staleBodies.push({ number: h.number, body });
                 } else {
-                  // Live (201), rate-limited (429), or expired meanwhile (409): never anything else.
-                  expect([201, 409, 429]).toContain(r.status);
+                  // Live (201), rate-limited (429), expired meanwhile (409), or its answer
+                  // lost (502): never anything else.
+                  expect([201, 409, 429, ...(o.lost ? [502] : [])]).toContain(r.status);
                   if (r.status === 409) staleBodies.push({ number: h.number, body });
+                }
+                if (o.handoff && !o.stale && held.get(o.agent) === h) {
+                  // The holder gives up at once and a rival asks for the issue at the same
+                  // instant: refused while the write may still land (a lost answer).
+                  await stub.release(h.number, { ...h, outcome: "abandoned" }, now);
+                  spent.push(h);
+                  held.delete(o.agent);
+                  const rival = [...Array(AGENTS).keys()].find((a) => !held.has(a));
+                  if (rival !== undefined) {
+                    const c = await stub.claim(
+                      h.number,
+                      { agentId: `agent-${rival}`, ttlSeconds: 600 },
+                      now,
+                    );
+                    // Never granted while the lost write's record is open (stuck may be the reason given).
+                    if (r.status === 502) expect(c.status).toBe(409);
+                    grantOf(rival, c);
+                  }
                 }
                 break;
               }
@@ -254,6 +304,15 @@ describe("fleet simulation", () => {
             };
             const numbers = live.claims.map((c) => c.number);
             expect(new Set(numbers).size).toBe(numbers.length);
+            // No grant of a larger fence while a write record of fence f is open on the issue.
+            const open = await runInDurableObject(stub, (obj: RepoObject) =>
+              obj.store.writes.openAt(now),
+            );
+            for (const r of open) {
+              for (const c of live.claims.filter((c) => c.number === r.number)) {
+                expect(c.fence).toBeLessThanOrEqual(r.fence);
+              }
+            }
           }
           // Stale writes reached no GitHub state.
           if (staleBodies.length > 0) {
@@ -287,5 +346,7 @@ describe("fleet simulation", () => {
       ),
       { numRuns: 100 },
     );
+    // The runs did meet writes in flight (the invariant above was put to the test).
+    expect(inFlightRefusals).toBeGreaterThan(0);
   }, 300_000);
 });

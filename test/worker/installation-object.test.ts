@@ -205,7 +205,7 @@ describe("InstallationObject lifecycle", () => {
 
 describe("reconcile permits", () => {
   const LEASE = 10 * 60_000;
-  const spent = { requests: 4, durationMs: 100, reading: null, completed: true };
+  const spent = { requests: 4, durationMs: 100, readings: [], completed: true };
   const stored = (inst: ReturnType<typeof installationStub>) =>
     runInDurableObject(inst, (o: InstallationObject) =>
       (o as unknown as { store: InstallationStore }).store.permits.permits(),

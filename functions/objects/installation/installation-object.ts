@@ -26,7 +26,7 @@ import { installationClient } from "../../github-client.ts";
 import { coveringInstallation, installationOnGitHub } from "../../installation-check.ts";
 import { directory } from "../directory/directory-object.ts";
 import { ownerObject } from "../owner/owner-object.ts";
-import { InstallationStore } from "./installation-store.ts";
+import { InstallationStore, type PendingTransition } from "./installation-store.ts";
 import type { PermitReport } from "./permits-store.ts";
 import { deliverProjectNotices, receiveProjectItem } from "./project-items.ts";
 
@@ -44,6 +44,9 @@ export interface Pacing {
   holding: boolean;
   installation: InstallProgress;
 }
+
+/** Repository transitions carried out at once by the alarm (each creates an object or two). */
+const TRANSITIONS_AT_ONCE = 25;
 
 /** An installation change a webhook announced that waits for GitHub's word (`confirmInstallation`). */
 type AnnouncedChange = "deleted" | "suspended" | "unsuspended";
@@ -368,35 +371,52 @@ export class InstallationObject extends DurableObject<Env> {
         retryAt: (attempts, error) => this.retryAt(attempts, error, nowMs),
       });
       await this.tellGrants(nowMs);
-      for (const row of this.store.dueTransitions(nowMs)) {
-        try {
-          const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repoId)));
-          const outcome = await repo.setLifecycle({
-            repoId: row.repoId,
-            fullName: row.fullName,
-            installationId,
-            status: row.status,
-          });
-          // The directory follows the repository's accepted outcome only: a transition the
-          // repository refused (it belongs to another installation now) must not touch it.
-          const accepted = outcome === "applied" ? await repo.identity() : null;
-          if (accepted) await directory(this.env).upsert([accepted], Date.now());
-          if (accepted?.status === "active") await this.restoreToOwner(accepted);
-          // Only clear the row if no newer transition replaced it meanwhile.
-          this.store.transitionDone(row);
-        } catch (error) {
-          const attempts = row.attempts + 1;
-          const at = this.retryAt(attempts, error, nowMs);
-          this.store.transitionFailed(row, attempts, at);
-          console.error(
-            `installation ${installationId}: repository ${row.fullName} transition failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
-            error,
-          );
-        }
+      // A few at a time: each is a repository object (created on an installation) and a
+      // directory write, so an organization's thousands of repositories are not carried out
+      // one after another (at about 100 ms each) while their webhooks already arrive.
+      const due = this.store.dueTransitions(nowMs);
+      for (let i = 0; i < due.length; i += TRANSITIONS_AT_ONCE) {
+        await Promise.all(
+          due
+            .slice(i, i + TRANSITIONS_AT_ONCE)
+            .map((row) => this.transition(row, installationId, nowMs)),
+        );
       }
     } finally {
       const next = this.nextAlarmMs();
       if (next !== null) await this.ctx.storage.setAlarm(next);
+    }
+  }
+
+  /** One repository transition: the RepoObject first, then its directory entry. */
+  private async transition(
+    row: PendingTransition,
+    installationId: number,
+    nowMs: number,
+  ): Promise<void> {
+    try {
+      const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repoId)));
+      const outcome = await repo.setLifecycle({
+        repoId: row.repoId,
+        fullName: row.fullName,
+        installationId,
+        status: row.status,
+      });
+      // The directory follows the repository's accepted outcome only: a transition the
+      // repository refused (it belongs to another installation now) must not touch it.
+      const accepted = outcome === "applied" ? await repo.identity() : null;
+      if (accepted) await directory(this.env).upsert([accepted], Date.now());
+      if (accepted?.status === "active") await this.restoreToOwner(accepted);
+      // Only clear the row if no newer transition replaced it meanwhile.
+      this.store.transitionDone(row);
+    } catch (error) {
+      const attempts = row.attempts + 1;
+      const at = this.retryAt(attempts, error, nowMs);
+      this.store.transitionFailed(row, attempts, at);
+      console.error(
+        `installation ${installationId}: repository ${row.fullName} transition failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
+        error,
+      );
     }
   }
 
@@ -520,7 +540,7 @@ export class InstallationObject extends DurableObject<Env> {
   private decidePermits(nowMs: number, asker: number | null): PermitDecision {
     const permits = this.store.permits;
     const decision = decidePermits(permits.state(), nowMs, permits.settings());
-    permits.apply(decision.permits, decision.granted, asker);
+    permits.apply(decision, asker);
     return decision;
   }
 

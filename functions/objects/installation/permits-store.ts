@@ -19,8 +19,8 @@ export interface PermitReport {
   requests: number;
   /** How long it held the permit. */
   durationMs: number;
-  /** The last `x-ratelimit-*` it saw, its reset already on this object's clock. */
-  reading: RateLimitReading | null;
+  /** The last `x-ratelimit-*` it saw of each resource. */
+  readings: RateLimitReading[];
   /** The full reconcile completed (not failed or cut short). */
   completed: boolean;
 }
@@ -58,13 +58,27 @@ export class PermitsStore {
     if (inserted.length > 0) this.setStat("permitSeq", seq);
   }
 
-  /** Stores a decision's permits; a new grant is to be told to its holder (`notified` 0). */
-  apply(permits: readonly Permit[], granted: readonly number[], asker: number | null): void {
-    for (const p of permits) {
-      this.sql`UPDATE permits SET lease_until_ms = ${p.leaseUntilMs} WHERE repo_id = ${p.repoId}`;
+  /**
+   * Stores what a decision changed: expired leases back in line, new grants with their lease (to
+   * be told to their holder, `notified` 0, unless the holder is the one asking). Only those
+   * rows: a line of thousands is not rewritten on every ask.
+   */
+  apply(
+    decision: {
+      permits: readonly Permit[];
+      granted: readonly number[];
+      expired: readonly number[];
+    },
+    asker: number | null,
+  ): void {
+    for (const repoId of decision.expired) {
+      this.sql`UPDATE permits SET lease_until_ms = NULL WHERE repo_id = ${repoId}`;
     }
-    for (const repoId of granted) {
-      this.sql`UPDATE permits SET notified = ${repoId === asker ? 1 : 0} WHERE repo_id = ${repoId}`;
+    if (decision.granted.length === 0) return;
+    const leases = new Map(decision.permits.map((p) => [p.repoId, p.leaseUntilMs]));
+    for (const repoId of decision.granted) {
+      this.sql`UPDATE permits SET lease_until_ms = ${leases.get(repoId) ?? null},
+        notified = ${repoId === asker ? 1 : 0} WHERE repo_id = ${repoId}`;
     }
   }
 
@@ -99,12 +113,14 @@ export class PermitsStore {
       this.setStat("spentWindowStartMs", spent.windowStartMs);
       this.setStat("spentRequests", spent.requests);
     }
-    if (report.reading !== null) {
-      const r = report.reading;
+    for (const r of report.readings) {
       this.sql`INSERT INTO rate_readings (resource, rate_limit, remaining, reset_ms)
         VALUES (${r.resource}, ${r.limit}, ${r.remaining}, ${r.resetMs})
         ON CONFLICT (resource) DO UPDATE SET rate_limit = excluded.rate_limit,
-          remaining = excluded.remaining, reset_ms = excluded.reset_ms`;
+          reset_ms = excluded.reset_ms,
+          -- Holders report out of order: within one window the lowest remaining is the latest.
+          remaining = CASE WHEN rate_readings.reset_ms = excluded.reset_ms
+            THEN MIN(rate_readings.remaining, excluded.remaining) ELSE excluded.remaining END`;
     }
     if (report.completed && held) {
       const cost = this.stat("reconcileCost") ?? DEFAULT_PERMIT_SETTINGS.costPerReconcile;

@@ -9,6 +9,7 @@ import { deliverNotices } from "./cross-repo.ts";
 import { flushOwedWrites } from "./fleet.ts";
 import { mismatch, prune } from "./lifecycle.ts";
 import { owePush, pushHead } from "./owner-push.ts";
+import { verifyClaims } from "./preemption.ts";
 import { runPriority } from "./priority.ts";
 import { flushOutbox, runProducer } from "./producer.ts";
 import { runConfig, runReconcile } from "./reconcile.ts";
@@ -49,6 +50,14 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
     run: async (c, _identity, nowMs) => {
       c.claims.runExpiry(nowMs);
       // Expired claims free their issues: the owner's head changes.
+      owePush(c, nowMs);
+    },
+  },
+  /** Claims whose IDD marker landed: their issues re-read for an earlier IDD claim (preemption.ts). */
+  verify: {
+    run: async (c, identity, nowMs) => {
+      await verifyClaims(c, identity.fullName, nowMs);
+      // A preempted claim's issue changes hands: the owner's head may change.
       owePush(c, nowMs);
     },
   },

@@ -17,7 +17,7 @@ export interface ClaimRow extends ClaimView {
   outcome: ClaimOutcome | null;
   note: string | null;
   /** `none`: nothing posted yet; `posted`: claimed-by posted; `released`: unclaimed-by posted; `skip`: never. */
-  marker: "none" | "posted" | "released" | "skip";
+  marker: "none" | "posted" | "released" | "skip" | "repost";
 }
 
 /** Per-issue fleet state (the `issue_fleet` row; defaults when there is none). */
@@ -224,11 +224,30 @@ export class ClaimsStore {
    */
   private trimHistory(number: number): void {
     this.sql`DELETE FROM claims WHERE number = ${number} AND ended_ms IS NOT NULL
-      AND marker <> 'posted'
-      AND NOT (outcome <> 'done'
+      AND marker NOT IN ('posted', 'repost')
+      AND NOT (outcome NOT IN ('done', 'preempted', 'mirror-failed')
         AND fence > COALESCE((SELECT f.reset_fence FROM issue_fleet f WHERE f.number = ${number}), 0))
       AND fence <= (SELECT fence FROM claims WHERE number = ${number} AND ended_ms IS NOT NULL
         ORDER BY fence DESC LIMIT 1 OFFSET ${CLAIM_HISTORY_PER_ISSUE})`;
+  }
+
+  /** When to re-read the claim's issue for an earlier IDD claim (null: nothing to verify). */
+  setVerify(claimId: string, atMs: number | null): void {
+    this.sql`UPDATE claims SET verify_ms = ${atMs} WHERE claim_id = ${claimId}`;
+  }
+
+  /** Claims not ended whose verification is due at `nowMs`. */
+  verifyDue(nowMs: number): ClaimRow[] {
+    return this.sql<Row>`SELECT * FROM claims WHERE ended_ms IS NULL
+      AND verify_ms IS NOT NULL AND verify_ms <= ${nowMs} ORDER BY fence`.map(claim);
+  }
+
+  /** The next verification due (for the alarm), or null. */
+  nextVerifyMs(): number | null {
+    return (
+      this.sql<{ due: number | null }>`SELECT MIN(verify_ms) AS due FROM claims
+        WHERE ended_ms IS NULL AND verify_ms IS NOT NULL`[0]?.due ?? null
+    );
   }
 
   setMarker(claimId: string, marker: ClaimRow["marker"]): void {
@@ -238,7 +257,7 @@ export class ClaimsStore {
   /** Claims whose IDD mirror is behind: live and unposted, or ended with a claimed-by posted. */
   markersDue(): ClaimRow[] {
     return this.sql<Row>`SELECT * FROM claims
-      WHERE marker = 'none' OR (marker = 'posted' AND ended_ms IS NOT NULL)
+      WHERE marker IN ('none', 'repost') OR (marker = 'posted' AND ended_ms IS NOT NULL)
       ORDER BY fence`.map(claim);
   }
 
@@ -255,7 +274,7 @@ export class ClaimsStore {
   attempts(number: number, afterFence: number): Attempt[] {
     return this.sql<{ agent_id: string; outcome: string; note: string | null; ended_ms: number }>`
       SELECT agent_id, outcome, note, ended_ms FROM claims
-      WHERE number = ${number} AND fence > ${afterFence} AND outcome IS NOT NULL AND outcome <> 'done'
+      WHERE number = ${number} AND fence > ${afterFence} AND outcome IS NOT NULL AND outcome NOT IN ('done', 'preempted', 'mirror-failed')
       ORDER BY fence`.map((r) => ({
       agentId: r.agent_id,
       outcome: r.outcome as ClaimOutcome,
@@ -270,7 +289,7 @@ export class ClaimsStore {
     for (const r of this.sql<{ number: number; n: number }>`
       SELECT c.number AS number, COUNT(*) AS n FROM claims c
       LEFT JOIN issue_fleet f ON f.number = c.number
-      WHERE c.outcome IS NOT NULL AND c.outcome <> 'done' AND c.fence > COALESCE(f.reset_fence, 0)
+      WHERE c.outcome IS NOT NULL AND c.outcome NOT IN ('done', 'preempted', 'mirror-failed') AND c.fence > COALESCE(f.reset_fence, 0)
       GROUP BY c.number`) {
       out.set(r.number, r.n);
     }
@@ -458,7 +477,7 @@ export class ClaimsStore {
     this.sql`DELETE FROM author_trust WHERE checked_ms < ${cutoffs.authorTrustMs}`;
     this.sql`DELETE FROM claims WHERE ended_ms IS NOT NULL AND ended_ms < ${cutoffs.claimsMs}
       AND marker IN ('released', 'skip')
-      AND NOT (outcome IS NOT NULL AND outcome <> 'done'
+      AND NOT (outcome IS NOT NULL AND outcome NOT IN ('done', 'preempted', 'mirror-failed')
         AND fence > COALESCE((SELECT f.reset_fence FROM issue_fleet f WHERE f.number = claims.number), 0))`;
     this.sql`DELETE FROM issue_fleet WHERE stuck = 0 AND stuck_labeled = 0 AND stuck_commented = 0
       AND stuck_ms IS NULL AND done_suppressed = 0 AND remove_ready = 0 AND add_ready = 0

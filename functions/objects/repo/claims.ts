@@ -1,4 +1,5 @@
 import { labelLimits, policyDenial } from "../../../shared/claims/policy.ts";
+import { preemptCheckAt, preemptedBy } from "../../../shared/claims/preemption.ts";
 import {
   claimBranch,
   claimIdFrom,
@@ -6,6 +7,7 @@ import {
   countsAsAttempt,
   fenceIsCurrent,
   grantDecision,
+  isLive,
   isStuckAfter,
 } from "../../../shared/claims/rules.ts";
 import {
@@ -236,6 +238,105 @@ export class Claims {
     });
   }
 
+  /**
+   * The 409 for a fence that is not the live claim: `stale-fence`, with `reason: "preempted"`
+   * and the IDD holder when the claim ended because an earlier IDD claim holds the issue.
+   */
+  stale(request: FenceRequest): FleetResult {
+    const claim = this.rows.get(request.claimId);
+    if (claim?.fence !== request.fence || claim.outcome !== "preempted") return staleFence();
+    const result = staleFence();
+    return {
+      ...result,
+      body: {
+        ...result.body,
+        reason: "preempted",
+        message: `an IDD claim earlier than this claim's marker holds the issue (${claim.note}); this claim ended`,
+        holder: { agentId: claim.note, source: "idd", expiresAt: null },
+      },
+    };
+  }
+
+  /** switchyard's `claimed-by` marker of a claim landed: its issue is re-read after IDD's settle delay. */
+  markerPosted(claimId: string, nowMs: number): void {
+    const at = preemptCheckAt(nowMs);
+    this.rows.setVerify(claimId, at);
+    this.schedules.at("verify", at);
+  }
+
+  /**
+   * Ends a live claim an earlier IDD claim holds the issue against (preemption.ts): its
+   * heartbeat and writes answer 409 `stale-fence`, `reason: "preempted"`; its `unclaimed-by`
+   * is owed. False when the claim is no longer live (nothing to end).
+   */
+  preempt(claimId: string, holder: { agentId: string }, nowMs: number): boolean {
+    return this.store.transaction(() => {
+      this.expireDue(nowMs);
+      const claim = this.rows.get(claimId);
+      this.rows.setVerify(claimId, null);
+      if (!claim || !preemptedBy({ claimLive: isLive(claim, nowMs), iddHolder: holder })) {
+        return false;
+      }
+      this.rows.end(claimId, nowMs, "preempted", holder.agentId);
+      this.store.audit(
+        "preempted",
+        { number: claim.number, claimId, fence: claim.fence, holder: holder.agentId },
+        nowMs,
+      );
+      this.owe(nowMs);
+      return true;
+    });
+  }
+
+  /**
+   * Synchronous mirroring (fleet.ts): the grant's marker is being posted by the grant itself,
+   * so the `fleet` schedule leaves it alone meanwhile (`skip`), and then it landed (`posted`,
+   * verified like any marker) or it did not: the claim ends as never granted (`mirror-failed`,
+   * no attempt counted), with its `unclaimed-by` owed when the post may have been applied.
+   */
+  mirroring(claimId: string): void {
+    this.store.transaction(() => this.rows.setMarker(claimId, "skip"));
+  }
+
+  mirrored(claimId: string, nowMs: number): void {
+    this.store.transaction(() => {
+      this.rows.setMarker(claimId, "posted");
+      this.markerPosted(claimId, nowMs);
+      this.owe(nowMs);
+    });
+  }
+
+  mirrorFailed(claimId: string, mayBeApplied: boolean, why: string, nowMs: number): void {
+    this.store.transaction(() => {
+      const claim = this.rows.get(claimId);
+      if (!claim) return;
+      if (claim.endedMs === null) this.rows.end(claimId, nowMs, "mirror-failed", why);
+      this.rows.setMarker(claimId, mayBeApplied ? "posted" : "skip");
+      this.store.audit(
+        "mirror-failed",
+        { number: claim.number, claimId, fence: claim.fence, mayBeApplied, error: why },
+        nowMs,
+      );
+      this.owe(nowMs);
+    });
+  }
+
+  /** IDD's reading names nobody though the claim is live: its `claimed-by` is owed again. */
+  repostMarker(claimId: string, nowMs: number): void {
+    this.store.transaction(() => {
+      const claim = this.rows.get(claimId);
+      this.rows.setVerify(claimId, null);
+      if (!claim || !isLive(claim, nowMs)) return;
+      this.rows.setMarker(claimId, "repost");
+      this.store.audit(
+        "marker-reposted",
+        { number: claim.number, claimId, fence: claim.fence },
+        nowMs,
+      );
+      this.owe(nowMs);
+    });
+  }
+
   /** The write of `record` ended: its record closes now, or a margin later (write-records.ts). */
   finishWrite(record: WriteRecord, end: WriteEnd, nowMs: number, marginMs: number): void {
     finishWrite(this.store, this.schedules, record, end, nowMs, marginMs);
@@ -245,7 +346,7 @@ export class Claims {
     return this.store.transaction(() => {
       this.expireDue(nowMs);
       const claim = this.rows.get(request.claimId);
-      if (!fenceIsCurrent(claim, request, number, nowMs)) return staleFence();
+      if (!fenceIsCurrent(claim, request, number, nowMs)) return this.stale(request);
       const row = claim as ClaimRow;
       const expiresMs = nowMs + row.ttlMs;
       this.rows.extend(row.claimId, expiresMs);
@@ -265,7 +366,7 @@ export class Claims {
     return this.store.transaction(() => {
       this.expireDue(nowMs);
       const claim = this.rows.get(request.claimId);
-      if (!fenceIsCurrent(claim, request, number, nowMs)) return staleFence();
+      if (!fenceIsCurrent(claim, request, number, nowMs)) return this.stale(request);
       this.rows.end(request.claimId, nowMs, request.outcome, request.note ?? null);
       if (request.outcome === "done") {
         this.rows.setFlag(number, "doneSuppressed", true);

@@ -49,14 +49,6 @@ interface Call {
   rearm?: () => Promise<void>;
 }
 
-const staleFence: FleetResult = {
-  status: 409,
-  body: {
-    error: "stale-fence",
-    message: "that claim id and fence are not the issue's live claim; nothing was written",
-  },
-};
-
 /** A lost create is looked for among issues updated since its key's first use, less this. */
 const LOOKUP_SKEW_MS = 5 * 60_000;
 
@@ -117,7 +109,7 @@ export async function fencedWrite(
   call: Call,
 ): Promise<FleetResult> {
   const { number, request, op } = call;
-  if (!claims.current(number, request, call.now())) return staleFence;
+  if (!claims.current(number, request, call.now())) return claims.stale(request);
   const problem = fencedWriteProblem(op, {
     labels: store.config().labels,
     issueLabels: store.issueLabels(number) ?? [],
@@ -174,7 +166,7 @@ export async function fencedWrite(
   // the issue is granted to nobody (shared/claims/write-records.ts).
   const marginMs = call.marginMs ?? WRITE_SETTLE_MARGIN_MS;
   const record = claims.openWrite(number, request, op.kind, call.now(), marginMs);
-  if (record === null) return release(staleFence);
+  if (record === null) return release(claims.stale(request));
   await call.rearm?.();
   // Every request of the write keeps the deadline: waits that would pass it are not started,
   // a request in flight at it is aborted. (`now` may be a virtual clock: the deadline is
@@ -188,7 +180,7 @@ export async function fencedWrite(
   // Between two calls of one operation: is the claim still live and the deadline ahead?
   const between = (done: string): FleetResult | null => {
     if (!claims.current(number, request, call.now())) {
-      return withMessage(staleFence, `the claim ended during the write: ${done}`);
+      return withMessage(claims.stale(request), `the claim ended during the write: ${done}`);
     }
     if (Date.now() >= deadline.atMs)
       return pastDeadline(deadlineAt, `${done}; nothing more was sent`);

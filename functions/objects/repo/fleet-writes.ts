@@ -82,6 +82,8 @@ export class OwedWrites {
       switch (write.kind) {
         case "claimed-marker":
           rows.setMarker(write.claim.claimId, "posted");
+          // Verified like an IDD agent verifies its claim (shared/claims/preemption.ts).
+          if (!dropped) this.claims.markerPosted(write.claim.claimId, nowMs);
           break;
         case "unclaimed-marker":
           rows.setMarker(write.claim.claimId, "released");
@@ -131,6 +133,24 @@ export class OwedWrites {
   }
 }
 
+/** The `claimed-by` marker mirroring a claim. */
+export function claimedByBody(c: {
+  agentId: string;
+  claimId: string;
+  branch: string;
+  grantedMs: number;
+  marker: string;
+}): string {
+  return renderClaimedBy({
+    agentId: c.agentId,
+    claimId: c.claimId,
+    supersedes: null,
+    // Posted again (IDD's reading ignored the first): a claim made now, as IDD reads it.
+    timestamp: second(c.marker === "repost" ? Date.now() : c.grantedMs),
+    branch: c.branch,
+  });
+}
+
 /** How many writes one alarm run performs at most before yielding to the next. */
 const WRITES_PER_RUN = 50;
 
@@ -147,15 +167,7 @@ async function perform(
 ): Promise<void> {
   switch (write.kind) {
     case "claimed-marker": {
-      const c = write.claim;
-      const body = renderClaimedBy({
-        agentId: c.agentId,
-        claimId: c.claimId,
-        supersedes: null,
-        timestamp: second(c.grantedMs),
-        branch: c.branch,
-      });
-      await createComment(client, repo, c.number, body);
+      await createComment(client, repo, write.claim.number, claimedByBody(write.claim));
       return;
     }
     case "unclaimed-marker": {

@@ -1,4 +1,10 @@
+import {
+  MIRROR_FAILED_RETRY_SECONDS,
+  mirrorsSynchronously,
+} from "../../../shared/claims/preemption.ts";
 import { WRITE_SETTLE_MARGIN_MS } from "../../../shared/claims/write-records.ts";
+import { GitHubApiError } from "../../../shared/github/errors.ts";
+import { createComment } from "../../../shared/github/writes.ts";
 import type { RepoContext } from "./context.ts";
 import { type FencedOp, fencedWrite } from "./fenced-write.ts";
 import type {
@@ -9,7 +15,7 @@ import type {
   ReleaseOutcome,
 } from "./fleet-api.ts";
 import { conflict } from "./fleet-api.ts";
-import { flushFleetWrites } from "./fleet-writes.ts";
+import { claimedByBody, flushFleetWrites } from "./fleet-writes.ts";
 import { owePush } from "./owner-push.ts";
 import { pause } from "./pause.ts";
 
@@ -50,14 +56,85 @@ export function workQueue(c: RepoContext, request: QueueRequest, nowMs: number) 
   return fleetCall(c, () => c.views.answer(request, nowMs), nowMs);
 }
 
-/** Claims issue `number`, or the queue's first available issue when `number` is null. */
-export function claim(
+/**
+ * Claims issue `number`, or the queue's first available issue when `number` is null. Where IDD
+ * agents work (trusted markers seen within `idd.staleHours`), the grant's `claimed-by` marker
+ * is posted before the answer; if it cannot be, nothing is granted (503 `mirror-failed`).
+ */
+export async function claim(
   c: RepoContext,
   number: number | null,
   request: ClaimRequest,
   nowMs: number,
 ): Promise<FleetResult> {
-  return fleetCall(c, () => c.claims.grant(number, request, nowMs), nowMs, true);
+  const start = Date.now();
+  const result = await fleetCall(c, () => c.claims.grant(number, request, nowMs), nowMs, true);
+  return mirrorIfIddWorks(c, result, nowMs, start);
+}
+
+/**
+ * Synchronous mirroring for a grant just made: where IDD agents work (trusted markers seen
+ * within `idd.staleHours`), its `claimed-by` is posted before the answer (mirrorGrant).
+ */
+async function mirrorIfIddWorks(
+  c: RepoContext,
+  result: FleetResult,
+  nowMs: number,
+  start: number,
+): Promise<FleetResult> {
+  if (result.status !== 201) return result;
+  const view = c.views.current(nowMs);
+  const sync = mirrorsSynchronously({
+    mirrorClaims: view.config.idd.mirrorClaims,
+    iddSeenMs: view.iddSeenMs,
+    nowMs,
+    staleHours: view.config.idd.staleHours,
+  });
+  if (!sync) return result;
+  return mirrorGrant(c, result, () => nowMs + (Date.now() - start));
+}
+
+/** Posts a grant's `claimed-by` marker before answering (synchronous mirroring). */
+async function mirrorGrant(
+  c: RepoContext,
+  granted: FleetResult,
+  now: () => number,
+): Promise<FleetResult> {
+  const { claimId } = granted.body as { claimId: string };
+  const row = c.store.claims.get(claimId)!;
+  c.claims.mirroring(claimId);
+  const failed = async (mayBeApplied: boolean, why: string, retryAtMs?: number | null) => {
+    c.claims.mirrorFailed(claimId, mayBeApplied, why, now());
+    await c.schedules.rearm();
+    const seconds =
+      retryAtMs == null
+        ? MIRROR_FAILED_RETRY_SECONDS
+        : Math.max(1, Math.ceil((retryAtMs - Date.now()) / 1000));
+    return {
+      status: 503,
+      body: {
+        error: "unavailable",
+        reason: "mirror-failed",
+        message: `IDD agents work on this repository, so a grant is mirrored as a claimed-by marker before it is answered, and that failed: ${why}; nothing was granted`,
+      },
+      headers: { "retry-after": String(seconds) },
+    };
+  };
+  const budget = await c.installation().reserveWrites(1);
+  if (budget.granted < 1) {
+    return failed(false, "the installation's GitHub write budget is spent", budget.retryAtMs);
+  }
+  try {
+    const fullName = c.store.identity()!.fullName;
+    const client = c.client(`mirror the claim on ${fullName}#${row.number}`);
+    await createComment(client, fullName, row.number, claimedByBody(row));
+  } catch (error) {
+    const mayBeApplied = !(error instanceof GitHubApiError) || error.outcome === "unknown";
+    return failed(mayBeApplied, error instanceof Error ? error.message : String(error));
+  }
+  c.claims.mirrored(claimId, now());
+  await c.schedules.rearm();
+  return granted;
 }
 
 /**
@@ -67,14 +144,15 @@ export function claim(
  * now: a stale push (claimed since, closed, released `done`, over a limit) is refused with
  * `reason: stale` and the head is pushed again. `number` null: this repository's claim-next.
  */
-export function orgClaim(
+export async function orgClaim(
   c: RepoContext,
   number: number | null,
   request: ClaimRequest,
   installationId: number,
   nowMs: number,
 ): Promise<FleetResult> {
-  return fleetCall(
+  const start = Date.now();
+  const result = await fleetCall(
     c,
     () => {
       if (c.store.identity()?.installationId !== installationId) {
@@ -95,6 +173,8 @@ export function orgClaim(
     nowMs,
     true,
   );
+  // Its grant is mirrored like any other (synchronously where IDD agents work).
+  return mirrorIfIddWorks(c, result, nowMs, start);
 }
 
 export function heartbeat(c: RepoContext, number: number, request: FenceRequest, nowMs: number) {

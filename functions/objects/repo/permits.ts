@@ -51,7 +51,7 @@ export async function givePermit(
       {
         requests: outcome.requests,
         durationMs: since === undefined ? 0 : Math.max(0, nowMs - since),
-        reading: outcome.client ? readingOf(outcome.client) : null,
+        readings: outcome.client ? readingsOf(outcome.client) : [],
         completed: outcome.completed,
       },
       nowMs,
@@ -62,21 +62,19 @@ export async function givePermit(
 }
 
 /**
- * The last `x-ratelimit-*` the client saw, its reset on this Worker's clock: GitHub's reset is
- * an absolute time, which is only as good as the two clocks agree (`budgetRoom` ignores a
- * reset more than an hour ahead).
+ * The last `x-ratelimit-*` the client saw of each resource (`core`, `graphql`). GitHub's reset
+ * is an absolute time, only as good as the two clocks agree (`budgetRoom` ignores a reset more
+ * than an hour ahead).
  */
-function readingOf(client: GitHubClient): RateLimitReading | null {
-  const seen = client.stats.rateLimit;
-  if (seen === null || ![seen.limit, seen.remaining, seen.reset].every(Number.isFinite)) {
-    return null;
-  }
-  return {
-    resource: seen.resource,
-    limit: seen.limit,
-    remaining: seen.remaining,
-    resetMs: seen.reset * 1000,
-  };
+function readingsOf(client: GitHubClient): RateLimitReading[] {
+  return Object.entries(client.stats.rateLimits)
+    .filter(([, seen]) => [seen.limit, seen.remaining, seen.reset].every(Number.isFinite))
+    .map(([resource, seen]) => ({
+      resource,
+      limit: seen.limit,
+      remaining: seen.remaining,
+      resetMs: seen.reset * 1000,
+    }));
 }
 
 /** The installation says this repository's turn came: its full reconcile runs now. */

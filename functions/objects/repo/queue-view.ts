@@ -43,6 +43,10 @@ export interface QueueView {
   items: QueueItem[];
   itemOf: Map<number, QueueItem>;
   idd: Map<number, IddHolder>;
+  /** Issues whose holder by IDD's reading is one of switchyard's claims: that claim's id. */
+  own: Map<number, string>;
+  /** When a trusted IDD agent's marker (not switchyard's) was last posted on an open issue. */
+  iddSeenMs: number | null;
   /** Marker authors whose write access is unknown: counted as trusted until GitHub says. */
   unknownAuthors: string[];
   /**
@@ -130,7 +134,9 @@ export function* buildQueueViewSteps(
       else byIssue.set(row.number, [row]);
     }
     const idd = new Map<number, IddHolder>();
+    const own = new Map<number, string>();
     const unknown = new Set<string>();
+    let iddSeenMs: number | null = null;
     for (const [number, all] of byIssue) {
       // A bot's comment counts only when it is one of switchyard's own mirrored markers: another
       // App, or anything else posted with switchyard's identity, is never an IDD claim.
@@ -151,6 +157,13 @@ export function* buildQueueViewSteps(
         },
       );
       for (const login of trust.unknown) unknown.add(login);
+      // The latest marker by a trusted IDD agent (not switchyard's own): IDD agents work here.
+      const trustedLogins = new Set(trust.trusted.map((l) => l.toLowerCase()));
+      for (const r of rows) {
+        if (r.author_type === "Bot" || !trustedLogins.has(r.author.toLowerCase())) continue;
+        const at = instantMs(r.created_at);
+        if (iddSeenMs === null || at > iddSeenMs) iddSeenMs = at;
+      }
       try {
         const resolution = resolveClaims(
           rows.map((r) => ({
@@ -163,7 +176,9 @@ export function* buildQueueViewSteps(
         );
         const holder = liveHolder(resolution);
         // switchyard's own mirrored markers: its claims table already says who holds the issue.
-        if (holder && !(holder.claimId !== null && claims.hasClaimId(holder.claimId))) {
+        if (holder?.claimId != null && claims.hasClaimId(holder.claimId)) {
+          own.set(number, holder.claimId);
+        } else if (holder) {
           idd.set(number, {
             agentId: holder.agentId,
             staleAt: holder.staleAt,
@@ -199,6 +214,8 @@ export function* buildQueueViewSteps(
       items,
       itemOf: new Map(items.map((i) => [i.number, i])),
       idd,
+      own,
+      iddSeenMs,
       unknownAuthors: [...unknown].sort(),
       replies,
     };

@@ -213,6 +213,15 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     )`);
     sql.exec(`CREATE INDEX reply_comments_by_issue ON reply_comments (number)`);
   },
+  (sql) => {
+    // One holder across protocols (issue 21): when switchyard re-reads the issue of a claim
+    // whose IDD marker it posted (null: nothing to verify). Idempotent, so a test that sets the
+    // version back to re-run an earlier step runs this one again harmlessly.
+    const columns = sql.exec<{ name: string }>(`PRAGMA table_info(claims)`).toArray();
+    if (!columns.some((c) => c.name === "verify_ms")) {
+      sql.exec(`ALTER TABLE claims ADD COLUMN verify_ms INTEGER`);
+    }
+  },
 ];
 
 /**

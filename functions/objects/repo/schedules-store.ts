@@ -10,6 +10,8 @@ export type ScheduleName =
   | "config"
   /** Ends expired claims (fleet API). */
   | "claims"
+  /** Re-reads the issues of claims whose IDD marker was posted, for an earlier IDD claim (preemption.ts). */
+  | "verify"
   /** Closes fenced write records at their close time (write-records.ts). */
   | "writes"
   /** Writes owed for the fleet: IDD mirror markers, processing labels, dead letters. */

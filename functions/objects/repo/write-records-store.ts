@@ -1,4 +1,4 @@
-// Fenced write records in the RepoObject's SQLite (`write_records`, migration step 8): the only
+// Fenced write records in the RepoObject's SQLite (`write_records`, migration step 11): the only
 // code that reads or writes that table. What a record's times mean, and when it closes, is
 // decided in shared/claims/write-records.ts.
 import type { WriteEnd } from "../../../shared/claims/write-records.ts";

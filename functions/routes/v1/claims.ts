@@ -21,6 +21,14 @@ const errors = {
   404: jsonContent(ErrorBodySchema, "The repository is not installed, or the issue is unknown"),
 };
 
+/** Grants only: synchronous mirroring where IDD agents work (see Retry-After). */
+const mirrorFailed = {
+  503: jsonContent(
+    ErrorBodySchema,
+    "unavailable, reason mirror-failed: IDD agents work on this repository and the grant's claimed-by marker could not be posted; nothing was granted (see Retry-After)",
+  ),
+};
+
 const claimIssue = createRoute({
   method: "post",
   path: "/v1/repos/{owner}/{repo}/issues/{n}/claim",
@@ -36,6 +44,7 @@ const claimIssue = createRoute({
       "Not claimable now: `reason` is held (with `holder`), closed, hold, epic, blocked, stuck, agent-limit, repo-limit, label-limit (with `label`), paused (the circuit breaker: the default branch is red and the issue is not a repair issue) or write-in-flight (a write of the previous claim may still reach GitHub; see Retry-After)",
     ),
     ...errors,
+    ...mirrorFailed,
   },
 });
 
@@ -64,6 +73,7 @@ const claimNext = createRoute({
     },
     409: jsonContent(ErrorBodySchema, "agent-limit or repo-limit"),
     ...errors,
+    ...mirrorFailed,
   },
 });
 
@@ -77,7 +87,10 @@ const heartbeat = createRoute({
   request: { params: IssueParamsSchema, body: jsonBody(HeartbeatRequestSchema) },
   responses: {
     200: jsonContent(HeartbeatResponseSchema, "The new expiry"),
-    409: jsonContent(ErrorBodySchema, "stale-fence: the claim is not live (nothing changed)"),
+    409: jsonContent(
+      ErrorBodySchema,
+      "stale-fence: the claim is not live (nothing changed); reason preempted (with holder) when an earlier IDD claim holds the issue",
+    ),
     ...errors,
   },
 });
@@ -92,7 +105,10 @@ const release = createRoute({
   request: { params: IssueParamsSchema, body: jsonBody(ReleaseRequestSchema) },
   responses: {
     200: jsonContent(ReleaseResponseSchema, "Released"),
-    409: jsonContent(ErrorBodySchema, "stale-fence: the claim is not live (nothing changed)"),
+    409: jsonContent(
+      ErrorBodySchema,
+      "stale-fence: the claim is not live (nothing changed); reason preempted (with holder) when an earlier IDD claim holds the issue",
+    ),
     ...errors,
   },
 });

@@ -48,6 +48,15 @@ describe("writes owed for the fleet", () => {
     });
   });
 
+  it("a marker owed again (IDD's reading ignored it) is posted again while the claim lives, and released after it ends", () => {
+    expect(
+      decide({ claims: [claim({ marker: "repost" })], live: new Set([1]) }).write,
+    ).toMatchObject({ kind: "claimed-marker", claim: { marker: "repost" } });
+    const ended = decide({ claims: [claim({ marker: "repost", endedMs: NOW - 5 })] });
+    expect(ended.write).toMatchObject({ kind: "unclaimed-marker" });
+    expect(ended.skipMarkers).toEqual([]);
+  });
+
   it("coalesces: a claim that ended before its marker was posted owes nothing, ever", () => {
     const d = decide({ claims: [claim({ endedMs: NOW - 10 })] });
     expect(d.write).toBeNull();

@@ -1,0 +1,191 @@
+// A large installation through the public surfaces (issue 25): the Worker under `wrangler dev`,
+// the GitHub simulator holding N repositories of 10 issues, the App installed on all of them at
+// once. The simulator's hourly budget is scaled down (and its window shortened) so that the
+// budget, not the machine, bounds the install: the time until every repository is reconciled is
+// reported as a ratio to the time the budget alone allows (what was billed, spent at the
+// simulator's limit a window after another). Also: the most concurrent requests of the
+// installation (at most the permit bound's worth), secondary-limit refusals and exhausted-hour
+// refusals (zero), and how long a webhook sent during the install takes to show in the graph.
+import process from "node:process";
+import { seedSnapshot } from "../infra/github-sim/seed.ts";
+import { startLocalStack, waitFor } from "../infra/local-stack.ts";
+import { PERMIT_BOUND } from "../shared/budget/reconcile-permits.ts";
+import type { Benchmark } from "./benchmark.ts";
+import { syntheticSnapshot } from "./synthetic.ts";
+
+const SIZES = (process.env.BENCH_INSTALL_SIZES ?? "1000,3000").split(",").map(Number);
+const ISSUES = 10;
+const OWNER = "install-org";
+/** The simulator's window (GitHub's is an hour): short, so the bench takes minutes. */
+const WINDOW_SECONDS = Number(process.env.BENCH_INSTALL_WINDOW_SECONDS ?? 30);
+/** Windows the budget alone needs for the whole install: the scale is chosen for it. */
+const WINDOWS = 3;
+/** Requests a 10-issue repository's first reconcile is billed (config read, one GraphQL page). */
+const EXPECTED_PER_REPO = 2;
+const WEBHOOK_SAMPLES = 20;
+
+interface Run {
+  repositories: number;
+  seconds: number;
+  budgetSeconds: number;
+  ratio: number;
+  billed: number;
+  hourlyLimit: number;
+  maxConcurrent: number;
+  secondaryRefusals: number;
+  exhausted: number;
+  webhookP99Ms: number;
+  /** Endpoints GitHub refused for an exhausted hour, with how many. */
+  refusedBy: string[];
+}
+
+interface Counters {
+  identities: Record<
+    string,
+    { requests: number; maxConcurrent: number; secondaryRefusals: number }
+  >;
+  byEndpoint: Record<string, { statuses: Record<string, number> }>;
+}
+
+const p99 = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)] ?? 0;
+};
+
+async function run(n: number): Promise<Run> {
+  const stack = await startLocalStack(`bench-install-${n}`);
+  try {
+    const state = stack.sim.sim.state;
+    const names = Array.from({ length: n }, (_, i) => `r${i}`);
+    for (const name of names) {
+      seedSnapshot(state, { ...syntheticSnapshot(ISSUES, n), repo: `${OWNER}/${name}` });
+    }
+    const control = (path: string, method: string, body: unknown) =>
+      fetch(`${stack.sim.url}/_sim${path}`, {
+        method,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then(async (r) => {
+        if (!r.ok) throw new Error(`simulator ${path}: ${r.status} ${await r.text()}`);
+        return r.json() as Promise<unknown>;
+      });
+    // GitHub's hourly limit for n repositories, scaled so the install needs WINDOWS windows.
+    const hourly = Math.min(12_500, 5_000 + 50 * Math.max(0, n - 20));
+    const scale = (n * EXPECTED_PER_REPO) / WINDOWS / hourly;
+    await control("/rate-limit", "PUT", { scale, windowSeconds: WINDOW_SECONDS });
+    const hourlyLimit = Math.max(1, Math.round(hourly * scale));
+    const token = `ghp_install${crypto.randomUUID().replace(/-/g, "")}`;
+    await control("/users", "POST", {
+      login: "install-admin",
+      token,
+      repos: Object.fromEntries(names.map((name) => [`${OWNER}/${name}`, "admin"])),
+    });
+    const auth = { authorization: `Bearer ${token}` };
+    stack.sim.sim.webhooks.pushUrl = `${stack.workerUrl}/webhooks/github`;
+    const graph = async (name: string) => {
+      const res = await fetch(`${stack.workerUrl}/v1/repos/${OWNER}/${name}/graph`, {
+        headers: auth,
+      });
+      if (!res.ok) return undefined;
+      return (await res.json()) as {
+        stats: { issues: number };
+        installation: { reconciled: number } | null;
+      };
+    };
+
+    const started = performance.now();
+    const installation = state.install(OWNER, "all", "install-admin");
+    // Webhooks during the install: an issue opened in a repository, until its graph shows it.
+    const latencies: number[] = [];
+    const webhooks = (async () => {
+      for (let i = 0; i < WEBHOOK_SAMPLES; i++) {
+        await new Promise((r) => setTimeout(r, 2_000));
+        const name = names[Math.floor(((i + 0.5) / WEBHOOK_SAMPLES) * n)]!;
+        const before = (await graph(name))?.stats.issues ?? 0;
+        const t0 = performance.now();
+        await control(`/repos/${OWNER}/${name}/issues`, "POST", { title: "mid-install" });
+        await waitFor(
+          `the webhook of ${name}`,
+          async () => ((await graph(name))?.stats.issues ?? 0) > before || undefined,
+          60_000,
+        );
+        latencies.push(performance.now() - t0);
+      }
+    })();
+    // Awaited below; a failure meanwhile must not end the process before the stack is closed.
+    webhooks.catch(() => undefined);
+    await waitFor(
+      `${n} repositories reconciled`,
+      async () => ((await graph("r0"))?.installation?.reconciled ?? 0) >= n || undefined,
+      60 * 60_000,
+    );
+    const seconds = (performance.now() - started) / 1000;
+    await webhooks;
+    const counters = (await (await fetch(`${stack.sim.url}/_sim/counters`)).json()) as Counters;
+    const mine = counters.identities[`installation:${installation.id}`];
+    const exhausted = Object.values(counters.byEndpoint).reduce(
+      (sum, e) => sum + (e.statuses["403"] ?? 0) + (e.statuses["429"] ?? 0),
+      0,
+    );
+    const refusedBy = Object.entries(counters.byEndpoint)
+      .filter(([, e]) => (e.statuses["403"] ?? 0) + (e.statuses["429"] ?? 0) > 0)
+      .map(
+        ([endpoint, e]) => `${endpoint}: ${(e.statuses["403"] ?? 0) + (e.statuses["429"] ?? 0)}`,
+      );
+    const billed = mine?.requests ?? 0;
+    // Spent at the limit a window after another: the budget alone allows no faster install.
+    const budgetSeconds = (billed / hourlyLimit) * WINDOW_SECONDS;
+    await control("/rate-limit", "PUT", { scale: 1, windowSeconds: 3600 });
+    return {
+      repositories: n,
+      seconds,
+      budgetSeconds,
+      ratio: seconds / budgetSeconds,
+      billed,
+      hourlyLimit,
+      maxConcurrent: mine?.maxConcurrent ?? 0,
+      secondaryRefusals: mine?.secondaryRefusals ?? 0,
+      exhausted,
+      webhookP99Ms: p99(latencies),
+      refusedBy,
+    };
+  } finally {
+    await stack.close();
+  }
+}
+
+export const installBenchmark: Benchmark = {
+  name: "install",
+  async run() {
+    const runs: Run[] = [];
+    for (const n of SIZES) runs.push(await run(n));
+    const report = [
+      `window ${WINDOW_SECONDS} s (GitHub: an hour), budget scaled so the install needs ${WINDOWS} windows`,
+      "| repositories | time (s) | budget alone (s) | ratio | billed | limit/window | max concurrent | secondary refusals | 403/429 | webhook p99 (ms) |",
+      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+      ...runs.map(
+        (r) =>
+          `| ${r.repositories} | ${r.seconds.toFixed(1)} | ${r.budgetSeconds.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.billed} | ${r.hourlyLimit} | ${r.maxConcurrent} | ${r.secondaryRefusals} | ${r.exhausted} | ${r.webhookP99Ms.toFixed(0)} |`,
+      ),
+      ...runs.flatMap((r) =>
+        r.refusedBy.length > 0 ? [`${r.repositories}: refused ${r.refusedBy.join(", ")}`] : [],
+      ),
+    ];
+    return {
+      report,
+      targets: [
+        {
+          name: "time at most 1.2x what the budget alone allows",
+          ok: runs.every((r) => r.ratio <= 1.2),
+        },
+        {
+          name: `at most ${PERMIT_BOUND * 2} concurrent requests (the permit bound's reconciles)`,
+          ok: runs.every((r) => r.maxConcurrent <= PERMIT_BOUND * 2),
+        },
+        { name: "zero secondary-limit refusals", ok: runs.every((r) => r.secondaryRefusals === 0) },
+        { name: "zero exhausted-hour refusals", ok: runs.every((r) => r.exhausted === 0) },
+      ],
+      figures: { runs },
+    };
+  },
+};
