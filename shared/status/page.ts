@@ -3,6 +3,7 @@
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { formatDuration } from "./figures.ts";
+import type { OrgPageModel } from "./org-view.ts";
 import { KIND_STYLES, renderLegend } from "./svg.ts";
 import type { Link, RepoPageModel } from "./view.ts";
 
@@ -266,7 +267,7 @@ ${
     ? none("switchyard is not installed on any account you can see.")
     : installations.map(
         (i) =>
-          html`<section class="card installation" data-id="${i.id}"><h2>${i.account} <span class="pill">installation ${i.id}</span></h2>${i.progress ? html`<p class="empty installation-progress">${i.progress}</p>` : ""}${
+          html`<section class="card installation" data-id="${i.id}"><h2><a class="org" href="/orgs/${i.account}">${i.account}</a> <span class="pill">installation ${i.id}</span></h2>${i.progress ? html`<p class="empty installation-progress">${i.progress}</p>` : ""}${
             i.repositories.length === 0
               ? none("No repositories you can see.")
               : html`<ul class="repos">${i.repositories.map(
@@ -276,6 +277,43 @@ ${
           }${i.more ? html`<p class="empty">More repositories are not listed.</p>` : ""}</section>`,
       )
 }`,
+  );
+}
+
+const figure = (n: number | null) => (n === null ? "–" : String(n));
+
+/** `/orgs/{owner}`: the owner's repositories the viewer may see, and the owner's next items. */
+export function orgPage(m: OrgPageModel): Html {
+  const repos = section(
+    `Repositories (${m.repos.length})`,
+    "repos",
+    m.repos.length === 0
+      ? none("No repositories of this account that you can see.")
+      : html`<div class="scroll"><table><thead><tr><th>Repository</th><th>Queue</th><th>Claims live</th><th>Stuck</th></tr></thead><tbody>${m.repos.map(
+          (r) =>
+            html`<tr class="repo" data-repo="${r.fullName}"><td><a href="${r.href}">${r.fullName}</a>${r.private ? html` <span class="pill">private</span>` : ""}</td><td class="queue">${figure(r.queueLength)}</td><td class="claims">${figure(r.liveClaims)}</td><td class="stuck">${figure(r.stuck)}</td></tr>`,
+        )}</tbody></table></div>${
+          m.repos.some((r) => r.queueLength === null || r.stuck === null)
+            ? html`<p class="empty">–: not known yet (the repository has not pushed its queue to the account, or did not answer).</p>`
+            : ""
+        }`,
+  );
+  const next = section(
+    `Next in the queue (${m.next.length} of ${m.queueTotal})`,
+    "next",
+    m.next.length === 0
+      ? none("Nothing is claimable right now.")
+      : html`<div class="scroll"><table><thead><tr><th>Issue</th><th>Why it is ready</th></tr></thead><tbody>${m.next.map(
+          (q) =>
+            html`<tr class="next" data-repo="${q.repo}" data-number="${q.number}"><td><a href="${q.url}">${q.repo}#${q.number}</a> ${q.title}</td><td>${q.reason}</td></tr>`,
+        )}</tbody></table></div>`,
+  );
+  return layout(
+    `${m.owner} · switchyard`,
+    m.viewer,
+    html`<h1>${m.owner}</h1>
+<p class="sub">As of ${m.now} · the repositories of this account you can see, and its queue (the org queue's fair order) over them</p>
+${next}${repos}`,
   );
 }
 

@@ -149,10 +149,29 @@ describe.each(WIDTHS)("the status page at %i px", (width) => {
     const page = await pageAt(width);
     await page.goto(`${workerUrl}/`);
     const links = await page
-      .locator(".installation a")
+      .locator(".installation ul.repos a")
       .evaluateAll((as) => as.map((a) => a.getAttribute("href")));
     expect(links).toEqual(["/repos/acme/rocket", "/repos/acme/sdk"]);
+    expect(await page.locator(".installation a.org").getAttribute("href")).toBe("/orgs/acme");
     await shot(page, "home", width);
+    await page.close();
+  });
+
+  it("shows the owner's page: both demo repositories and at most five next items", async () => {
+    const page = await pageAt(width);
+    await page.goto(`${workerUrl}/orgs/acme`);
+    const repos = await page
+      .locator("#repos tr.repo")
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-repo")));
+    expect(repos).toEqual(["acme/rocket", "acme/sdk"]);
+    expect(await page.locator("#next").isVisible()).toBe(true);
+    expect(await page.locator("#next tr.next").count()).toBeLessThanOrEqual(5);
+    // Nothing wider than the page at 390 px but the tables' own scroll.
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shot(page, "org", width);
     await page.close();
   });
 

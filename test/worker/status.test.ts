@@ -2,14 +2,23 @@
 // (authorize → callback → signed session cookie), repository access re-checked with GitHub as
 // the API does, the login redirect for a private repository, a public repository shown without
 // login when its config says `status.public: true`, and cookies that do not verify refused.
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { GraphScans } from "../../functions/objects/repo/graph-scans.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { SESSION_COOKIE, signSession } from "../../shared/status/session.ts";
 import { SESSION_SECRET } from "./global-setup.ts";
-import { deliverAll, install, seedIssue, settle, sim } from "./helpers.ts";
+import {
+  deliverAll,
+  install,
+  installationStub,
+  repoStub,
+  seed,
+  seedIssue,
+  settle,
+  sim,
+} from "./helpers.ts";
 
 const ORIGIN = "https://switchyard.test";
 
@@ -61,6 +70,22 @@ let PRIVATE: Awaited<ReturnType<typeof install>>;
 let PUBLIC: Awaited<ReturnType<typeof install>>;
 let QUIET: Awaited<ReturnType<typeof install>>;
 
+/** Repositories of one owner under one installation, installed and reconciled, heads pushed. */
+async function installOrg(snapshots: Parameters<typeof seed>[0][]) {
+  const first = await seed(snapshots[0]!);
+  const rest = [];
+  for (const s of snapshots.slice(1)) rest.push(await seed(s, first.installationId));
+  await deliverAll();
+  await runDurableObjectAlarm(installationStub(first.installationId));
+  const repos = [first, ...rest].map((r) => ({ ...r, stub: repoStub(r.repoId) }));
+  for (let round = 0; round < 2; round++) {
+    for (const r of repos) await settle(r.stub);
+    await deliverAll();
+  }
+  for (const r of repos) await settle(r.stub);
+  return repos;
+}
+
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
   PRIVATE = await install({
@@ -89,7 +114,14 @@ beforeAll(async () => {
     body: {
       login: "alice",
       token: ALICE_TOKEN,
-      repos: { "status-a/app": "write" },
+      repos: { "status-a/app": "write", "status-org/one": "write" },
+    },
+  });
+  await sim("/users", {
+    body: {
+      login: "carol",
+      token: `ghp_carol${crypto.randomUUID().replace(/-/g, "")}`,
+      repos: { "status-org/secret-plans": "write" },
     },
   });
   await sim("/users", {
@@ -311,5 +343,86 @@ describe("status pages", () => {
     await runInDurableObject(PUBLIC.stub, (o: RepoObject) => {
       o.store.sql`DELETE FROM write_records`;
     });
+  });
+});
+
+describe("the owner's page /orgs/{owner}", () => {
+  const ready = (n: number) => seedIssue(n, { title: `org task ${n}`, labels: ["agent:ready"] });
+  let ORG: Awaited<ReturnType<typeof installOrg>>;
+
+  beforeAll(async () => {
+    ORG = await installOrg([
+      { repo: "status-org/one", issues: [1, 2, 3, 4, 5, 6, 7, 8].map(ready) },
+      { repo: "status-org/secret-plans", issues: [ready(1), ready(2)] },
+    ]);
+    // One live claim in `one`, pushed to the owner with the head.
+    const one = ORG.find((r) => r.repo === "status-org/one")!;
+    expect((await one.stub.claim(7, { agentId: "org-agent" })).status).toBe(201);
+    // #8 a dead letter: three failed attempts (out of the queue, counted as stuck).
+    for (let i = 0; i < 3; i++) {
+      const g = (await one.stub.claim(8, { agentId: `org-agent-${i}` })) as {
+        body: { claimId: string; fence: number };
+      };
+      await one.stub.release(8, {
+        claimId: g.body.claimId,
+        fence: g.body.fence,
+        outcome: "failed",
+      });
+    }
+    await settle(one.stub);
+  });
+
+  it("shows a viewer only their repositories, with figures and the next five items", async () => {
+    const session = await signIn("alice", "/orgs/status-org");
+    const response = await get("/orgs/status-org", session);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("cache-control")).toBe("private, no-store");
+    const page = await response.text();
+    expect(page).toContain('<a href="/repos/status-org/one">status-org/one</a>');
+    // Queue 6 (8 ready, one claimed, one stuck), one live claim, one dead letter.
+    expect(page).toMatch(
+      /data-repo="status-org\/one">.*<td class="queue">6<\/td><td class="claims">1<\/td><td class="stuck">1<\/td>/,
+    );
+    // The next five, in order, and not the sixth.
+    const next = [...page.matchAll(/<tr class="next" data-repo="([^"]+)" data-number="(\d+)"/g)];
+    expect(next.map((m) => `${m[1]}#${m[2]}`)).toEqual(
+      [1, 2, 3, 4, 5].map((n) => `status-org/one#${n}`),
+    );
+    expect(page).toContain("Next in the queue (5 of 6)");
+    // Another viewer's private repository: its name never appears, nor its items.
+    expect(page).not.toContain("secret-plans");
+    // The home page links to the owner's page.
+    const home = await (await get("/", session)).text();
+    expect(home).toContain('<a class="org" href="/orgs/status-org">status-org</a>');
+  });
+
+  it("shows the other viewer only theirs; anonymous viewers are sent to the login", async () => {
+    const carol = await signIn("carol");
+    const page = await (await get("/orgs/status-org", carol)).text();
+    expect(page).toContain('<a href="/repos/status-org/secret-plans">status-org/secret-plans</a>');
+    expect(page).not.toContain("status-org/one");
+    // No repository of the owner is public and opted in: a login first.
+    const anonymous = await get("/orgs/status-org");
+    expect(anonymous.status).toBe(302);
+    expect(anonymous.headers.get("location")).toBe("/login?return_to=%2Forgs%2Fstatus-org");
+    // A viewer who sees none of the owner's repositories gets an empty page, no names.
+    const bob = await signIn("bob");
+    const empty = await (await get("/orgs/status-org", bob)).text();
+    expect(empty).not.toContain("status-org/");
+    expect(empty).toContain("No repositories of this account that you can see.");
+  });
+
+  it("shows anyone a public repository whose page opted in, and no other", async () => {
+    const response = await get("/orgs/status-pub");
+    expect(response.status).toBe(200);
+    const page = await response.text();
+    expect(page).toContain('<a href="/repos/status-pub/site">status-pub/site</a>');
+    expect(page).toContain("Sign in with GitHub");
+    // Public on GitHub but not opted in: nothing shown without a login.
+    expect((await get("/orgs/status-quiet")).status).toBe(302);
+    // Not a GitHub account name: 404 saying so (the owner's object is never asked).
+    const bad = await get("/orgs/-status");
+    expect(bad.status).toBe(404);
+    expect(await bad.text()).toContain("-status is not a GitHub account name");
   });
 });

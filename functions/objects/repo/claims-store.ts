@@ -335,6 +335,13 @@ export class ClaimsStore {
   }
 
   /** Issues with any fleet state worth reading (stuck, suppressed, owed writes, our label). */
+  /** How many issues are dead letters (the org status page's figure, without reading them). */
+  stuckCount(): number {
+    return (
+      this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM issue_fleet WHERE stuck = 1`[0]?.n ?? 0
+    );
+  }
+
   fleetRows(): IssueFleet[] {
     return this.sql<FleetRow>`SELECT * FROM issue_fleet
       WHERE stuck = 1 OR done_suppressed = 1 OR remove_ready = 1 OR add_ready = 1 OR processing = 1

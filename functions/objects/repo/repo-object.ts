@@ -218,6 +218,11 @@ export class RepoObject extends DurableObject<Env> {
     return publicPage(this.c);
   }
 
+  /** Its dead letters, counted: the org status page's figure (the pushed head lacks it). */
+  stuckCount(): number {
+    return this.c.store.claims.stuckCount();
+  }
+
   /** The status page's read beyond `graph()` (status.ts). */
   statusView(nowMs = Date.now()): Promise<StatusView> {
     return statusView(this.c, nowMs);
