@@ -2,13 +2,13 @@ import {
   type KeyVerdict,
   keySummary,
   keyVerdict,
-  type StoredKey,
   shouldRecordUse,
 } from "../../../shared/auth/keys.ts";
 import type { KeySummary } from "../../../shared/auth/schemas.ts";
 import { type RepoHead, RepoHeadSchema, supersedes } from "../../../shared/org/head.ts";
 import { MAX_TURNS, type Turn, turnCutoffMs } from "../../../shared/org/turns.ts";
 import { Journal } from "../journal-store.ts";
+import { type KeyRow, stored } from "../repo/keys-store.ts";
 import { migrate, type Sql, sqlTag } from "../sql.ts";
 
 // The owner's object's tables (spec 6.2): the only code that runs SQL on them. `heads`: one row
@@ -51,26 +51,7 @@ export interface HeldHead extends RepoHead {
 }
 
 type HeadRow = { head: string; pushed_ms: number; withdrawn_ms: number | null };
-type KeyRow = {
-  id: string;
-  name: string;
-  installation_id: number;
-  created_by: string | null;
-  created_ms: number;
-  last_used_ms: number | null;
-  expires_ms: number | null;
-  revoked_ms: number | null;
-};
-
-const stored = (r: KeyRow): StoredKey => ({
-  id: r.id,
-  name: r.name,
-  createdBy: r.created_by,
-  createdMs: r.created_ms,
-  lastUsedMs: r.last_used_ms,
-  expiresMs: r.expires_ms,
-  revokedMs: r.revoked_ms,
-});
+type OwnerKeyRow = KeyRow & { installation_id: number };
 
 export interface NewOwnerKey {
   id: string;
@@ -229,7 +210,8 @@ export class OwnerStore {
   }
 
   listKeys(): KeySummary[] {
-    return this.sql<KeyRow>`SELECT id, name, installation_id, created_by, created_ms, last_used_ms,
+    return this
+      .sql<OwnerKeyRow>`SELECT id, name, installation_id, created_by, created_ms, last_used_ms,
       expires_ms, revoked_ms FROM owner_keys ORDER BY created_ms, id`.map((r) =>
       keySummary(stored(r)),
     );
@@ -246,7 +228,7 @@ export class OwnerStore {
    * its shape names); its use is recorded at most once a minute.
    */
   verifyKey(hash: string, installationId: number, nowMs: number): KeyVerdict {
-    const row = this.sql<KeyRow>`SELECT id, name, installation_id, created_by, created_ms,
+    const row = this.sql<OwnerKeyRow>`SELECT id, name, installation_id, created_by, created_ms,
       last_used_ms, expires_ms, revoked_ms FROM owner_keys WHERE hash = ${hash}`[0];
     const key = row && row.installation_id === installationId ? stored(row) : null;
     const verdict = keyVerdict(key, nowMs);

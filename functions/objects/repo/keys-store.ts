@@ -11,7 +11,8 @@ import {
 import type { KeySummary } from "../../../shared/auth/schemas.ts";
 import type { Sql } from "../sql.ts";
 
-type KeyRow = {
+/** A key's row as stored (the owner's `owner_keys` adds its installation id). */
+export type KeyRow = {
   id: string;
   name: string;
   created_by: string | null;
@@ -21,7 +22,7 @@ type KeyRow = {
   revoked_ms: number | null;
 };
 
-const stored = (r: KeyRow): StoredKey => ({
+export const stored = (r: KeyRow): StoredKey => ({
   id: r.id,
   name: r.name,
   createdBy: r.created_by,
