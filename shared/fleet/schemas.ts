@@ -118,6 +118,14 @@ export const IssueParamsSchema = RepoParamsSchema.extend({ n: IssueNumberSchema 
 // Requests
 
 /** `GET .../queue?machine=&capabilities=&limit=&order=` (query strings, as they arrive). */
+/** A queue listing's page size (repository and org queues alike). */
+export const QueueLimitSchema = z.coerce
+  .number()
+  .int("must be an integer")
+  .min(1, "must be at least 1")
+  .max(100, "must be at most 100")
+  .default(20);
+
 export const QueueQuerySchema = z.object({
   machine: MachineSchema.optional(),
   capabilities: z
@@ -128,12 +136,7 @@ export const QueueQuerySchema = z.object({
     )
     .optional()
     .describe("Comma-separated capabilities the caller has (absent: none)."),
-  limit: z.coerce
-    .number()
-    .int("must be an integer")
-    .min(1, "must be at least 1")
-    .max(100, "must be at most 100")
-    .default(20),
+  limit: QueueLimitSchema,
   order: QueueOrderSchema.optional().describe(
     "`number` (default, or the config's `queue.order`), `impact` or `priority` (spec 6.4's order table).",
   ),

@@ -7,6 +7,7 @@ import {
   ClaimGrantSchema,
   LiveClaimSchema,
   MachineSchema,
+  QueueLimitSchema,
   TtlSecondsSchema,
 } from "../fleet/schemas.ts";
 import { ITEM_KINDS } from "./head.ts";
@@ -41,12 +42,7 @@ export const OrgQueueQuerySchema = z.object({
   kinds: commaList(/(reply|kick|rollup|ready)/, "kinds: reply, kick, rollup, ready")
     .optional()
     .describe("Comma-separated kinds to list (absent: all)."),
-  limit: z.coerce
-    .number()
-    .int("must be an integer")
-    .min(1, "must be at least 1")
-    .max(100, "must be at most 100")
-    .default(20),
+  limit: QueueLimitSchema,
   order: OrgOrderSchema.optional().describe("`fair` (default), `impact`, `number` or `priority`."),
   repos: commaList(/[A-Za-z0-9._-]{1,100}/, "repository names")
     .optional()
