@@ -5,6 +5,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
+import { decodeCursor } from "../../shared/graph/pages.ts";
 import type { ReplyFixture } from "../support/worker-reply-fixture.ts";
 import {
   type Delivery,
@@ -325,5 +326,76 @@ describe("replies in the queue and claims", () => {
     await t.stub.release(n, { ...g, outcome: "done" });
     // `done` work answers the input it was granted with too.
     expect(await queue(t.stub, ["reply"])).toEqual([]);
+  });
+});
+
+describe("replies in the graph API", () => {
+  it("lists the waiting inputs paged like the other lists, with who holds each issue", async () => {
+    const repo = "acme/replies-graph";
+    const { stub } = await install({ repo, issues: [] });
+    const numbers: number[] = [];
+    for (const title of ["A", "B", "C"]) {
+      const { number } = await sim<{ number: number }>(`/repos/${repo}/issues`, {
+        body: { title, body: "Do it.", actor: "acme" },
+      });
+      numbers.push(number);
+      await sim(`/repos/${repo}/issues/${number}/comments`, {
+        body: { body: "Which format should the export use?", actor: "fleet[bot]" },
+      });
+    }
+    const [a, b, c] = numbers as [number, number, number];
+    const answers = new Map<number, number>();
+    for (const n of [a, b]) {
+      const posted = await sim<{ id: number }>(`/repos/${repo}/issues/${n}/comments`, {
+        body: { body: "CSV, please.", actor: "acme" },
+      });
+      answers.set(n, posted.id);
+    }
+    // A stranger's answer on a public repository is nobody's work, and not listed.
+    await sim(`/repos/${repo}/issues/${c}/comments`, {
+      body: { body: "Use XML!", actor: "drive-by" },
+    });
+    await deliverAndSettle(stub);
+    const grant = (await stub.claim(b, { agentId: "answerer", kind: "reply" })).body as {
+      expiresAt: string;
+    };
+    type Entry = {
+      number: number;
+      reason: string;
+      url: string;
+      author: string;
+      at: string;
+      claim: { agentId: string; kind: string; until: string } | null;
+    };
+    const first = (await stub.graph(Date.now(), undefined, 1)) as unknown as {
+      replies: Entry[];
+      pages: { replies: { total: number; next: string | null } };
+    };
+    expect(first.pages.replies.total).toBe(2);
+    expect(first.replies).toEqual([
+      {
+        number: a,
+        reason: "unanswered-human-comment",
+        url: expect.stringMatching(new RegExp(`/issues/${a}#issuecomment-${answers.get(a)}$`)),
+        author: "acme",
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        claim: null,
+      },
+    ]);
+    const cursor = decodeCursor(first.pages.replies.next!)!;
+    const next = (await stub.graphPage({ list: "replies", limit: 1, cursor })) as unknown as {
+      items: Entry[];
+      next: string | null;
+      total: number;
+    };
+    expect(next.total).toBe(2);
+    expect(next.next).toBeNull();
+    expect(next.items).toEqual([
+      expect.objectContaining({
+        number: b,
+        author: "acme",
+        claim: { agentId: "answerer", kind: "reply", until: grant.expiresAt },
+      }),
+    ]);
   });
 });

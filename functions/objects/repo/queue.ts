@@ -78,6 +78,19 @@ export class QueueViews {
     );
   }
 
+  /**
+   * The kept view's plain lists (replies, IDD holders) if it was built at most `maxAgeMs` before
+   * `nowMs`, whatever changed since: what graph readers may see while a full reconcile streams
+   * pages in, when every page would otherwise void the view (graph-api.ts). Its analysis is not
+   * offered: its arrays go back to the pool once the view is replaced.
+   */
+  recent(nowMs: number, maxAgeMs: number): Pick<QueueView, "replies" | "idd"> | null {
+    const v = this.view;
+    return v !== null && v.builtMs <= nowMs && nowMs - v.builtMs <= maxAgeMs
+      ? { replies: v.replies, idd: v.idd }
+      : null;
+  }
+
   /** The queue view, rebuilt when the graph changed or it has aged. */
   current(nowMs: number): QueueView {
     if (this.holds(nowMs)) return this.view!;
