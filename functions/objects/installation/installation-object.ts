@@ -23,11 +23,13 @@ import {
 } from "../../../shared/ingest/lifecycle.ts";
 import type { ProjectItemNotice } from "../../../shared/queue/project-item.ts";
 import { retryDelayMs } from "../../../shared/schedule/policy.ts";
+import { githubClock } from "../../clock.ts";
 import { type Env, MissingSettingError, numberSetting } from "../../env.ts";
 import { installationClient } from "../../github-client.ts";
 import { coveringInstallation, installationOnGitHub } from "../../installation-check.ts";
 import { directory } from "../directory/directory-object.ts";
 import { ownerObject } from "../owner/owner-object.ts";
+import type { RepoIdentity } from "../repo/repo-store.ts";
 import { InstallationStore, type PendingTransition } from "./installation-store.ts";
 import type { PermitReport } from "./permits-store.ts";
 import { deliverProjectNotices, receiveProjectItem } from "./project-items.ts";
@@ -63,11 +65,10 @@ export class InstallationObject extends DurableObject<Env> {
   /** Installation tokens, in memory only: a raw token is never written to storage. */
   private readonly tokens = new Map<string, string>();
   /**
-   * The clock of the permits and their budget (`Date.now` here). GitHub's rate-limit resets are
-   * GitHub's times: a test that moves the simulator's clock (a window of the hourly budget
-   * passed) moves this one with it instead of sleeping (test/worker/reconcile-permits.test.ts).
+   * The clock of the permits and their budget: GitHub's rate-limit resets are GitHub's times,
+   * so it is the one a test moves with the simulator's (functions/clock.ts).
    */
-  now: () => number = () => Date.now();
+  private readonly now = githubClock.now;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -384,11 +385,7 @@ export class InstallationObject extends DurableObject<Env> {
       // one after another (at about 100 ms each) while their webhooks already arrive.
       const due = this.store.dueTransitions(nowMs);
       for (let i = 0; i < due.length; i += TRANSITIONS_AT_ONCE) {
-        await Promise.all(
-          due
-            .slice(i, i + TRANSITIONS_AT_ONCE)
-            .map((row) => this.transition(row, installationId, nowMs)),
-        );
+        await this.transitions(due.slice(i, i + TRANSITIONS_AT_ONCE), installationId, nowMs);
         // The repositories just installed wait in line: the first ones are told now, while the
         // rest of a large installation is still being created.
         await this.tellGrants(this.now());
@@ -399,42 +396,92 @@ export class InstallationObject extends DurableObject<Env> {
     }
   }
 
-  /** One repository transition: the RepoObject first, then its directory entry. */
-  private async transition(
-    row: PendingTransition,
+  /**
+   * A batch of repository transitions: each RepoObject first, then the directory entries of
+   * those it accepted in one write, then (for active ones) their owners' queues in one call
+   * per owner. Batched: on a large installation these calls, one per repository, cost more
+   * than creating the repositories' objects.
+   */
+  private async transitions(
+    rows: PendingTransition[],
     installationId: number,
     nowMs: number,
   ): Promise<void> {
+    const applied = await Promise.all(
+      rows.map(async (row) => {
+        try {
+          return { row, accepted: await this.transitionRepo(row, installationId) };
+        } catch (error) {
+          this.transitionFailed(row, installationId, error, nowMs);
+          return null;
+        }
+      }),
+    );
+    const done = applied.filter((a): a is NonNullable<typeof a> => a !== null);
     try {
-      const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repoId)));
-      // A repository without a full reconcile behind it is put in line here, in the order it
-      // was installed, and waits to be told (`permitGranted`) instead of asking: an
-      // organization's thousands of repositories installed at once do not all ask this object
-      // at the same moment (they did, and it was overloaded: issue 25).
-      const paced = row.status === "active" && !this.store.permits.isReconciled(row.repoId);
-      const outcome = await repo.setLifecycle(
-        { repoId: row.repoId, fullName: row.fullName, installationId, status: row.status },
-        { paced },
-      );
-      // The directory follows the repository's accepted outcome only: a transition the
-      // repository refused (it belongs to another installation now) must not touch it.
-      const accepted = outcome === "applied" ? await repo.identity() : null;
-      if (paced && accepted?.status === "active") {
-        this.store.transaction(() => this.store.permits.enqueue(row.repoId, this.now()));
+      const accepted = done.flatMap((d) => (d.accepted ? [d.accepted] : []));
+      if (accepted.length > 0) await directory(this.env).upsert(accepted, Date.now());
+      const byOwner = new Map<string, number[]>();
+      for (const a of accepted.filter((a) => a.status === "active")) {
+        const owner = a.fullName.split("/")[0]!.toLowerCase();
+        byOwner.set(owner, [...(byOwner.get(owner) ?? []), a.repoId]);
       }
-      if (accepted) await directory(this.env).upsert([accepted], Date.now());
-      if (accepted?.status === "active") await this.restoreToOwner(accepted);
-      // Only clear the row if no newer transition replaced it meanwhile.
-      this.store.transitionDone(row);
+      for (const [owner, repoIds] of byOwner) {
+        try {
+          await ownerObject(this.env, owner).restore(repoIds);
+        } catch (error) {
+          console.error(
+            `restoring ${repoIds.length} repositories to ${owner}'s queue failed`,
+            error,
+          );
+        }
+      }
+      // Only clear a row if no newer transition replaced it meanwhile.
+      for (const d of done) this.store.transitionDone(d.row);
     } catch (error) {
-      const attempts = row.attempts + 1;
-      const at = this.retryAt(attempts, error, nowMs);
-      this.store.transitionFailed(row, attempts, at);
-      console.error(
-        `installation ${installationId}: repository ${row.fullName} transition failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
-        error,
-      );
+      for (const d of done) this.transitionFailed(d.row, installationId, error, nowMs);
     }
+  }
+
+  /**
+   * One repository's transition in its object; its identity if it accepted it. The directory
+   * follows the repository's accepted outcome only: a transition the repository refused (it
+   * belongs to another installation now) must not touch it.
+   */
+  private async transitionRepo(
+    row: PendingTransition,
+    installationId: number,
+  ): Promise<RepoIdentity | null> {
+    const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repoId)));
+    // A repository without a full reconcile behind it is put in line here, in the order it was
+    // installed, and waits to be told (`permitGranted`) instead of asking: an organization's
+    // thousands of repositories installed at once do not all ask this object at the same
+    // moment (they did, and it was overloaded: issue 25).
+    const paced = row.status === "active" && !this.store.permits.isReconciled(row.repoId);
+    const outcome = await repo.setLifecycle(
+      { repoId: row.repoId, fullName: row.fullName, installationId, status: row.status },
+      { paced },
+    );
+    const accepted = outcome === "applied" ? ((await repo.identity()) ?? null) : null;
+    if (paced && accepted?.status === "active") {
+      this.store.transaction(() => this.store.permits.enqueue(row.repoId, this.now()));
+    }
+    return accepted;
+  }
+
+  private transitionFailed(
+    row: PendingTransition,
+    installationId: number,
+    error: unknown,
+    nowMs: number,
+  ): void {
+    const attempts = row.attempts + 1;
+    const at = this.retryAt(attempts, error, nowMs);
+    this.store.transitionFailed(row, attempts, at);
+    console.error(
+      `installation ${installationId}: repository ${row.fullName} transition failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
+      error,
+    );
   }
 
   /** The earliest time a recorded row is due (its backoff over), or null when none is left. */
