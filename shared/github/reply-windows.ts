@@ -10,7 +10,7 @@
 // body comes back.
 
 import type { ReplyTrust } from "../queue/reply-authors.ts";
-import { classifyReplyComment, windowSuffices } from "../queue/reply-state.ts";
+import { classifyReplyComment, neededFrom, windowSuffices } from "../queue/reply-state.ts";
 import type { GitHubClient } from "./client.ts";
 import type { RestComment } from "./comments.ts";
 import {
@@ -91,9 +91,8 @@ interface Reading {
   cursor: string | null;
 }
 
-function suffices(r: Reading, trust: ReplyTrust): boolean {
-  if (r.window.whole) return true;
-  const classified = r.window.comments.map((c) =>
+function classified(r: Reading) {
+  return r.window.comments.map((c) =>
     classifyReplyComment({
       author: {
         login: c.user?.login ?? "ghost",
@@ -105,7 +104,10 @@ function suffices(r: Reading, trust: ReplyTrust): boolean {
       url: c.html_url ?? "",
     }),
   );
-  return windowSuffices(classified, trust);
+}
+
+function suffices(r: Reading, trust: ReplyTrust): boolean {
+  return r.window.whole || windowSuffices(classified(r), trust);
 }
 
 function take(r: Reading, conn: GqlCommentWindow, older: boolean): void {
@@ -183,6 +185,15 @@ export async function readReplyWindows(
       });
       if (!data.node?.comments) break; // deleted meanwhile: the next reconcile sees it gone
       take(r, data.node.comments, true);
+    }
+  }
+  // Only the part the rules need is handed on (and kept): from the agent comment before the
+  // latest trusted input. A thread that shows none is handed on as read.
+  for (const r of readings) {
+    const from = neededFrom(classified(r), trust);
+    if (from > 0) {
+      r.window.comments = r.window.comments.slice(from);
+      r.window.whole = false;
     }
   }
   return readings.map((r) => r.window);

@@ -234,6 +234,30 @@ export function windowSuffices(comments: readonly ClassifiedComment[], trust: Re
   return summarizeClassified({ ...history, partial: true }, trust) !== null;
 }
 
+/**
+ * Where the part of a thread the rules need begins (comments oldest first): the agent comment
+ * before the latest trusted human comment, which `windowSuffices` then holds; 0 when the rules
+ * need the whole thread (no such input, or no agent before it). What is before it is not kept.
+ */
+export function neededFrom(comments: readonly ClassifiedComment[], trust: ReplyTrust): number {
+  const counts = (c: ClassifiedComment) =>
+    c.role !== "claim" && (isBot(c.author) || isTrustedReplyAuthor(c.author, trust));
+  const order = comments
+    .map((c, index) => ({ c, index, at: Date.parse(c.createdAt) }))
+    .sort((a, b) => a.at - b.at || a.index - b.index);
+  let last = -1;
+  for (let i = 0; i < order.length; i++) {
+    if (order[i]!.c.role === "human" && counts(order[i]!.c)) last = i;
+  }
+  for (let i = last - 1; i >= 0; i--) {
+    const { c, index } = order[i]!;
+    // Only a thread in time order can be cut: a later comment listed before would be lost.
+    if (c.role === "agent" && counts(c))
+      return order.slice(i).every((e) => e.index >= index) ? index : 0;
+  }
+  return 0;
+}
+
 export interface ReplyPolicy {
   replies: Config["queue"]["replies"];
   /** `labels.needsHuman`: an issue carrying it waits for a person, so any answer counts. */

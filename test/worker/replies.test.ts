@@ -424,4 +424,22 @@ describe("reply state from the reconciles", () => {
     );
     expect(stored[0]!.n).toBeLessThan(262);
   });
+
+  it("the incremental reconcile's refetch of a changed issue reads its thread: a reply whose webhooks were all lost appears", async () => {
+    const repo = "acme/replies-incremental";
+    const { stub } = await install({ repo, issues: [issue(1, [{ author: bot, body: ask }])] });
+    await sim(`/repos/${repo}/issues/1/comments`, {
+      body: { body: "CSV, please.", actor: "acme" },
+    });
+    // Every webhook of that comment is lost.
+    await sim("/outbox/drain", { method: "POST" });
+    await settle(stub);
+    const replies = () =>
+      runInDurableObject(stub, (o: RepoObject) => [...o.views.current(Date.now()).replies.keys()]);
+    expect(await replies()).toEqual([]);
+    // The cron's reconcile (incremental: the full one is fresh) lists the issue as changed.
+    expect(await stub.armReconcile()).toBe(true);
+    await settle(stub);
+    expect(await replies()).toEqual([1]);
+  });
 });

@@ -280,6 +280,9 @@ export class RepliesStore {
         WHERE number = ${number} AND role != 'deleted' AND id >= ${from}`) {
       if (!ids.has(r.id) && instantMs(r.created_at) < newest) this.removeComment(r.id, nowMs);
     }
+    // What is older than the part read is not read again: its rows go (tombstones stay).
+    this
+      .sql`DELETE FROM reply_comments WHERE number = ${number} AND id < ${from} AND role != 'deleted'`;
     const skipped = Math.max(0, totalCount - listed.length);
     this.sql`UPDATE reply_openings SET comment_count = ${totalCount}, known_from = ${from},
       skipped = ${skipped} WHERE number = ${number}`;

@@ -101,7 +101,7 @@ describe("reply windows", () => {
         for (const w of page.replies) {
           const rest = await fetchIssueComments(client, REPO, w.number);
           expect(w.totalCount).toBe(rest.length);
-          // The window is the thread's newest part, in order.
+          // The window is the thread's newest part, in order (what the rules need of it).
           const ids = rest.map((c) => c.id);
           expect(w.comments.map((c) => c.id)).toEqual(ids.slice(ids.length - w.comments.length));
           expect(w.whole).toBe(w.comments.length === rest.length);
@@ -123,7 +123,12 @@ describe("reply windows", () => {
     sim.counter.reset();
     const page = await fetchSnapshotPage(client, REPO, null, { replies: trust });
     expect(sim.counter.snapshot().total).toBe(1);
-    expect(page.replies.every((w: ReplyWindow) => w.whole)).toBe(true);
+    // Only the part the rules need is handed on: from the agent comment before the input.
+    expect(page.replies.map((w: ReplyWindow) => [w.comments.length, w.whole])).toEqual([
+      [2, true],
+      [0, true],
+      [3, false],
+    ]);
   });
 
   it("batches the issues that need their newest 100, and pages one issue further back", async () => {
@@ -139,7 +144,8 @@ describe("reply windows", () => {
     expect(sim.counter.snapshot().total).toBe(3);
     const long = page.replies[2]!;
     expect(long.whole).toBe(false);
-    expect(long.comments).toHaveLength(200);
+    // Read: the newest 200; kept: from the agent's question on.
+    expect(long.comments).toHaveLength(112);
     expect(long.totalCount).toBe(262);
   });
 
