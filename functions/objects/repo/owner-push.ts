@@ -1,7 +1,6 @@
 import {
   HEAD_CLAIMS,
   HEAD_SIZE,
-  itemKind,
   nextHeadVersion,
   type RepoHead,
 } from "../../../shared/org/head.ts";
@@ -41,10 +40,13 @@ async function headOf(c: RepoContext, identity: RepoIdentity, nowMs: number): Pr
   const claims = (c.claims.list(nowMs).body as { claims: RepoHead["claims"] }).claims;
   return {
     ...base,
-    items: items.map((item) => ({
+    items: items.map(({ item, work, reply }) => ({
       number: item.number,
       title: view.analysis.graph.issue(item.number)?.title ?? item.title,
-      kind: itemKind(item),
+      // What it may be claimed for now: the owner matches `kinds` as the repository's queue does.
+      kind: item.kind,
+      work,
+      reply: reply ? item.reply : null,
       section: item.section,
       reason: item.reason,
       requires: [...item.requires],
