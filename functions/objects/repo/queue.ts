@@ -137,7 +137,8 @@ export class QueueViews {
   }
 
   private keep(built: QueueView, nowMs: number): QueueView {
-    if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+    if (built.unknownAuthors.length > 0 || built.unknownReplyAuthors.length > 0)
+      this.schedules.at("trust", nowMs);
     if (built.unreadThreads.length > 0) this.schedules.at("replies", nowMs);
     // A new view: what anyone may claim may have changed, so the owner's head is pushed again.
     this.schedules.at("owner", nowMs);
