@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiErrorSchema } from "../../../shared/auth/schemas.ts";
+import { ReplySchema } from "../../../shared/fleet/schemas.ts";
 import {
   decodeCursor,
   GRAPH_LISTS,
@@ -84,33 +85,22 @@ const InstallProgressSchema = z
   });
 
 /** An entry of the `replies` list (shared/queue/reply-list.ts). */
-const ReplyEntrySchema = z
-  .object({
-    number: z.number().int(),
-    reason: z.enum([
-      "unanswered-human-comment",
-      "unanswered-body",
-      "deferred-response",
-      "neutral-response",
-    ]),
-    url: z.string().describe("The input's comment, or the issue for its opening"),
-    author: z.string().describe("Who wrote the input (a trusted person: queue.replyAuthors)"),
-    at: z.string().describe("When the input was written"),
-    claim: z
-      .object({
-        agentId: z.string(),
-        kind: z.enum(["work", "reply", "idd"]),
-        until: z.string(),
-      })
-      .nullable()
-      .describe(
-        "Who holds the issue now: a switchyard claim (`work` or `reply`, until it expires) or a live IDD marker (`idd`, until it goes stale); null: nobody",
-      ),
-  })
-  .meta({
-    description:
-      "An issue whose trusted human input waits for an agent's answer (`GET .../queue?kinds=reply` serves the same inputs as work)",
-  });
+const ReplyEntrySchema = ReplySchema.extend({
+  number: z.number().int(),
+  claim: z
+    .object({
+      agentId: z.string(),
+      kind: z.enum(["work", "reply", "idd"]),
+      until: z.string(),
+    })
+    .nullable()
+    .describe(
+      "Who holds the issue now: a switchyard claim (`work` or `reply`, until it expires) or a live IDD marker (`idd`, until it goes stale); null: nobody",
+    ),
+}).meta({
+  description:
+    "An issue whose trusted human input waits for an agent's answer (`GET .../queue?kinds=reply` serves the same inputs as work)",
+});
 
 const graph = createRoute({
   method: "get",
