@@ -368,6 +368,22 @@ export class OwnerObject extends DurableObject<Env> {
   verifyKey(hash: string, installationId: number, nowMs = Date.now()): KeyVerdict {
     return this.store.verifyKey(hash, installationId, nowMs);
   }
+
+  /**
+   * An owner key's check in one call (every org claim-next and every release with an owner key
+   * pays it): `foreign` when the owner's current installation is not the one the key names (a key
+   * of another owner, or of a former installation), else the key's verdict.
+   */
+  verifyOwnerKey(
+    hash: string,
+    installationId: number,
+    nowMs = Date.now(),
+  ): KeyVerdict | { ok: false; reason: "foreign" } {
+    if (this.installation().installationId !== installationId) {
+      return { ok: false, reason: "foreign" };
+    }
+    return this.store.verifyKey(hash, installationId, nowMs);
+  }
 }
 
 function itemOf(c: Candidate) {
