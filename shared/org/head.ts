@@ -3,6 +3,7 @@
 // owner's object keeps nothing else per issue. Validated where it is received (owner-store).
 import { z } from "zod";
 import { LiveClaimSchema, ReplySchema } from "../fleet/schemas.ts";
+import { MAX_CROSS_BLOCKERS, MAX_CROSS_DEPENDENTS, MAX_CROSS_EDGES } from "./cross-impact.ts";
 
 /** How many items of its queue a repository pushes (its order's first K available ones). */
 export const HEAD_SIZE = 20;
@@ -37,8 +38,29 @@ export const HeadItemSchema = z.object({
   priority: z.number().nullable(),
   attempts: z.number().int().nonnegative(),
   url: z.string(),
+  /**
+   * The issues other repositories of the owner wait on (as the owner told: `crossBlockers`)
+   * that are this item or wait on it here: the owner counts their cross-repository dependents
+   * (shared/org/cross-impact.ts). Absent: none.
+   */
+  via: z.array(z.number().int().positive()).max(MAX_CROSS_BLOCKERS).optional(),
 });
 export type HeadItem = z.infer<typeof HeadItemSchema>;
+
+const IssueNumbers = z.array(z.number().int().positive());
+
+/** What the owner tells a repository: its issues other repositories of the owner wait on. */
+export const CrossBlockersSchema = IssueNumbers.max(MAX_CROSS_BLOCKERS);
+
+/** An open issue here waiting on an issue of another repository of the same owner. */
+export const PushedCrossEdgeSchema = z.object({
+  number: z.number().int().positive(),
+  blocker: z.object({
+    repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, "must be owner/name"),
+    number: z.number().int().positive(),
+  }),
+  dependents: IssueNumbers.max(MAX_CROSS_DEPENDENTS),
+});
 
 export const RepoHeadSchema = z.object({
   repoId: z.number().int().positive(),
@@ -54,6 +76,17 @@ export const RepoHeadSchema = z.object({
   total: z.number().int().nonnegative(),
   /** Its live claims (at most `HEAD_CLAIMS`), for `GET /v1/orgs/{owner}/claims`. */
   claims: z.array(LiveClaimSchema).max(HEAD_CLAIMS),
+  /** Its cross-repository edges within the owner (bounded, see cross-impact.ts). Absent: none. */
+  crossEdges: z
+    .array(PushedCrossEdgeSchema)
+    .max(MAX_CROSS_EDGES)
+    .refine(
+      (edges) => edges.reduce((n, e) => n + e.dependents.length, 0) <= MAX_CROSS_DEPENDENTS,
+      `at most ${MAX_CROSS_DEPENDENTS} dependents over all edges`,
+    )
+    .optional(),
+  /** The `crossBlockers` the owner last told it, which its items' `via` were computed from. */
+  crossBlockers: CrossBlockersSchema.optional(),
 });
 export type RepoHead = z.infer<typeof RepoHeadSchema>;
 

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { KeyVerdict } from "../../../shared/auth/keys.ts";
 import type { KeySummary } from "../../../shared/auth/schemas.ts";
 import type { LiveClaim } from "../../../shared/fleet/schemas.ts";
+import { orgImpactIndex } from "../../../shared/org/cross-impact.ts";
 import { DEFAULT_CLAIM_KINDS, type ItemKind, takenAs } from "../../../shared/org/head.ts";
 import {
   type Candidate,
@@ -50,15 +51,23 @@ export interface OrgClaimRequest extends OrgFilter {
  */
 export class OwnerObject extends DurableObject<Env> {
   private readonly store: OwnerStore;
+  /** The cross-repository index of the held heads (`order=impact`), until a head changes. */
+  private crossIndex: { installationId: number; index: ReturnType<typeof orgImpactIndex> } | null =
+    null;
+  /** What each repository was last told of `crossBlockers` (memory only: told again after a restart). */
+  private readonly told = new Map<number, string>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new OwnerStore(ctx.storage);
   }
 
-  /** A repository's head (owner-push.ts); a late push changes nothing. */
-  push(head: unknown, nowMs = Date.now()): "applied" | "late" {
-    return this.store.transaction(() => {
+  /**
+   * A repository's head (owner-push.ts); a late push changes nothing. An applied one may change
+   * what other repositories' issues wait on: the repositories concerned are told (`crossBlockers`).
+   */
+  async push(head: unknown, nowMs = Date.now()): Promise<"applied" | "late"> {
+    const result = this.store.transaction(() => {
       const applied = this.store.push(head, nowMs);
       if (applied?.status === "active") {
         this.store.setMeta("installationId", String(applied.installationId));
@@ -66,6 +75,67 @@ export class OwnerObject extends DurableObject<Env> {
       }
       return applied ? "applied" : "late";
     });
+    if (result === "applied") {
+      this.crossIndex = null;
+      await this.tellCrossBlockers();
+    }
+    return result;
+  }
+
+  /**
+   * Tells each repository of the current installation whose pushed `crossBlockers` differ from
+   * what the held edges say (its items' `via` are computed from them), once per difference. A
+   * failed call is retried on the next push; a repository's own push shows whether it was heard.
+   */
+  private async tellCrossBlockers(): Promise<void> {
+    const installationId = Number(this.store.meta("installationId") ?? 0);
+    const index = this.crossIndexFor(installationId);
+    for (const h of this.store.heads()) {
+      if (h.status !== "active" || h.withdrawnMs !== null || h.installationId !== installationId) {
+        continue;
+      }
+      const want = index.crossBlockers(h.fullName);
+      const text = want.join(",");
+      if ((h.crossBlockers ?? []).join(",") === text) {
+        this.told.delete(h.repoId);
+        continue;
+      }
+      if (this.told.get(h.repoId) === text) continue;
+      try {
+        await this.repo(h.repoId).crossBlockers(want);
+        this.told.set(h.repoId, text);
+      } catch {
+        // Told again on the next push of any repository of the owner.
+      }
+    }
+  }
+
+  /** The cross-repository edges of the installation's active heads, indexed (cached). */
+  private crossIndexFor(installationId: number): ReturnType<typeof orgImpactIndex> {
+    if (this.crossIndex?.installationId !== installationId) {
+      const heads = this.store
+        .heads()
+        .filter(
+          (h) =>
+            h.status === "active" && h.withdrawnMs === null && h.installationId === installationId,
+        );
+      this.crossIndex = { installationId, index: orgImpactIndex(heads) };
+    }
+    return this.crossIndex.index;
+  }
+
+  /**
+   * The heads with each item's impact counted across the owner's repositories (every active
+   * repository of the installation, whether or not the caller may see it: only the count shows).
+   */
+  private withOrgImpact(heads: HeldHead[], installationId: number): HeldHead[] {
+    if (!this.store.heads().some((h) => (h.crossEdges?.length ?? 0) > 0)) return heads;
+    const index = this.crossIndexFor(installationId);
+    return heads.map((h) =>
+      h.items.some((i) => (i.via?.length ?? 0) > 0)
+        ? { ...h, items: h.items.map((i) => ({ ...i, impact: index.impact(h.fullName, i) })) }
+        : h,
+    );
   }
 
   /** A removal of these repositories was received: out of the queue at once (fail closed). */
@@ -81,6 +151,7 @@ export class OwnerObject extends DurableObject<Env> {
       );
       this.store.journal.audit("withdrawn", { repos: repos.map((r) => r.fullName) }, nowMs);
     });
+    this.crossIndex = null;
   }
 
   /** GitHub denied the removal, or the repository was added again: back in the queue. */
@@ -89,6 +160,7 @@ export class OwnerObject extends DurableObject<Env> {
       this.store.restore(repoIds);
       this.store.journal.audit("restored", { repoIds: [...repoIds] }, nowMs);
     });
+    this.crossIndex = null;
   }
 
   /** The owner's current installation (the latest active push's), or null before any push. */
@@ -116,7 +188,7 @@ export class OwnerObject extends DurableObject<Env> {
   /** The heads a caller may use: active, not withdrawn, of its installation, in its scope. */
   private usable(scope: OrgScope, filter: OrgFilter): HeldHead[] {
     const names = filter.repos?.map((n) => n.toLowerCase());
-    return this.store
+    const heads = this.store
       .heads()
       .filter(
         (h) =>
@@ -128,6 +200,7 @@ export class OwnerObject extends DurableObject<Env> {
             names.includes(h.fullName.toLowerCase()) ||
             names.includes(h.fullName.split("/")[1]!.toLowerCase())),
       );
+    return this.withOrgImpact(heads, scope.installationId);
   }
 
   private caller(filter: OrgFilter, kindsDefault: readonly ItemKind[]): OrgCaller {
