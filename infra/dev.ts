@@ -295,18 +295,23 @@ say(
 say(
   `  org queue (${orgQueue.order}): ${orgQueue.items.map((i) => `${i.repo}#${i.number} (${i.reason})`).join("; ")}`,
 );
-const orgGrant = await org.claimNext({ agentId: "demo-org-agent", machine: "demo-box" });
-if (!orgGrant) throw new Error("the org claim-next found no work");
-say(
-  `  org claim-next → ${orgGrant.repo}#${orgGrant.issue.number} ${orgGrant.issue.title}: fence ${orgGrant.fence}, branch ${orgGrant.branch}`,
-);
-const orgReleased = await org.forRepo(orgGrant.repo).release(orgGrant.issue.number, {
-  claimId: orgGrant.claimId,
-  fence: orgGrant.fence,
-  outcome: "abandoned",
-  note: "demo: handing it back",
-});
-say(`  release (${orgReleased.outcome}) on ${orgGrant.repo}'s own route → back in acme's queue`);
+// Two turns of one agent: the repositories take turns (order=fair), so one of them is acme/sdk's.
+for (let turn = 1; turn <= 2; turn++) {
+  const orgGrant = await org.claimNext({ agentId: "demo-org-agent", machine: "demo-box" });
+  if (!orgGrant) throw new Error("the org claim-next found no work");
+  say(
+    `  org claim-next (turn ${turn}) → ${orgGrant.repo}#${orgGrant.issue.number} ${orgGrant.issue.title}: fence ${orgGrant.fence}, branch ${orgGrant.branch}`,
+  );
+  const orgReleased = await org.forRepo(orgGrant.repo).release(orgGrant.issue.number, {
+    claimId: orgGrant.claimId,
+    fence: orgGrant.fence,
+    outcome: "abandoned",
+    note: "demo: handing it back",
+  });
+  say(
+    `    release (${orgReleased.outcome}) on ${orgGrant.repo}'s own route → back in acme's queue`,
+  );
+}
 const workLine = `switchyard work --server ${workerUrl} --org acme --agent-id demo-org-worker --once -- sh -c 'echo "working on $SWITCHYARD_REPO#$SWITCHYARD_ISSUE ($SWITCHYARD_BRANCH)"'`;
 const worked = await promisify(execFile)(
   process.execPath,

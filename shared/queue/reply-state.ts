@@ -231,30 +231,6 @@ export function summarizeClassified(
 }
 
 /**
- * The one author of this issue whose write access, unknown now, decides its reply next, or
- * null: walking back from the newest human input (comments, then the opening) to the newest
- * one already trusted, the newest whose author GitHub must be asked about
- * (`needsPermissionCheck`). Older input cannot matter while it is unanswered; once GitHub says
- * no, the next one back is asked. One login per issue per round, each answer cached for all
- * issues: the cost follows the people who spoke, never the number of comments.
- */
-export function replyAuthorToCheck(history: ClassifiedHistory, trust: ReplyTrust): string | null {
-  if (trust.replyAuthors !== "write" || history.comments === undefined) return null;
-  const humans: Array<ReplyAuthor | null> = history.comments
-    .map((c, index) => ({ c, index, at: Date.parse(c.createdAt) }))
-    .filter(({ c }) => c.role === "human")
-    .sort((a, b) => b.at - a.at || b.index - a.index)
-    .map(({ c }) => c.author);
-  // A partial thread's opening is older than input the window left out: never what decides.
-  if (history.openingIsHuman && history.partial !== true) humans.push(history.author);
-  for (const author of humans) {
-    if (author !== null && needsPermissionCheck(author, trust)) return author.login;
-    if (isTrustedReplyAuthor(author, trust)) return null;
-  }
-  return null;
-}
-
-/**
  * Whether the newest comments of a thread (oldest first) are enough to decide its reply state
  * without the older ones: reading backwards stops here (shared/github/reply-windows.ts).
  */
@@ -285,6 +261,30 @@ export function neededFrom(comments: readonly ClassifiedComment[], trust: ReplyT
       return order.slice(i).every((e) => e.index >= index) ? index : 0;
   }
   return 0;
+}
+
+/**
+ * The one author of this issue whose write access, unknown now, decides its reply next, or
+ * null: walking back from the newest human input (comments, then the opening) to the newest
+ * one already trusted, the newest whose author GitHub must be asked about
+ * (`needsPermissionCheck`). Older input cannot matter while it is unanswered; once GitHub says
+ * no, the next one back is asked. One login per issue per round, each answer cached for all
+ * issues: the cost follows the people who spoke, never the number of comments.
+ */
+export function replyAuthorToCheck(history: ClassifiedHistory, trust: ReplyTrust): string | null {
+  if (trust.replyAuthors !== "write" || history.comments === undefined) return null;
+  const humans: Array<ReplyAuthor | null> = history.comments
+    .map((c, index) => ({ c, index, at: Date.parse(c.createdAt) }))
+    .filter(({ c }) => c.role === "human")
+    .sort((a, b) => b.at - a.at || b.index - a.index)
+    .map(({ c }) => c.author);
+  // A partial thread's opening is older than input the window left out: never what decides.
+  if (history.openingIsHuman && history.partial !== true) humans.push(history.author);
+  for (const author of humans) {
+    if (author !== null && needsPermissionCheck(author, trust)) return author.login;
+    if (isTrustedReplyAuthor(author, trust)) return null;
+  }
+  return null;
 }
 
 export interface ReplyPolicy {

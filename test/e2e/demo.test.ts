@@ -49,8 +49,13 @@ describe("npm start (the local demo)", () => {
     // command on an org grant and releases it.
     expect(run.stdout).toMatch(/One queue for acme \(owner key \S+ "demo org fleet"/);
     expect(run.stdout).toMatch(/org queue \(fair\): .*acme\/sdk#42 /);
+    // The repositories take turns for one agent: its two claim-nexts touch both.
+    const turns = [...run.stdout.matchAll(/org claim-next \(turn \d\) → (acme\/\w+)#\d+/g)].map(
+      (m) => m[1],
+    );
+    expect(turns.sort()).toEqual(["acme/rocket", "acme/sdk"]);
     expect(run.stdout).toMatch(
-      /org claim-next → acme\/sdk#42 Ship SDK v3: fence \d+, branch issue\/42-ship-sdk-v3/,
+      /org claim-next \(turn \d\) → acme\/sdk#42 Ship SDK v3: fence \d+, branch issue\/42-ship-sdk-v3/,
     );
     expect(run.stdout).toMatch(/→ working on acme\/\w+#\d+ \(issue\/\d+-\S+\); released done/);
     expect(run.stdout).toMatch(

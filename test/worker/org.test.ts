@@ -178,6 +178,62 @@ describe("the owner's object", () => {
   });
 });
 
+describe("order=impact across repositories", () => {
+  it("an issue in one repository that blocks issues in another ranks above a local-only one", async () => {
+    const org = "orgq-impact";
+    const repos = await installOrg([
+      {
+        repo: `${org}/up`,
+        // #1 blocks #3 here (local impact 1); #2 blocks nothing here (local impact 0).
+        issues: [ready(1), ready(2), seedIssue(3, { blockedBy: [1] })],
+      },
+      {
+        repo: `${org}/down`,
+        // #5 and #6 wait on up#2, #7 waits on #5: three issues wait on up#2 across the boundary.
+        issues: [
+          seedIssue(5, { blockedBy: [`${org}/up#2`] }),
+          seedIssue(6, { blockedBy: [`${org}/up#2`] }),
+          seedIssue(7, { blockedBy: [5] }),
+        ],
+      },
+    ]);
+    const up = repos.find((r) => r.repo.endsWith("/up"))!;
+    const down = repos.find((r) => r.repo.endsWith("/down"))!;
+    const owner = ownerObject(env, org);
+    const heads = async () => new Map((await owner.heads()).map((h) => [h.fullName, h]));
+    // `down` pushed its edge; the owner told `up` that #2 is waited on, and `up` pushed again.
+    expect((await heads()).get(down.repo)?.crossEdges).toEqual([
+      { number: 5, blocker: { repo: up.repo, number: 2 }, dependents: [7] },
+      { number: 6, blocker: { repo: up.repo, number: 2 }, dependents: [] },
+    ]);
+    await settleAll(repos);
+    const upHead = (await heads()).get(up.repo)!;
+    expect(upHead.crossBlockers).toEqual([2]);
+    expect(upHead.items.map((i) => [i.number, i.impact, i.via ?? []])).toEqual([
+      [1, 1, []],
+      [2, 0, [2]],
+    ]);
+    const scope = { installationId: up.installationId, repoIds: null };
+    const queue = (await owner.workQueue(scope, { limit: 10, order: "impact" })).body as {
+      items: Array<{ repo: string; number: number; impact: number }>;
+    };
+    expect(queue.items.map((i) => [i.repo, i.number, i.impact])).toEqual([
+      [up.repo, 2, 3],
+      [up.repo, 1, 1],
+    ]);
+    const g = (await owner.claimNext(scope, { agentId: "i1", order: "impact" })) as Grant;
+    expect(g.body).toMatchObject({ repo: up.repo, issue: { number: 2 } });
+    // The edge goes when down#5 and down#6 stop waiting: up is told, and #1 leads again.
+    await sim(`/repos/${down.repo}/issues/5/close`, { body: {} });
+    await sim(`/repos/${down.repo}/issues/6/close`, { body: {} });
+    await deliverAll();
+    await settleAll(repos);
+    await settleAll(repos);
+    expect((await heads()).get(down.repo)?.crossEdges).toBeUndefined();
+    expect((await heads()).get(up.repo)?.crossBlockers).toBeUndefined();
+  });
+});
+
 describe("replies in the org queue", () => {
   it("pushed items carry kind and reply: org queue and claim-next honour kinds like the repository queue", async () => {
     const [r] = await installOrg([
@@ -250,62 +306,6 @@ describe("replies in the org queue", () => {
       status: 201,
       body: { repo, kind: "reply", issue: { number: 2 } },
     });
-  });
-});
-
-describe("order=impact across repositories", () => {
-  it("an issue in one repository that blocks issues in another ranks above a local-only one", async () => {
-    const org = "orgq-impact";
-    const repos = await installOrg([
-      {
-        repo: `${org}/up`,
-        // #1 blocks #3 here (local impact 1); #2 blocks nothing here (local impact 0).
-        issues: [ready(1), ready(2), seedIssue(3, { blockedBy: [1] })],
-      },
-      {
-        repo: `${org}/down`,
-        // #5 and #6 wait on up#2, #7 waits on #5: three issues wait on up#2 across the boundary.
-        issues: [
-          seedIssue(5, { blockedBy: [`${org}/up#2`] }),
-          seedIssue(6, { blockedBy: [`${org}/up#2`] }),
-          seedIssue(7, { blockedBy: [5] }),
-        ],
-      },
-    ]);
-    const up = repos.find((r) => r.repo.endsWith("/up"))!;
-    const down = repos.find((r) => r.repo.endsWith("/down"))!;
-    const owner = ownerObject(env, org);
-    const heads = async () => new Map((await owner.heads()).map((h) => [h.fullName, h]));
-    // `down` pushed its edge; the owner told `up` that #2 is waited on, and `up` pushed again.
-    expect((await heads()).get(down.repo)?.crossEdges).toEqual([
-      { number: 5, blocker: { repo: up.repo, number: 2 }, dependents: [7] },
-      { number: 6, blocker: { repo: up.repo, number: 2 }, dependents: [] },
-    ]);
-    await settleAll(repos);
-    const upHead = (await heads()).get(up.repo)!;
-    expect(upHead.crossBlockers).toEqual([2]);
-    expect(upHead.items.map((i) => [i.number, i.impact, i.via ?? []])).toEqual([
-      [1, 1, []],
-      [2, 0, [2]],
-    ]);
-    const scope = { installationId: up.installationId, repoIds: null };
-    const queue = (await owner.workQueue(scope, { limit: 10, order: "impact" })).body as {
-      items: Array<{ repo: string; number: number; impact: number }>;
-    };
-    expect(queue.items.map((i) => [i.repo, i.number, i.impact])).toEqual([
-      [up.repo, 2, 3],
-      [up.repo, 1, 1],
-    ]);
-    const g = (await owner.claimNext(scope, { agentId: "i1", order: "impact" })) as Grant;
-    expect(g.body).toMatchObject({ repo: up.repo, issue: { number: 2 } });
-    // The edge goes when down#5 and down#6 stop waiting: up is told, and #1 leads again.
-    await sim(`/repos/${down.repo}/issues/5/close`, { body: {} });
-    await sim(`/repos/${down.repo}/issues/6/close`, { body: {} });
-    await deliverAll();
-    await settleAll(repos);
-    await settleAll(repos);
-    expect((await heads()).get(down.repo)?.crossEdges).toBeUndefined();
-    expect((await heads()).get(up.repo)?.crossBlockers).toBeUndefined();
   });
 });
 

@@ -56,6 +56,8 @@ export class OwnerObject extends DurableObject<Env> {
     null;
   /** What each repository was last told of `crossBlockers` (memory only: told again after a restart). */
   private readonly told = new Map<number, string>();
+  /** Items (`repoId#number`) a claim-next is asking their repository for now (memory only). */
+  private readonly asking = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -278,15 +280,28 @@ export class OwnerObject extends DurableObject<Env> {
     for (const candidate of candidates) {
       if (asked >= ORG_GRANT_ATTEMPTS) break;
       if (skipped.has(candidate.repoId)) continue;
+      // Another claim-next is asking for this item right now: one of them would be refused.
+      const asking = `${candidate.repoId}#${candidate.item.number}`;
+      if (this.asking.has(asking)) continue;
       asked += 1;
       // Granted for what the pick took it for: its work, or its reply (asked for by `kinds`).
       const kind = takenAs(candidate.item, caller.kinds) ?? "work";
-      const result = await this.repo(candidate.repoId).orgClaim(
-        candidate.item.number,
-        { ...grant, kind },
-        scope.installationId,
-      );
-      if (result.status === 201) return this.granted(request.agentId, candidate, result);
+      this.asking.add(asking);
+      let result: FleetResult;
+      try {
+        result = await this.repo(candidate.repoId).orgClaim(
+          candidate.item.number,
+          { ...grant, kind },
+          scope.installationId,
+        );
+      } finally {
+        this.asking.delete(asking);
+      }
+      if (result.status === 201) {
+        // Granted: no longer available, whatever the head says until the repository pushes again.
+        this.dropItem(candidate);
+        return this.granted(request.agentId, candidate, result);
+      }
       // Stale: forget the item until the repository pushes again (it was asked to).
       this.dropItem(candidate);
       // A limit, or the repository is out of the installation: none of its items will do.
@@ -357,6 +372,22 @@ export class OwnerObject extends DurableObject<Env> {
   }
 
   verifyKey(hash: string, installationId: number, nowMs = Date.now()): KeyVerdict {
+    return this.store.verifyKey(hash, installationId, nowMs);
+  }
+
+  /**
+   * An owner key's check in one call (every org claim-next and every release with an owner key
+   * pays it): `foreign` when the owner's current installation is not the one the key names (a key
+   * of another owner, or of a former installation), else the key's verdict.
+   */
+  verifyOwnerKey(
+    hash: string,
+    installationId: number,
+    nowMs = Date.now(),
+  ): KeyVerdict | { ok: false; reason: "foreign" } {
+    if (this.installation().installationId !== installationId) {
+      return { ok: false, reason: "foreign" };
+    }
     return this.store.verifyKey(hash, installationId, nowMs);
   }
 }
