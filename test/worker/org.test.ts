@@ -234,6 +234,81 @@ describe("order=impact across repositories", () => {
   });
 });
 
+describe("replies in the org queue", () => {
+  it("pushed items carry kind and reply: org queue and claim-next honour kinds like the repository queue", async () => {
+    const [r] = await installOrg([
+      {
+        repo: "orgq-replies/app",
+        issues: [ready(1), seedIssue(2, { labels: ["agent:hold"] }), ready(3)],
+      },
+    ]);
+    const repo = r!.repo;
+    // An agent asked on #1 and #2, and the owner answered: #1 is work carrying a reply, #2 (held)
+    // a reply item only; #3 is plain work.
+    for (const n of [1, 2]) {
+      await sim(`/repos/${repo}/issues/${n}/comments`, {
+        body: { body: "Which format should the export use?", actor: "fleet[bot]" },
+      });
+      await sim(`/repos/${repo}/issues/${n}/comments`, {
+        body: { body: "CSV, please.", actor: "orgq-replies" },
+      });
+    }
+    for (let round = 0; round < 2; round++) {
+      await deliverAll();
+      await settle(r!.stub);
+    }
+    const owner = ownerObject(env, "orgq-replies");
+    const [head] = await owner.heads();
+    const pushed = head!.items
+      .map((i) => [i.number, i.kind, i.work, i.reply?.reason ?? null] as const)
+      .sort((a, b) => a[0] - b[0]);
+    expect(pushed).toEqual([
+      [1, "kick", true, "unanswered-human-comment"],
+      [2, "reply", false, "unanswered-human-comment"],
+      [3, "kick", true, null],
+    ]);
+    const scope = { installationId: r!.installationId, repoIds: null };
+    type Listed = { number: number; kind: string; reply?: { author: string } };
+    const listed = async (kinds?: Array<"reply" | "kick" | "rollup" | "ready">) =>
+      (
+        (await owner.workQueue(scope, { limit: 10, ...(kinds ? { kinds } : {}) })).body as {
+          items: Listed[];
+        }
+      ).items
+        .map((i) => [i.number, i.kind, i.reply?.author ?? null])
+        .sort((a, b) => Number(a[0]) - Number(b[0]));
+    // `reply` matches an item by its kind or by the reply it carries, as in the repository.
+    expect(await listed(["reply"])).toEqual([
+      [1, "kick", "orgq-replies"],
+      [2, "reply", "orgq-replies"],
+    ]);
+    expect(await listed(["kick"])).toEqual([
+      [1, "kick", "orgq-replies"],
+      [3, "kick", null],
+    ]);
+    expect(await listed()).toHaveLength(3);
+    // A default org claim-next takes work only, never the reply item ahead of it in order.
+    const taken: Array<[number, string]> = [];
+    for (let i = 0; i < 2; i++) {
+      const g = await owner.claimNext(scope, { agentId: `worker-${i}` });
+      expect(g.status).toBe(201);
+      const body = g.body as { kind: string; issue: { number: number } };
+      taken.push([body.issue.number, body.kind]);
+    }
+    expect(taken.sort((a, b) => a[0] - b[0])).toEqual([
+      [1, "work"],
+      [3, "work"],
+    ]);
+    expect((await owner.claimNext(scope, { agentId: "worker-2" })).status).toBe(204);
+    // Asked for replies, the held issue is granted for its reply (a work claim of it is refused).
+    const answer = await owner.claimNext(scope, { agentId: "answerer", kinds: ["reply"] });
+    expect(answer).toMatchObject({
+      status: 201,
+      body: { repo, kind: "reply", issue: { number: 2 } },
+    });
+  });
+});
+
 // --- the org routes: every cell of issue 23's auth table ---------------------------------------
 
 async function call(

@@ -3,7 +3,7 @@ import type { KeyVerdict } from "../../../shared/auth/keys.ts";
 import type { KeySummary } from "../../../shared/auth/schemas.ts";
 import type { LiveClaim } from "../../../shared/fleet/schemas.ts";
 import { orgImpactIndex } from "../../../shared/org/cross-impact.ts";
-import { DEFAULT_CLAIM_KINDS, type ItemKind } from "../../../shared/org/head.ts";
+import { DEFAULT_CLAIM_KINDS, type ItemKind, takenAs } from "../../../shared/org/head.ts";
 import {
   type Candidate,
   fallbackRepos,
@@ -284,12 +284,14 @@ export class OwnerObject extends DurableObject<Env> {
       const asking = `${candidate.repoId}#${candidate.item.number}`;
       if (this.asking.has(asking)) continue;
       asked += 1;
+      // Granted for what the pick took it for: its work, or its reply (asked for by `kinds`).
+      const kind = takenAs(candidate.item, caller.kinds) ?? "work";
       this.asking.add(asking);
       let result: FleetResult;
       try {
         result = await this.repo(candidate.repoId).orgClaim(
           candidate.item.number,
-          grant,
+          { ...grant, kind },
           scope.installationId,
         );
       } finally {
@@ -309,7 +311,11 @@ export class OwnerObject extends DurableObject<Env> {
       }
     }
     for (const h of fallbackRepos(heads, caller, turn, nowMs, skipped)) {
-      const result = await this.repo(h.repoId).orgClaim(null, grant, scope.installationId);
+      const result = await this.repo(h.repoId).orgClaim(
+        null,
+        { ...grant, kinds: [...caller.kinds] },
+        scope.installationId,
+      );
       if (result.status === 201) {
         const issue = (result.body as { issue?: { number: number } }).issue;
         return this.granted(
@@ -387,7 +393,7 @@ export class OwnerObject extends DurableObject<Env> {
 }
 
 function itemOf(c: Candidate) {
-  const { number, title, url, reason, kind, requires, impact, priority, attempts } = c.item;
+  const { number, title, url, reason, kind, reply, requires, impact, priority, attempts } = c.item;
   return {
     repo: c.fullName,
     number,
@@ -395,6 +401,8 @@ function itemOf(c: Candidate) {
     url,
     reason,
     kind,
+    // The unanswered input it carries, as the repository's queue shows it.
+    ...(reply != null ? { reply } : {}),
     requires,
     impact,
     priority,

@@ -3,7 +3,6 @@ import { crossEdgesToPush, viaOf } from "../../../shared/org/cross-impact.ts";
 import {
   HEAD_CLAIMS,
   HEAD_SIZE,
-  itemKind,
   nextHeadVersion,
   type RepoHead,
 } from "../../../shared/org/head.ts";
@@ -47,14 +46,17 @@ async function headOf(c: RepoContext, identity: RepoIdentity, nowMs: number): Pr
     c,
     view.analysis,
     identity.fullName,
-    items.map((i) => i.number),
+    items.map((i) => i.item.number),
   );
   return {
     ...base,
-    items: items.map((item) => ({
+    items: items.map(({ item, work, reply }) => ({
       number: item.number,
       title: view.analysis.graph.issue(item.number)?.title ?? item.title,
-      kind: itemKind(item),
+      // What it may be claimed for now: the owner matches `kinds` as the repository's queue does.
+      kind: item.kind,
+      work,
+      reply: reply ? item.reply : null,
       section: item.section,
       reason: item.reason,
       requires: [...item.requires],

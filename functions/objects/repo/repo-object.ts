@@ -122,9 +122,15 @@ export class RepoObject extends DurableObject<Env> {
 
   // --- lifecycle, webhooks, reconciliation ---
 
-  /** Installation lifecycle reached this repository (from the InstallationObject). */
-  setLifecycle(identity: RepoIdentity): Promise<"applied" | "ignored"> {
-    return setLifecycle(this.c, identity);
+  /**
+   * Installation lifecycle reached this repository (from the InstallationObject). `paced`: the
+   * installation puts it in line for its first full reconcile and tells it when its turn comes.
+   */
+  setLifecycle(
+    identity: RepoIdentity,
+    options: { paced?: boolean } = {},
+  ): Promise<"applied" | "ignored"> {
+    return setLifecycle(this.c, identity, options);
   }
 
   /** The installation granted this repository a reconcile permit: the full reconcile runs now. */
