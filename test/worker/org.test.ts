@@ -572,6 +572,35 @@ describe("an organization rename", () => {
     expect((await call("GET", `/v1/orgs/${renamed}/queue`, key)).status).toBe(401);
     expect(repos[0]!.installationId).toBe(pushed.installationId);
   });
+
+  it("keys minted while they lived under the login are moved to the installation, not lost", async () => {
+    const org = "orgq-legacy";
+    const repos = await installOrg([{ repo: `${org}/app`, issues: [ready(1)] }]);
+    const installationId = repos[0]!.installationId;
+    const { mintOwnerKey } = await import("../../shared/org/owner-keys.ts");
+    // As the login-named object stored keys before they moved (the same store, the same rows).
+    const minted = await mintOwnerKey(installationId);
+    await ownerObject(env, org).createKey({
+      id: "legacy-key",
+      name: "before the move",
+      hash: minted.hash,
+      installationId,
+      createdBy: "legacy-owner",
+      createdMs: Date.now(),
+      expiresMs: Date.now() + 86_400_000,
+    });
+    expect((await ownerKeysObject(env, installationId).listKeys()).map((k) => k.id)).toEqual([]);
+    // The first call with it finds it where it lives now (moved on the way), and so do the rest.
+    expect((await call("GET", `/v1/orgs/${org}/queue`, minted.key)).status).toBe(200);
+    const grant = await call("POST", `/v1/orgs/${org}/claims`, minted.key, { agentId: "l1" });
+    expect(grant).toMatchObject({ status: 201, body: { repo: `${org}/app` } });
+    expect((await ownerKeysObject(env, installationId).listKeys()).map((k) => k.id)).toEqual([
+      "legacy-key",
+    ]);
+    expect(await ownerObject(env, org).listKeys()).toEqual([]);
+    const audit = await ownerObject(env, org).auditLog(5);
+    expect(audit.map((e: { kind: string }) => e.kind)).toContain("keys-moved");
+  });
 });
 
 describe("removal fails closed", () => {

@@ -17,7 +17,7 @@ import { capabilitySet } from "../../../shared/queue/queue.ts";
 import type { Env } from "../../env.ts";
 import type { AuditEntry } from "../journal-store.ts";
 import type { FleetResult } from "../repo/fleet-api.ts";
-import { type HeldHead, type NewOwnerKey, OwnerStore } from "./owner-store.ts";
+import { type HeldHead, type NewOwnerKey, type OwnerKeyMove, OwnerStore } from "./owner-store.ts";
 
 /** Which repositories of the owner a caller's credential reaches (the route proves it). */
 export interface OrgScope {
@@ -167,12 +167,61 @@ export class OwnerObject extends DurableObject<Env> {
   }
 
   /** The owner's current installation (the latest active push's), or null before any push. */
-  installation(): { installationId: number | null; owner: string | null } {
+  /**
+   * The owner's current installation. Keys minted before they lived in `ownerKeysObject` are
+   * still in this (login-named) object: they are moved first, and `movedKeys` says how many, so
+   * a caller whose key was not found where it now lives asks again.
+   */
+  async installation(): Promise<{
+    installationId: number | null;
+    owner: string | null;
+    movedKeys: number;
+  }> {
+    const movedKeys = await this.moveLegacyKeys();
     const id = this.store.meta("installationId");
     return {
       installationId: id === undefined ? null : Number(id),
       owner: this.store.meta("owner") ?? null,
+      movedKeys,
     };
+  }
+
+  /** Whether this instance still holds keys to move (memory only; checked once per start). */
+  private legacyKeys: boolean | null = null;
+
+  /**
+   * Moves every key this instance holds to its installation's keys object, and deletes it here
+   * only once that object holds it (a failed move is tried again on the next call). Only a
+   * login-named instance that served key routes before the keys moved holds any.
+   */
+  private async moveLegacyKeys(): Promise<number> {
+    if (this.legacyKeys === false) return 0;
+    const rows = this.store.keyRows();
+    if (rows.length === 0) {
+      this.legacyKeys = false;
+      return 0;
+    }
+    const byInstallation = new Map<number, typeof rows>();
+    for (const r of rows) {
+      byInstallation.set(r.installation_id, [...(byInstallation.get(r.installation_id) ?? []), r]);
+    }
+    let moved = 0;
+    for (const [installationId, group] of byInstallation) {
+      // A keys object holds its own rows for good: nothing to move.
+      if (this.env.OWNER.idFromName(keysObjectName(installationId)).equals(this.ctx.id)) continue;
+      await ownerKeysObject(this.env, installationId).adoptKeys(group);
+      this.store.transaction(() => {
+        this.store.deleteKeys(group.map((r) => r.id));
+        this.store.journal.audit(
+          "keys-moved",
+          { installation: installationId, ids: group.map((r) => r.id) },
+          Date.now(),
+        );
+      });
+      moved += group.length;
+    }
+    this.legacyKeys = false;
+    return moved;
   }
 
   /** What the owner holds, for tests and the status page. */
@@ -375,6 +424,11 @@ export class OwnerObject extends DurableObject<Env> {
   verifyKey(hash: string, installationId: number, nowMs = Date.now()): KeyVerdict {
     return this.store.verifyKey(hash, installationId, nowMs);
   }
+
+  /** Keys moved here from the login-named object that held them before (`moveLegacyKeys`). */
+  adoptKeys(rows: OwnerKeyMove[]): void {
+    this.store.transaction(() => this.store.adoptKeys(rows));
+  }
 }
 
 function itemOf(c: Candidate) {
@@ -408,5 +462,9 @@ export function ownerObject(env: Env, owner: string) {
  * used; a login never contains `:`, so the names cannot meet.
  */
 export function ownerKeysObject(env: Env, installationId: number) {
-  return env.OWNER.get(env.OWNER.idFromName(`installation:${installationId}`));
+  return env.OWNER.get(env.OWNER.idFromName(keysObjectName(installationId)));
+}
+
+function keysObjectName(installationId: number): string {
+  return `installation:${installationId}`;
 }

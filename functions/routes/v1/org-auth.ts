@@ -123,13 +123,21 @@ export const orgAuth: MiddlewareHandler<OrgV1> = async (c, next) => {
     // Both asked at once: the owner's current installation, and the key where its installation
     // keeps it (ownerKeysObject: a rename of the owner does not lose it).
     const hash = await sha256Hex(token);
-    const [current, verdict] = await Promise.all([
+    let [current, verdict] = await Promise.all([
       stub.installation(),
       ownerKeysObject(c.env, installationId).verifyKey(hash, installationId, Date.now()),
     ]);
     if (current.installationId !== installationId) {
       // Another owner's key, or one of a former installation of this owner.
       return refuse(c, forbidden(`the owner key does not belong to ${owner}'s installation`));
+    }
+    // A key minted before keys lived by installation was just moved there: ask again.
+    if (!verdict.ok && current.movedKeys > 0) {
+      verdict = await ownerKeysObject(c.env, installationId).verifyKey(
+        hash,
+        installationId,
+        Date.now(),
+      );
     }
     if (!verdict.ok) return refuse(c, unauthorized(`${verdict.reason} owner key`));
     c.set("org", { owner, installationId, caller: { kind: "owner-key", keyId: verdict.id } });

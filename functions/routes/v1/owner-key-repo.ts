@@ -23,12 +23,20 @@ export async function proveOwnerKey(
   // The key is proven by the owner's object before anything is said about the repository.
   const { installationId } = parsed;
   const hash = await sha256Hex(token);
-  const [current, verdict] = await Promise.all([
+  let [current, verdict] = await Promise.all([
     ownerObject(env, owner).installation(),
     ownerKeysObject(env, installationId).verifyKey(hash, installationId, Date.now()),
   ]);
   if (current.installationId !== installationId) {
     return forbidden(`the owner key does not belong to ${owner}'s installation`);
+  }
+  // A key minted before keys lived by installation was just moved there: ask again.
+  if (!verdict.ok && current.movedKeys > 0) {
+    verdict = await ownerKeysObject(env, installationId).verifyKey(
+      hash,
+      installationId,
+      Date.now(),
+    );
   }
   if (!verdict.ok) return unauthorized(`${verdict.reason} owner key`);
   const entry = await lookupName(env, fullName);
