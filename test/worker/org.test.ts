@@ -4,7 +4,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ownerObject } from "../../functions/objects/owner/owner-object.ts";
+import { ownerKeysObject, ownerObject } from "../../functions/objects/owner/owner-object.ts";
 import { OrgFleetClient } from "../../shared/fleet/org-client.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
@@ -178,6 +178,137 @@ describe("the owner's object", () => {
   });
 });
 
+describe("order=impact across repositories", () => {
+  it("an issue in one repository that blocks issues in another ranks above a local-only one", async () => {
+    const org = "orgq-impact";
+    const repos = await installOrg([
+      {
+        repo: `${org}/up`,
+        // #1 blocks #3 here (local impact 1); #2 blocks nothing here (local impact 0).
+        issues: [ready(1), ready(2), seedIssue(3, { blockedBy: [1] })],
+      },
+      {
+        repo: `${org}/down`,
+        // #5 and #6 wait on up#2, #7 waits on #5: three issues wait on up#2 across the boundary.
+        issues: [
+          seedIssue(5, { blockedBy: [`${org}/up#2`] }),
+          seedIssue(6, { blockedBy: [`${org}/up#2`] }),
+          seedIssue(7, { blockedBy: [5] }),
+        ],
+      },
+    ]);
+    const up = repos.find((r) => r.repo.endsWith("/up"))!;
+    const down = repos.find((r) => r.repo.endsWith("/down"))!;
+    const owner = ownerObject(env, org);
+    const heads = async () => new Map((await owner.heads()).map((h) => [h.fullName, h]));
+    // `down` pushed its edge; the owner told `up` that #2 is waited on, and `up` pushed again.
+    expect((await heads()).get(down.repo)?.crossEdges).toEqual([
+      { number: 5, blocker: { repo: up.repo, number: 2 }, dependents: [7] },
+      { number: 6, blocker: { repo: up.repo, number: 2 }, dependents: [] },
+    ]);
+    await settleAll(repos);
+    const upHead = (await heads()).get(up.repo)!;
+    expect(upHead.crossBlockers).toEqual([2]);
+    expect(upHead.items.map((i) => [i.number, i.impact, i.via ?? []])).toEqual([
+      [1, 1, []],
+      [2, 0, [2]],
+    ]);
+    const scope = { installationId: up.installationId, repoIds: null };
+    const queue = (await owner.workQueue(scope, { limit: 10, order: "impact" })).body as {
+      items: Array<{ repo: string; number: number; impact: number }>;
+    };
+    expect(queue.items.map((i) => [i.repo, i.number, i.impact])).toEqual([
+      [up.repo, 2, 3],
+      [up.repo, 1, 1],
+    ]);
+    const g = (await owner.claimNext(scope, { agentId: "i1", order: "impact" })) as Grant;
+    expect(g.body).toMatchObject({ repo: up.repo, issue: { number: 2 } });
+    // The edge goes when down#5 and down#6 stop waiting: up is told, and #1 leads again.
+    await sim(`/repos/${down.repo}/issues/5/close`, { body: {} });
+    await sim(`/repos/${down.repo}/issues/6/close`, { body: {} });
+    await deliverAll();
+    await settleAll(repos);
+    await settleAll(repos);
+    expect((await heads()).get(down.repo)?.crossEdges).toBeUndefined();
+    expect((await heads()).get(up.repo)?.crossBlockers).toBeUndefined();
+  });
+});
+
+describe("replies in the org queue", () => {
+  it("pushed items carry kind and reply: org queue and claim-next honour kinds like the repository queue", async () => {
+    const [r] = await installOrg([
+      {
+        repo: "orgq-replies/app",
+        issues: [ready(1), seedIssue(2, { labels: ["agent:hold"] }), ready(3)],
+      },
+    ]);
+    const repo = r!.repo;
+    // An agent asked on #1 and #2, and the owner answered: #1 is work carrying a reply, #2 (held)
+    // a reply item only; #3 is plain work.
+    for (const n of [1, 2]) {
+      await sim(`/repos/${repo}/issues/${n}/comments`, {
+        body: { body: "Which format should the export use?", actor: "fleet[bot]" },
+      });
+      await sim(`/repos/${repo}/issues/${n}/comments`, {
+        body: { body: "CSV, please.", actor: "orgq-replies" },
+      });
+    }
+    for (let round = 0; round < 2; round++) {
+      await deliverAll();
+      await settle(r!.stub);
+    }
+    const owner = ownerObject(env, "orgq-replies");
+    const [head] = await owner.heads();
+    const pushed = head!.items
+      .map((i) => [i.number, i.kind, i.work, i.reply?.reason ?? null] as const)
+      .sort((a, b) => a[0] - b[0]);
+    expect(pushed).toEqual([
+      [1, "kick", true, "unanswered-human-comment"],
+      [2, "reply", false, "unanswered-human-comment"],
+      [3, "kick", true, null],
+    ]);
+    const scope = { installationId: r!.installationId, repoIds: null };
+    type Listed = { number: number; kind: string; reply?: { author: string } };
+    const listed = async (kinds?: Array<"reply" | "kick" | "rollup" | "ready">) =>
+      (
+        (await owner.workQueue(scope, { limit: 10, ...(kinds ? { kinds } : {}) })).body as {
+          items: Listed[];
+        }
+      ).items
+        .map((i) => [i.number, i.kind, i.reply?.author ?? null])
+        .sort((a, b) => Number(a[0]) - Number(b[0]));
+    // `reply` matches an item by its kind or by the reply it carries, as in the repository.
+    expect(await listed(["reply"])).toEqual([
+      [1, "kick", "orgq-replies"],
+      [2, "reply", "orgq-replies"],
+    ]);
+    expect(await listed(["kick"])).toEqual([
+      [1, "kick", "orgq-replies"],
+      [3, "kick", null],
+    ]);
+    expect(await listed()).toHaveLength(3);
+    // A default org claim-next takes work only, never the reply item ahead of it in order.
+    const taken: Array<[number, string]> = [];
+    for (let i = 0; i < 2; i++) {
+      const g = await owner.claimNext(scope, { agentId: `worker-${i}` });
+      expect(g.status).toBe(201);
+      const body = g.body as { kind: string; issue: { number: number } };
+      taken.push([body.issue.number, body.kind]);
+    }
+    expect(taken.sort((a, b) => a[0] - b[0])).toEqual([
+      [1, "work"],
+      [3, "work"],
+    ]);
+    expect((await owner.claimNext(scope, { agentId: "worker-2" })).status).toBe(204);
+    // Asked for replies, the held issue is granted for its reply (a work claim of it is refused).
+    const answer = await owner.claimNext(scope, { agentId: "answerer", kinds: ["reply"] });
+    expect(answer).toMatchObject({
+      status: 201,
+      body: { repo, kind: "reply", issue: { number: 2 } },
+    });
+  });
+});
+
 // --- the org routes: every cell of issue 23's auth table ---------------------------------------
 
 async function call(
@@ -250,7 +381,7 @@ describe("the org routes", () => {
     const listed = await call("GET", `/v1/orgs/${org}/keys`, ownerKey);
     expect(listed.status).toBe(200);
     expect(JSON.stringify(listed.body)).not.toContain(ownerKey);
-    const audit = await ownerObject(env, org).auditLog(10);
+    const audit = await ownerKeysObject(env, repos[0]!.installationId).auditLog(10);
     expect(
       audit
         .filter((a) => a.kind === "key-created")
@@ -357,7 +488,7 @@ describe("the org routes", () => {
     // Expired: a key stored with an expiry already past (the store's path, as minting's).
     const { mintOwnerKey } = await import("../../shared/org/owner-keys.ts");
     const old = await mintOwnerKey(repos[0]!.installationId);
-    await ownerObject(env, org).createKey({
+    await ownerKeysObject(env, repos[0]!.installationId).createKey({
       id: "expired-key",
       name: "old",
       hash: old.hash,
@@ -395,6 +526,51 @@ describe("the org routes", () => {
         body: { permissions: { members: "read" } },
       });
     }
+  });
+});
+
+describe("an organization rename", () => {
+  it("keeps the owner keys: they live with the installation, not under the login", async () => {
+    const org = "orgq-ren";
+    const renamed = "orgq-ren-new";
+    const repos = await installOrg([{ repo: `${org}/app`, issues: [ready(1)] }]);
+    const token = await user("ren-owner", "ghu_renowner000000000000000000000000");
+    await member(org, "ren-owner", "admin");
+    const minted = await call("POST", `/v1/orgs/${org}/keys`, token, { name: "fleet" });
+    expect(minted.status).toBe(201);
+    const key = String(minted.body!.key);
+    // Before the rename reaches the new name, it is not installed there as far as switchyard knows.
+    expect((await call("GET", `/v1/orgs/${renamed}/queue`, key)).status).toBe(403);
+    // The repository, having read its new name, pushes its head to the new name's object (as
+    // owner-push.ts does with the renamed identity).
+    const [head] = await ownerObject(env, org).heads();
+    const { pushedMs: _p, withdrawnMs: _w, ...pushed } = head!;
+    expect(
+      await ownerObject(env, renamed).push({
+        ...pushed,
+        fullName: `${renamed}/app`,
+        version: pushed.version + 1,
+      }),
+    ).toBe("applied");
+    // The key minted under the old name works under the new one: queue, claim, keys listed.
+    const queue = await call("GET", `/v1/orgs/${renamed}/queue`, key);
+    expect(queue.status).toBe(200);
+    expect((queue.body!.items as Array<{ repo: string }>).map((i) => i.repo)).toEqual([
+      `${renamed}/app`,
+    ]);
+    const grant = await call("POST", `/v1/orgs/${renamed}/claims`, key, { agentId: "r1" });
+    expect(grant).toMatchObject({ status: 201, body: { issue: { number: 1 } } });
+    const listed = await call("GET", `/v1/orgs/${renamed}/keys`, key);
+    expect((listed.body!.keys as Array<{ id: string }>).map((k) => k.id)).toEqual([
+      minted.body!.id,
+    ]);
+    // One key, whichever name: revoked (the simulator knows the organization by its old name
+    // only, so its owner is proven there), refused under both.
+    const revoke = await call("DELETE", `/v1/orgs/${org}/keys/${minted.body!.id}`, token);
+    expect(revoke.status).toBe(204);
+    expect((await call("GET", `/v1/orgs/${org}/queue`, key)).status).toBe(401);
+    expect((await call("GET", `/v1/orgs/${renamed}/queue`, key)).status).toBe(401);
+    expect(repos[0]!.installationId).toBe(pushed.installationId);
   });
 });
 
