@@ -134,7 +134,10 @@ export function* buildQueueViewSteps(
       const answered = store.replies.answered();
       // An input whose reply claims kept ending without `done` is parked until newer input.
       const attempts = store.replies.attempts();
+      let read = 0;
       for (const history of store.replies.histories()) {
+        // Every open issue has a history once reconciled: webhooks get their turn in between.
+        if (++read % 500 === 0) yield;
         const facts = analysis.factsOf(history.number);
         if (facts !== undefined && history.comments === undefined)
           unreadThreads.push(history.number);
