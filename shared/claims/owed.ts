@@ -116,3 +116,23 @@ export function nextOwedWrite(input: OwedInput): OwedDecision {
   }
   return decision;
 }
+
+/**
+ * The earlier claims of issue `number` whose `unclaimed-by` is still owed, oldest fence first:
+ * a grant that posts its own `claimed-by` at once (synchronous mirroring) posts these before it.
+ * IDD reads one marker per comment (a comment is a marker only when the token is its first
+ * bytes and at most one italic note line follows), so an old claim's release cannot ride in the
+ * new claim's comment; and IDD's reading ignores a fresh claim while another is active, so the
+ * release must land first or IDD's reading would name nobody (then the old claim) instead of
+ * the new holder. These writes never hold the grant back: they open no write record.
+ */
+export function releasesOwedOn(
+  claims: readonly OwedClaim[],
+  number: number,
+  nowMs: number,
+): OwedClaim[] {
+  return claims.filter(
+    (c) =>
+      c.number === number && (c.marker === "posted" || c.marker === "repost") && !isLive(c, nowMs),
+  );
+}

@@ -1,7 +1,12 @@
 import type { Config } from "../config/schema.ts";
 import { classifyText, type ResponseVerdict } from "../idd/classify.ts";
 import { TEST_SWEEP_LABELS } from "../idd/sweep.ts";
-import { isTrustedReplyAuthor, type ReplyAuthor, type ReplyTrust } from "./reply-authors.ts";
+import {
+  isTrustedReplyAuthor,
+  needsPermissionCheck,
+  type ReplyAuthor,
+  type ReplyTrust,
+} from "./reply-authors.ts";
 
 /**
  * Human replies as work (issue-sweep Step 2, served by the queue): an issue's reply state is
@@ -256,6 +261,29 @@ export function neededFrom(comments: readonly ClassifiedComment[], trust: ReplyT
       return order.slice(i).every((e) => e.index >= index) ? index : 0;
   }
   return 0;
+}
+
+/**
+ * The one author of this issue whose write access, unknown now, decides its reply next, or
+ * null: walking back from the newest human input (comments, then the opening) to the newest
+ * one already trusted, the newest whose author GitHub must be asked about
+ * (`needsPermissionCheck`). Older input cannot matter while it is unanswered; once GitHub says
+ * no, the next one back is asked. One login per issue per round, each answer cached for all
+ * issues: the cost follows the people who spoke, never the number of comments.
+ */
+export function replyAuthorToCheck(history: ClassifiedHistory, trust: ReplyTrust): string | null {
+  if (trust.replyAuthors !== "write" || history.comments === undefined) return null;
+  const humans: Array<ReplyAuthor | null> = history.comments
+    .map((c, index) => ({ c, index, at: Date.parse(c.createdAt) }))
+    .filter(({ c }) => c.role === "human")
+    .sort((a, b) => b.at - a.at || b.index - a.index)
+    .map(({ c }) => c.author);
+  if (history.openingIsHuman) humans.push(history.author);
+  for (const author of humans) {
+    if (author !== null && needsPermissionCheck(author, trust)) return author.login;
+    if (isTrustedReplyAuthor(author, trust)) return null;
+  }
+  return null;
 }
 
 export interface ReplyPolicy {

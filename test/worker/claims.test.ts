@@ -411,6 +411,59 @@ describe("IDD interop", () => {
     );
   });
 
+  it("where IDD agents work, a grant posts the previous claim's owed unclaimed-by before its own marker, so IDD's reading names the new holder", async () => {
+    const { stub, repo } = await install({
+      repo: "idd-sync-order/app",
+      issues: [ready(1), ready(3)],
+    });
+    await sim("/users", {
+      body: { login: "writer", token: "tok-idd-sync-order", repos: { [repo]: "write" } },
+    });
+    await sim(`/repos/${repo}/issues/3/comments`, {
+      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
+    });
+    await deliverAll();
+    const a = (await grant(stub, 1, "agent-a")).body;
+    await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" });
+    // GitHub sits on A's unclaimed-by (the alarm's flush): B asks for #1 meanwhile.
+    await sim("/faults", {
+      method: "PUT",
+      body: {
+        requests: [{ method: "POST", path: `/repos/${repo}/issues/1/comments`, delayMs: 800 }],
+      },
+    });
+    const flushing = runDurableObjectAlarm(stub);
+    for (let i = 0; i < 400 && (await sim<{ requests: number }>("/faults")).requests > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Not held back by A's mirror write, and its marker posted before the answer...
+    const b = await grant(stub, 1, "agent-b");
+    expect(b.status).toBe(201);
+    await flushing;
+    await settleAll(stub);
+    const list = await sim<Array<{ id: number; body: string; created_at: string; user: string }>>(
+      `/repos/${repo}/issues/1/comments`,
+    );
+    const kinds = list.map((c) => /^<!-- ([a-z-]+): (\S+)/.exec(c.body)?.slice(1).join(" "));
+    // ...after A's owed unclaimed-by (the delayed one lands last, and IDD ignores it then).
+    expect(kinds.slice(0, 3)).toEqual([
+      "claimed-by agent-a",
+      "unclaimed-by agent-a",
+      "claimed-by agent-b",
+    ]);
+    const reading = resolveClaims(
+      list.map((c) => ({
+        id: c.id,
+        createdAt: c.created_at,
+        author: { login: c.user, type: c.user.endsWith("[bot]") ? "Bot" : "User" },
+        body: c.body,
+      })),
+      { now: nowSecond(), staleHours: 24, trusted: ["writer", list[0]!.user] },
+    );
+    expect(liveHolder(reading)).toMatchObject({ agentId: "agent-b", claimId: b.body.claimId });
+    expect((await stub.heartbeat(1, b.body)).status).toBe(200);
+  });
+
   /** Time passes until every claim's verification is due, and the alarm runs. */
   async function verificationsDue(stub: Stub) {
     await runInDurableObject(stub, async (o: RepoObject) => {

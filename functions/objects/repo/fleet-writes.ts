@@ -1,5 +1,5 @@
 import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
-import { nextOwedWrite } from "../../../shared/claims/owed.ts";
+import { nextOwedWrite, releasesOwedOn } from "../../../shared/claims/owed.ts";
 import { stuckComment } from "../../../shared/claims/rules.ts";
 import type { LabelNames } from "../../../shared/config/schema.ts";
 import type { GitHubClient } from "../../../shared/github/client.ts";
@@ -72,6 +72,19 @@ export class OwedWrites {
       }
       return { write: write as FleetWrite | null, renewAtMs: decision.renewAtMs };
     });
+  }
+
+  /**
+   * The `unclaimed-by` markers still owed for earlier claims of issue `number`, oldest fence
+   * first (a synchronous grant posts them before its own marker: shared/claims/owed.ts).
+   */
+  releasesOn(number: number, nowMs: number): FleetWrite[] {
+    return this.store.transaction(() =>
+      releasesOwedOn(this.store.claims.markersDue(), number, nowMs).map((claim) => ({
+        kind: "unclaimed-marker" as const,
+        claim,
+      })),
+    );
   }
 
   /** Records a write GitHub accepted (or refused for good), so it is never owed again. */
@@ -207,6 +220,26 @@ async function perform(
 }
 
 /**
+ * Performs one owed write and records it. A retryable failure is thrown (the write stays owed);
+ * one GitHub will never accept (the issue is gone, say) is dropped rather than wedge the queue.
+ */
+export async function performOwed(
+  owed: OwedWrites,
+  write: FleetWrite,
+  client: GitHubClient,
+  repo: string,
+  labels: LabelNames,
+): Promise<void> {
+  try {
+    await perform(write, client, repo, labels);
+    owed.done(write, Date.now());
+  } catch (error) {
+    if (isRetryable(error)) throw error;
+    owed.done(write, Date.now(), error instanceof Error ? error.message : String(error));
+  }
+}
+
+/**
  * The `fleet` schedule: performs the writes the fleet owes GitHub, one at a time, each inside
  * the installation's write budget (shared with the producer, on a queue of its own so neither
  * waits behind the other). What became pointless while waiting is never written.
@@ -235,14 +268,7 @@ export async function flushFleetWrites(owed: OwedWrites, ctx: FleetWriteContext)
     // Name and client read together, after the budget wait: both address this repository now.
     const repo = ctx.fullName();
     const client = ctx.client();
-    try {
-      await perform(next, client, repo, ctx.labels());
-      owed.done(next, Date.now());
-    } catch (error) {
-      if (isRetryable(error)) throw error;
-      // GitHub will never accept it (the issue is gone, say): drop it rather than wedge the queue.
-      owed.done(next, Date.now(), error instanceof Error ? error.message : String(error));
-    }
+    await performOwed(owed, next, client, repo, ctx.labels());
   }
   ctx.schedules.at("fleet", Date.now());
 }

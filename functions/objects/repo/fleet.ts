@@ -15,7 +15,7 @@ import type {
   ReleaseOutcome,
 } from "./fleet-api.ts";
 import { conflict } from "./fleet-api.ts";
-import { claimedByBody, flushFleetWrites } from "./fleet-writes.ts";
+import { claimedByBody, flushFleetWrites, performOwed } from "./fleet-writes.ts";
 import { owePush } from "./owner-push.ts";
 import { pause } from "./pause.ts";
 
@@ -120,13 +120,25 @@ async function mirrorGrant(
       headers: { "retry-after": String(seconds) },
     };
   };
-  const budget = await c.installation().reserveWrites(1);
+  // An earlier claim's `unclaimed-by` still owed goes first, or IDD's reading would ignore this
+  // claim's marker (shared/claims/owed.ts, releasesOwedOn). It never holds the grant back: when
+  // the budget has no room for it or GitHub refuses it, it stays owed and the grant goes on (the
+  // marker's verification mends IDD's reading then: preemption.ts).
+  const releases = c.owed.releasesOn(row.number, now());
+  const budget = await c.installation().reserveWrites(1 + releases.length);
   if (budget.granted < 1) {
     return failed(false, "the installation's GitHub write budget is spent", budget.retryAtMs);
   }
+  const fullName = c.store.identity()!.fullName;
+  const client = c.client(`mirror the claim on ${fullName}#${row.number}`);
+  if (budget.granted > releases.length) {
+    for (const release of releases) {
+      await performOwed(c.owed, release, client, fullName, c.store.config().labels).catch(
+        () => undefined,
+      );
+    }
+  }
   try {
-    const fullName = c.store.identity()!.fullName;
-    const client = c.client(`mirror the claim on ${fullName}#${row.number}`);
     await createComment(client, fullName, row.number, claimedByBody(row));
   } catch (error) {
     const mayBeApplied = !(error instanceof GitHubApiError) || error.outcome === "unknown";

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { nextOwedWrite, type OwedClaim, type OwedIssue } from "../../../shared/claims/owed.ts";
+import {
+  nextOwedWrite,
+  type OwedClaim,
+  type OwedIssue,
+  releasesOwedOn,
+} from "../../../shared/claims/owed.ts";
 import { STUCK_ECHO_MARGIN_MS, stuckLabelRemovedByHand } from "../../../shared/claims/rules.ts";
 import { ConfigSchema, DEFAULT_CONFIG } from "../../../shared/config/schema.ts";
 
@@ -127,6 +132,22 @@ describe("writes owed for the fleet", () => {
     expect(
       decide({ issues: [issue({ stuck: true, stuckLabeled: true, stuckCommented: true })] }).write,
     ).toBeNull();
+  });
+});
+
+describe("releases a synchronous grant posts before its own marker", () => {
+  it("the issue's ended claims whose marker is on GitHub, oldest fence first; nothing else", () => {
+    const ended = { endedMs: NOW - 10 };
+    const claims = [
+      claim({ claimId: "sy-old", marker: "posted", ...ended }),
+      claim({ claimId: "sy-reposted", marker: "repost", ...ended }),
+      claim({ claimId: "sy-unposted", marker: "none", ...ended }),
+      claim({ claimId: "sy-released", marker: "released", ...ended }),
+      claim({ claimId: "sy-live", marker: "posted" }),
+      claim({ claimId: "sy-other-issue", number: 2, marker: "posted", ...ended }),
+    ];
+    expect(releasesOwedOn(claims, 1, NOW).map((c) => c.claimId)).toEqual(["sy-old", "sy-reposted"]);
+    expect(releasesOwedOn(claims, 3, NOW)).toEqual([]);
   });
 });
 
