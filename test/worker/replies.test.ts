@@ -516,6 +516,43 @@ describe("reply state from the reconciles", () => {
     expect(stored[0]!.n).toBeLessThan(262);
   });
 
+  it("a thread read in part whose input is deleted is read whole again, and decided from its older comments", async () => {
+    const repo = "acme/replies-partial-deleted";
+    const { stub } = await install(
+      {
+        repo,
+        issues: [
+          issue(1, [
+            ...chatter(150),
+            { author: bot, body: ask },
+            { author: owner, body: "JSON." },
+            ...heartbeats(110),
+          ]),
+        ],
+      },
+      { ".github/switchyard.yml": JSON.stringify({ queue: { replies: "all" } }) },
+    );
+    const state = () =>
+      runInDurableObject(stub, (o: RepoObject) => {
+        const r = o.views.current(Date.now()).replies.get(1);
+        const rows = o.store.sql<{ n: number }>`SELECT COUNT(*) AS n FROM reply_comments
+          WHERE number = 1 AND role != 'deleted'`[0]!.n;
+        return { reply: r ? [r.reason, r.url.replace(/^.*#/, "#")] : null, rows };
+      });
+    const before = await state();
+    expect(before.reply?.[0]).toBe("unanswered-human-comment");
+    expect(before.rows).toBeLessThan(150);
+    // The person's answer is deleted (its webhook delivered): the part read shows no input.
+    const answer = Number(/#issuecomment-(\d+)$/.exec(before.reply![1]!)![1]);
+    await sim(`/comments/${answer}`, { method: "DELETE", body: { actor: "acme" } });
+    await deliverAndSettle(stub);
+    const after = await state();
+    // Read whole: the latest trusted input is now the owner's last note, and the agent's
+    // question after it a neutral response.
+    expect(after.rows).toBe(261);
+    expect(after.reply?.[0]).toBe("neutral-response");
+  });
+
   it("the incremental reconcile's refetch of a changed issue reads its thread: a reply whose webhooks were all lost appears", async () => {
     const repo = "acme/replies-incremental";
     const { stub } = await install({ repo, issues: [issue(1, [{ author: bot, body: ask }])] });
