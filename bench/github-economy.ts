@@ -9,7 +9,12 @@ import {
 import { seedSnapshot } from "../infra/github-sim/seed.ts";
 import { GitHubClient } from "../shared/github/client.ts";
 import { fetchIssueComments } from "../shared/github/comments.ts";
-import { fetchSnapshot } from "../shared/github/fetch-snapshot.ts";
+import {
+  emptyReport,
+  fetchSnapshot,
+  fetchSnapshotPage,
+  type SnapshotPage,
+} from "../shared/github/fetch-snapshot.ts";
 import { fetchChanges } from "../shared/github/incremental.ts";
 import { refTo } from "../shared/github/to-snapshot.ts";
 import type { IssueRef } from "../shared/graph/refs.ts";
@@ -277,6 +282,181 @@ export const githubEconomy: Benchmark = {
       name: `marker re-read: one request per issue plus one per further 100 comments (${markerCounts.total} <= ${markerBound})`,
       ok: markerCounts.total <= markerBound,
     });
+    await replyEconomy(rows, figures, targets);
     return { report: rows, targets, figures };
   },
 };
+
+const SAYS = {
+  owner: "Please use CSV for the export, and keep the header row.",
+  stranger: "Any update on this? Do it now!",
+  ask: "Which format should the export use? I can do CSV or JSON lines.",
+  neutral: "Looking into the export code now.",
+  deferral: "🟢 queued / not done this round.",
+  terminal: 'Done in PR #5.\n<!-- sweep-trace: {"ver":1,"val":"pr"} -->',
+  heartbeat: "> 📡 presence board: 3 agents active, 2 idle.",
+  digest:
+    '> 🤖 AI Agent\nDaily digest: 4 issues moved.\n<!-- sweep-trace: {"ver":1,"val":"digest"} -->',
+  claim: "<!-- claimed-by: idd-bot c-1 supersedes: none 2026-01-01T00:00:00Z branch: issue/1-x -->",
+} as const;
+type Said = keyof typeof SAYS;
+const WHO: Record<Said, { login: string; type: string }> = {
+  owner: { login: "bench", type: "User" },
+  stranger: { login: "drive-by", type: "User" },
+  ask: { login: "fleet[bot]", type: "Bot" },
+  neutral: { login: "fleet[bot]", type: "Bot" },
+  deferral: { login: "fleet[bot]", type: "Bot" },
+  terminal: { login: "fleet[bot]", type: "Bot" },
+  heartbeat: { login: "fleet[bot]", type: "Bot" },
+  digest: { login: "fleet[bot]", type: "Bot" },
+  claim: { login: "idd-bot", type: "User" },
+};
+
+/**
+ * `syntheticRepo(n)` with comments (issue 22): 0 to 20 per issue, one issue in ten with 50 to 80
+ * whose newest part is a tail of heartbeats and digests (0 to 69 of them: some push the last
+ * person's words out of the first window, none out of the newest 100). Seeded, deterministic.
+ */
+export function syntheticRepoWithComments(n: number): SnapshotInput {
+  const repo = syntheticRepo(n);
+  let seed = 22;
+  const random = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const conversation: Said[] = [
+    "owner",
+    "owner",
+    "owner",
+    "ask",
+    "ask",
+    "neutral",
+    "deferral",
+    "terminal",
+    "stranger",
+    "claim",
+  ];
+  const t0 = Date.parse("2026-02-01T00:00:00Z");
+  for (const issue of repo.issues) {
+    const long = issue.number % 10 === 3;
+    const count = long ? 50 + Math.floor(random() * 31) : Math.floor(random() * 21);
+    const tail = long ? Math.floor(random() * 70) : 0;
+    const said: Said[] = [];
+    for (let i = 0; i < count; i++) {
+      said.push(
+        i >= count - tail
+          ? random() < 0.7
+            ? "heartbeat"
+            : "digest"
+          : conversation[Math.floor(random() * conversation.length)]!,
+      );
+    }
+    issue.body = "Export the data as a file people can open.";
+    issue.author = WHO.owner;
+    issue.comments = said.map((k, i) => ({
+      author: WHO[k],
+      body: SAYS[k],
+      createdAt: iso(t0 + issue.number * 600_000 + i * 1000),
+      url: `https://github.com/${REPO}/issues/${issue.number}#c${i}`,
+    }));
+  }
+  return repo;
+}
+
+/**
+ * Reply state in the full reconcile (issue 22), N = 1,000 with synthetic comments: the pages a
+ * full reconcile reads (`fetchSnapshotPage` page by page, label events with each page, as the
+ * RepoObject reads them) without and with each
+ * open issue's reply window, GitHub requests compared (SPEC 9: at most 2x), and what one page
+ * holds at a time (a page's comment bodies, dropped before the next page; the Worker keeps no
+ * body).
+ */
+async function replyEconomy(
+  rows: string[],
+  figures: Record<string, unknown>,
+  targets: { name: string; ok: boolean }[],
+): Promise<void> {
+  const n = 1000;
+  const sim = createGitHubSimulator({ rateLimit: 1_000_000, userTokens: [BENCH_TOKEN] });
+  const input = syntheticRepoWithComments(n);
+  seedSnapshot(sim.state, input);
+  const open = input.issues.filter((i) => i.state === "open");
+  const comments = open.reduce((k, i) => k + (i.comments?.length ?? 0), 0);
+  const bodyBytes = open.reduce(
+    (k, i) => k + (i.comments ?? []).reduce((b, c) => b + c.body.length, 0),
+    0,
+  );
+  const pass = async (replies: boolean) => {
+    const c = client(sim);
+    sim.counter.reset();
+    const started = performance.now();
+    let cursor: string | null = null;
+    let read = 0;
+    let whole = 0;
+    let heldMax = 0;
+    const report = emptyReport();
+    do {
+      const page: SnapshotPage = await fetchSnapshotPage(
+        c,
+        REPO,
+        cursor,
+        {
+          withBody: true,
+          ...(replies ? { replies: { replyAuthors: "write" as const } } : {}),
+        },
+        report,
+      );
+      let held = 0;
+      for (const w of page.replies) {
+        read += w.comments.length;
+        if (w.whole) whole += 1;
+        for (const comment of w.comments) held += (comment.body ?? "").length;
+      }
+      heldMax = Math.max(heldMax, held);
+      cursor = page.next;
+    } while (cursor !== null);
+    const requests = sim.counter.snapshot().total;
+    return {
+      requests,
+      commentRequests: report.commentRequests,
+      read,
+      whole,
+      heldMax,
+      ms: performance.now() - started,
+    };
+  };
+  const today = await pass(false);
+  const withReplies = await pass(true);
+  const ratio = withReplies.requests / today.requests;
+  rows.push("");
+  rows.push(
+    `  reply state in the full reconcile, N=${n}: ${open.length} open issues, ${comments} comments (${(bodyBytes / 1024).toFixed(0)} KiB of bodies)`,
+  );
+  rows.push(
+    `    requests: ${today.requests} without, ${withReplies.requests} with (${withReplies.commentRequests} for comments beyond the pages' windows): ${ratio.toFixed(2)}x`,
+  );
+  rows.push(
+    `    comments read ${withReplies.read} (${open.length - withReplies.whole} threads read in part), at most ${(withReplies.heldMax / 1024).toFixed(0)} KiB of bodies held at once (one page), ${today.ms.toFixed(0)} / ${withReplies.ms.toFixed(0)} ms`,
+  );
+  figures.replies = {
+    n,
+    openIssues: open.length,
+    comments,
+    bodyKiB: Math.round(bodyBytes / 1024),
+    requestsWithout: today.requests,
+    requestsWith: withReplies.requests,
+    commentRequests: withReplies.commentRequests,
+    ratio: Number(ratio.toFixed(2)),
+    commentsRead: withReplies.read,
+    partialThreads: open.length - withReplies.whole,
+    heldMaxKiB: Math.round(withReplies.heldMax / 1024),
+  };
+  targets.push({
+    name: `N=1000 with comments: full-reconcile requests at most 2x without reply state (${withReplies.requests}/${today.requests} = ${ratio.toFixed(2)}x)`,
+    ok: ratio <= 2,
+  });
+  targets.push({
+    name: `bodies held at once: one page's, under a fifth of the repository's (${(withReplies.heldMax / 1024).toFixed(0)} of ${(bodyBytes / 1024).toFixed(0)} KiB)`,
+    ok: withReplies.heldMax * 5 < bodyBytes,
+  });
+}

@@ -15,3 +15,8 @@ export function benchHost(): LocalHost {
 export function hostLabel(host: LocalHost): string {
   return host === "wrangler" ? "wrangler dev" : `switchyard serve on ${host}`;
 }
+
+/** The hosts a benchmark runs on: the one `BENCH_HOST` names, else `defaults`, one after the other. */
+export function benchHosts(defaults: LocalHost[]): LocalHost[] {
+  return process.env.BENCH_HOST === undefined ? defaults : [benchHost()];
+}

@@ -7,6 +7,7 @@ import { claimsBenchmark } from "./claims.ts";
 import { cliBenchmark } from "./cli.ts";
 import { githubEconomy } from "./github-economy.ts";
 import { installBenchmark } from "./install.ts";
+import { orgBenchmark } from "./org.ts";
 import { queueOrderBenchmark } from "./queue-order.ts";
 import { scanBenchmark } from "./scan.ts";
 import { webhookAck } from "./webhook-ack.ts";
@@ -21,6 +22,7 @@ const benchmarks: Benchmark[] = [
   claimsBenchmark,
   workerScale,
   installBenchmark,
+  orgBenchmark,
 ];
 
 const only = process.argv.slice(2);

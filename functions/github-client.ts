@@ -1,6 +1,7 @@
 import type { TokenCache } from "../shared/github/auth.ts";
 import { GitHubClient } from "../shared/github/client.ts";
 import { RateLimitPacer } from "../shared/github/pacing.ts";
+import { githubClock } from "./clock.ts";
 import { type Env, numberSetting, requireSetting } from "./env.ts";
 
 /**
@@ -38,6 +39,8 @@ export function installationClient(
   const timeout = numberSetting(env.GITHUB_TIMEOUT_MS);
   return new GitHubClient({
     auth: { kind: "app", appId, privateKey, installationId, cache },
+    // GitHub's resets and token expiries are judged by the clock tests can move with the simulator's.
+    now: githubClock.now,
     baseUrl: env.GITHUB_API_URL || "https://api.github.com",
     ...(repository ? { repository } : {}),
     rateLimitState: pacerFor(installationId),

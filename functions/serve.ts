@@ -10,6 +10,7 @@ import process from "node:process";
  *   bun functions/serve.ts ...      deno run -A functions/serve.ts ...
  */
 import { parseArgs } from "node:util";
+import { parseTrustedProxies } from "../shared/auth/client-address.ts";
 import { CRON, OBJECT_BINDINGS } from "./host/bindings.ts";
 import type { WorkerModule } from "./host/boundary.ts";
 import { startCron } from "./host/cron-tick.ts";
@@ -20,7 +21,7 @@ import { loadSettings } from "./host/settings.ts";
 import { loadSqliteDriver } from "./host/sqlite-driver.ts";
 
 export const SERVE_USAGE =
-  "serve [--port N] [--hostname H] [--data DIR] [--dotenv FILE] [--synchronous full|normal] [--test-scheduled]   (settings: the Worker's names, from the environment or .env)";
+  "serve [--port N] [--hostname H] [--data DIR] [--dotenv FILE] [--synchronous full|normal] [--trusted-proxies N] [--test-scheduled]   (settings: the Worker's names, from the environment or .env)";
 
 export interface RunningServe {
   url: string;
@@ -44,6 +45,7 @@ function options(argv: string[]) {
         data: { type: "string" },
         dotenv: { type: "string" },
         synchronous: { type: "string" },
+        "trusted-proxies": { type: "string" },
         "test-scheduled": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -72,6 +74,12 @@ export async function startServe(
   const synchronous = flags.synchronous ?? process.env.SWITCHYARD_SYNCHRONOUS ?? "full";
   if (synchronous !== "full" && synchronous !== "normal") {
     throw new ServeUsageError(`serve: --synchronous must be full or normal, got ${synchronous}`);
+  }
+  const trustedProxies = parseTrustedProxies(
+    flags["trusted-proxies"] ?? process.env.SWITCHYARD_TRUSTED_PROXIES,
+  );
+  if (typeof trustedProxies === "string") {
+    throw new ServeUsageError(`serve: --trusted-proxies ${trustedProxies}`);
   }
   const dataDir = resolve(flags.data ?? process.env.SWITCHYARD_DATA ?? "data");
   const settings = loadSettings({
@@ -104,7 +112,7 @@ export async function startServe(
       }
       return host.fetch(request);
     },
-    { port, hostname, log },
+    { port, hostname, log, trustedProxies },
   );
   const cron = startCron((at, cronText) => host.scheduled(at, cronText), log);
   let stopping: Promise<void> | null = null;

@@ -1,15 +1,20 @@
 #!/usr/bin/env node
+import { execFile } from "node:child_process";
 // `npm start`: the whole system offline. The GitHub simulator (seeded with the demo
 // repositories) and the Worker under `wrangler dev` (local Durable Object storage), the App
 // "installed", the first reconcile and producer run, then one issue closed so a kick reaches
-// `agent:ready`. `--once` stops after the story (used by the tests); otherwise Ctrl-C stops all.
+// `agent:ready`; then a fleet agent claims work, a person's answer to an agent becomes a `reply`
+// item another agent claims, and an owner key claims across acme's repositories.
+// `--once` stops after the story (used by the tests); otherwise Ctrl-C stops all.
 import process from "node:process";
+import { promisify } from "node:util";
 import { FleetClient } from "../shared/fleet/client.ts";
+import { OrgFleetClient } from "../shared/fleet/org-client.ts";
 import { scan } from "../shared/graph/scan.ts";
 import { parseSnapshot } from "../shared/graph/snapshot.ts";
-import { demoSeeds } from "./demo/seeds.ts";
+import { demoQuestion, demoSeeds } from "./demo/seeds.ts";
 import { seedSnapshot } from "./github-sim/seed.ts";
-import { type LocalHost, startLocalStack, waitFor } from "./local-stack.ts";
+import { type LocalHost, root, startLocalStack, waitFor } from "./local-stack.ts";
 
 const once = process.argv.includes("--once");
 // `--host node|bun|deno`: the Worker on the portable host (`switchyard serve`, SQLite files)
@@ -22,6 +27,19 @@ if (!["wrangler", "node", "bun", "deno"].includes(host)) {
 }
 const REPO = "acme/rocket";
 const say = (line = "") => process.stdout.write(`${line}\n`);
+async function post(url: string, body: unknown, token?: string): Promise<unknown> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
 
 let closing: Promise<void> | null = null;
 async function shutdown(code: number) {
@@ -59,6 +77,17 @@ sim.sim.webhooks.pushUrl = `${workerUrl}/webhooks/github`;
 const seeds = await demoSeeds(Date.now());
 seedSnapshot(sim.sim.state, seeds.sdk);
 seedSnapshot(sim.sim.state, seeds.rocket);
+// Before the install, an agent asked a question on a held issue (no webhook: GitHub tells the
+// App nothing about repositories it is not installed on).
+const rocketRepo = sim.sim.state.requireRepo("acme", "rocket");
+const asked = sim.sim.state.addComment(
+  sim.sim.state.requireIssue(rocketRepo, demoQuestion.issue),
+  demoQuestion.question,
+  demoQuestion.agent,
+);
+asked.createdAt = asked.updatedAt = new Date(Date.now() - 3_600_000)
+  .toISOString()
+  .replace(/\.\d{3}Z$/, "Z");
 const installation = sim.sim.state.install("acme", ["sdk", "rocket"], "octocat");
 say(`\nInstalled the App on acme (installation ${installation.id}): acme/rocket, acme/sdk.`);
 
@@ -186,6 +215,132 @@ if (grant) {
   say(`  release (${released.outcome}) → #${n} is back in the queue for the next agent`);
 }
 
+// 8. A person answers an agent (issue 22): alice, who has write access, answers the question the
+// agent asked on the held #10. The comment's webhook makes it a `reply` item (people with write
+// access wake agents; a stranger's comment would not), which an agent claims with
+// `kinds: ["reply"]` and releases `done`: answered until alice says more.
+await post(`${sim.url}/_sim/users`, {
+  login: demoQuestion.person,
+  token: `ghp_alice${crypto.randomUUID().replace(/-/g, "")}`,
+  repos: { [REPO]: "write" },
+});
+say(
+  `\nReplies: ${demoQuestion.agent} asked on ${show(demoQuestion.issue)} (agent:hold) an hour ago:`,
+);
+say(`  "${demoQuestion.question}"`);
+const answered = Date.now();
+await post(`${sim.url}/_sim/repos/${REPO}/issues/${demoQuestion.issue}/comments`, {
+  body: demoQuestion.answer,
+  actor: demoQuestion.person,
+});
+say(`  ${demoQuestion.person} (write access) answers on GitHub: "${demoQuestion.answer}"`);
+const replies = await waitFor(
+  "the answer to become a reply item",
+  async () => {
+    const q = await agent.queue({ kinds: ["reply"] });
+    return q.items.some((i) => i.number === demoQuestion.issue) ? q : undefined;
+  },
+  30_000,
+);
+say(
+  `  webhook issue_comment.created → queue?kinds=reply in ${((Date.now() - answered) / 1000).toFixed(1)} s: ${replies.items.map((i) => `#${i.number} (${i.reason})`).join("; ")}`,
+);
+const answering = await agent.claimNext({
+  agentId: "demo-sweeper",
+  machine: "demo-box",
+  kinds: ["reply"],
+});
+if (!answering) throw new Error(`claim-next with kinds [reply] found no work`);
+say(
+  `  claim-next kinds [reply] → #${answering.issue.number} ${answering.issue.title}: kind ${answering.kind}, fence ${answering.fence}, answering ${answering.issue.reply?.url ?? "?"}`,
+);
+await agent.comment(answering.issue.number, {
+  claimId: answering.claimId,
+  fence: answering.fence,
+  body: "demo-sweeper: Stripe only, noted in the plan; Adyen stays out of the rewrite.",
+});
+await agent.release(answering.issue.number, {
+  claimId: answering.claimId,
+  fence: answering.fence,
+  outcome: "done",
+});
+const left = await agent.queue({ kinds: ["reply"] });
+say(
+  `  fenced answer posted, release (done) → queue?kinds=reply: ${left.items.length === 0 ? "empty" : left.items.map((i) => `#${i.number}`).join(" ")} (until ${demoQuestion.person} says more; #${demoQuestion.issue} stays on hold)`,
+);
+
+// 9. One queue for acme (issue 23): an owner of the organization mints an owner key; one
+// claim-next across every installed repository of acme takes acme/sdk's ready work (the
+// repositories take turns for each agent), released on that repository's own routes; then
+// `switchyard work --org acme` does the same around a shell command.
+await post(`${sim.url}/_sim/orgs/acme/members`, { login: "demo-admin", role: "admin" });
+const ownerKey = (await post(
+  `${workerUrl}/v1/orgs/acme/keys`,
+  { name: "demo org fleet" },
+  demoToken,
+)) as { id: string; name: string; key: string };
+const org = new OrgFleetClient({ server: workerUrl, owner: "acme", token: ownerKey.key });
+// Each repository's object pushes the head of its queue to the owner's object.
+const orgQueue = await waitFor(
+  "acme/sdk's work in the org queue",
+  async () => {
+    const q = await org.queue();
+    return q.items.some((i) => i.repo === "acme/sdk") ? q : undefined;
+  },
+  30_000,
+);
+say(
+  `\nOne queue for acme (owner key ${ownerKey.id} "${ownerKey.name}", minted by an owner of acme):`,
+);
+say(
+  `  org queue (${orgQueue.order}): ${orgQueue.items.map((i) => `${i.repo}#${i.number} (${i.reason})`).join("; ")}`,
+);
+// Two turns of one agent: the repositories take turns (order=fair), so one of them is acme/sdk's.
+for (let turn = 1; turn <= 2; turn++) {
+  const orgGrant = await org.claimNext({ agentId: "demo-org-agent", machine: "demo-box" });
+  if (!orgGrant) throw new Error("the org claim-next found no work");
+  say(
+    `  org claim-next (turn ${turn}) → ${orgGrant.repo}#${orgGrant.issue.number} ${orgGrant.issue.title}: fence ${orgGrant.fence}, branch ${orgGrant.branch}`,
+  );
+  const orgReleased = await org.forRepo(orgGrant.repo).release(orgGrant.issue.number, {
+    claimId: orgGrant.claimId,
+    fence: orgGrant.fence,
+    outcome: "abandoned",
+    note: "demo: handing it back",
+  });
+  say(
+    `    release (${orgReleased.outcome}) on ${orgGrant.repo}'s own route → back in acme's queue`,
+  );
+}
+const workLine = `switchyard work --server ${workerUrl} --org acme --agent-id demo-org-worker --once -- sh -c 'echo "working on $SWITCHYARD_REPO#$SWITCHYARD_ISSUE ($SWITCHYARD_BRANCH)"'`;
+const worked = await promisify(execFile)(
+  process.execPath,
+  [
+    "functions/cli/bin.js",
+    "work",
+    "--server",
+    workerUrl,
+    "--org",
+    "acme",
+    "--agent-id",
+    "demo-org-worker",
+    "--once",
+    "--",
+    "sh",
+    "-c",
+    'echo "working on $SWITCHYARD_REPO#$SWITCHYARD_ISSUE ($SWITCHYARD_BRANCH)"',
+  ],
+  { cwd: root, env: { ...process.env, SWITCHYARD_TOKEN: ownerKey.key }, timeout: 60_000 },
+);
+say(`  ${workLine.replace(/--server \S+ /, "")}`);
+// It reports what it does as JSON lines on stderr (README, "switchyard work").
+const events = worked.stderr
+  .split("\n")
+  .filter((l) => l.startsWith("{"))
+  .map((l) => JSON.parse(l) as { event: string; outcome?: string });
+const workRelease = events.find((e) => e.event === "released");
+say(`    → ${worked.stdout.trim()}; released ${workRelease?.outcome ?? "(not released)"}`);
+
 say(`\nTry:
   curl ${workerUrl}/healthz
   curl -H "Authorization: Bearer ${demoToken}" ${workerUrl}/v1/repos/${REPO}/graph   # demo-admin's token on the simulator
@@ -193,6 +348,8 @@ say(`\nTry:
   curl -X POST ${sim.url}/_sim/repos/${REPO}/issues/5/close -d '{}'   # close #5: #6 gets agent:ready
   curl -H "Authorization: Bearer ${key.key}" ${workerUrl}/v1/repos/${REPO}/queue   # the fleet key above
   SWITCHYARD_TOKEN=${key.key} npx switchyard work --server ${workerUrl} --repo ${REPO} --agent-id my-agent --once -- sh -c 'echo "working on #$SWITCHYARD_ISSUE on $SWITCHYARD_BRANCH"'
+  SWITCHYARD_TOKEN=${ownerKey.key} npx switchyard work --server ${workerUrl} --org acme --agent-id my-agent --once -- sh -c 'echo "working on $SWITCHYARD_REPO#$SWITCHYARD_ISSUE"'   # the owner key: all of acme
+  SWITCHYARD_TOKEN=${key.key} npx switchyard work --server ${workerUrl} --repo ${REPO} --kinds reply --agent-id sweeper --once -- sh -c 'echo "answer $SWITCHYARD_REPLY_URL"'   # people's answers to agents
   open ${workerUrl}/docs   # the API reference
   open ${statusUrl}   # the status page: the graph, the queue, the claims`);
 

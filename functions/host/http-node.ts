@@ -3,8 +3,10 @@
  * request becomes a Web `Request` for the Worker's `fetch`, its `Response` is written back,
  * streamed. `close` stops accepting and resolves once the requests in flight have answered.
  */
+
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { clientAddress } from "../../shared/auth/client-address.ts";
 
 export interface RunningHttp {
   port: number;
@@ -108,6 +110,7 @@ function toRequest(
   req: IncomingMessage,
   origin: string,
   limit: number,
+  trustedProxies: number,
   ended: () => void,
 ): { request: Request; body: Body | null } {
   // From the listening address, never from `Host`: a crafted Host header must not change what
@@ -117,8 +120,15 @@ function toRequest(
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
   // The client's address, as Cloudflare gives it to a Worker (and a client cannot set it): the
-  // socket's peer. Behind a reverse proxy that is the proxy's address for every client.
-  headers.set("cf-connecting-ip", normalAddress(req.socket.remoteAddress));
+  // socket's peer, or behind the operator's trusted proxies the address they vouch for.
+  headers.set(
+    "cf-connecting-ip",
+    clientAddress(
+      normalAddress(req.socket.remoteAddress),
+      headers.get("x-forwarded-for"),
+      trustedProxies,
+    ),
+  );
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD";
   const body = hasBody ? bodyStream(req, limit, ended) : null;
@@ -177,6 +187,8 @@ export function serveHttp(
     log: (message: string, error?: unknown) => void;
     /** The largest request body taken (default: Cloudflare's, `MAX_REQUEST_BODY_BYTES`). */
     maxBodyBytes?: number;
+    /** Reverse proxies in front whose `X-Forwarded-For` entries are believed (default 0). */
+    trustedProxies?: number;
   },
 ): Promise<RunningHttp> {
   const limit = options.maxBodyBytes ?? MAX_REQUEST_BODY_BYTES;
@@ -197,7 +209,7 @@ export function serveHttp(
       };
       let body: Body | null = null;
       try {
-        const built = toRequest(req, origin, limit, endConnection);
+        const built = toRequest(req, origin, limit, options.trustedProxies ?? 0, endConnection);
         body = built.body;
         let response = await handler(built.request).catch((error: unknown) => {
           if (body?.overflowed()) return tooLarge(limit);

@@ -10,6 +10,7 @@ import {
   type ProjectAccess,
   projectNode,
 } from "./projects-graphql.ts";
+import { authorAssociation } from "./render.ts";
 import type { SimState } from "./state.ts";
 
 export const SIM_GRAPHQL_SDL = /* GraphQL */ `
@@ -98,7 +99,23 @@ type Issue implements Node {
   blocking(after: String, before: String, first: Int, last: Int, orderBy: IssueDependencyOrder = {field: DEPENDENCY_ADDED_AT, direction: DESC}): IssueConnection!
   issueDependenciesSummary: IssueDependenciesSummary!
   timelineItems(after: String, before: String, first: Int, itemTypes: [IssueTimelineItemsItemType!], last: Int, since: DateTime, skip: Int): IssueTimelineItemsConnection!
+  author: Actor
+  authorAssociation: CommentAuthorAssociation!
+  comments(after: String, before: String, first: Int, last: Int): IssueCommentConnection!
 }
+
+enum CommentAuthorAssociation { COLLABORATOR CONTRIBUTOR FIRST_TIMER FIRST_TIME_CONTRIBUTOR MANNEQUIN MEMBER NONE OWNER }
+type IssueComment implements Node {
+  id: ID!
+  databaseId: Int
+  author: Actor
+  authorAssociation: CommentAuthorAssociation!
+  body: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  url: URI!
+}
+type IssueCommentConnection { nodes: [IssueComment] pageInfo: PageInfo! totalCount: Int! }
 
 type IssueConnection { nodes: [Issue] pageInfo: PageInfo! totalCount: Int! }
 type Label implements Node { id: ID! name: String! color: String! }
@@ -165,6 +182,9 @@ function issueView(ctx: GraphqlContext, issue: SimIssue): Record<string, unknown
       addedAt: other.blockedBy.find((b) => b.issueId === issue.id)?.addedAt ?? other.createdAt,
     }));
   const subIssues = () => byIds(issue.subIssueIds);
+  const association = (login: string) =>
+    authorAssociation({ roleOf: (l, r) => state.roleOf(l, r) }, repo, login);
+  const issueUrl = `${ctx.base}/${repo.owner}/${repo.name}/issues/${issue.number}`;
   return {
     __typename: "Issue",
     id: issue.nodeId,
@@ -173,7 +193,22 @@ function issueView(ctx: GraphqlContext, issue: SimIssue): Record<string, unknown
     number: issue.number,
     title: issue.title,
     body: issue.body ?? "",
-    url: `${ctx.base}/${repo.owner}/${repo.name}/issues/${issue.number}`,
+    url: issueUrl,
+    author: () => actorView(issue.user),
+    authorAssociation: () => association(issue.user),
+    // Oldest first, as GitHub lists them; `last`/`before` read backwards from the newest.
+    comments: (args: ConnectionArgs) =>
+      connection(issue.comments, args, "comments", (c) => ({
+        __typename: "IssueComment",
+        id: c.nodeId,
+        databaseId: c.id,
+        author: actorView(c.user),
+        authorAssociation: association(c.user),
+        body: c.body,
+        createdAt: c.createdAt,
+        updatedAt: c.updatedAt,
+        url: `${issueUrl}#issuecomment-${c.id}`,
+      })),
     state: issue.state === "open" ? "OPEN" : "CLOSED",
     stateReason: (args: { enableDuplicate?: boolean }) => {
       if (issue.stateReason === null) return null;

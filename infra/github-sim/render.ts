@@ -47,7 +47,7 @@ export function renderRepoPermissions(role: RepoRole) {
  * (App bots included).
  */
 export function authorAssociation(
-  ctx: RenderContext,
+  ctx: Pick<RenderContext, "roleOf">,
   repo: SimRepo,
   login: string,
 ): "OWNER" | "COLLABORATOR" | "NONE" {

@@ -2,7 +2,7 @@
 // announces nothing: it sets up the world a test or the demo starts from.
 import { compareRefs, type IssueRef } from "../../shared/graph/refs.ts";
 import { parseSnapshot, type SnapshotInput } from "../../shared/graph/snapshot.ts";
-import type { SimIssue, SimRepo } from "./model.ts";
+import { nodeId, type SimIssue, type SimRepo } from "./model.ts";
 import { SimHttpError, type SimState } from "./state.ts";
 
 export interface SeedResult {
@@ -41,9 +41,22 @@ export function seedSnapshot(state: SimState, input: unknown): SeedResult {
           updatedAt: issue.updatedAt,
           closedAt: issue.closedAt,
         },
-        sender,
+        issue.author?.login ?? sender,
         false,
       );
+      // A snapshot's comments (spec 3.1): posted as their authors, at their times, no events.
+      for (const comment of issue.comments ?? []) {
+        const id = state.newId();
+        created.comments.push({
+          id,
+          nodeId: nodeId("IC", id),
+          issueId: created.id,
+          body: comment.body,
+          user: comment.author.login,
+          createdAt: comment.createdAt,
+          updatedAt: comment.createdAt,
+        });
+      }
       for (const event of issue.labelEvents ?? []) {
         const label = state.ensureLabel(repo, event.label, sender, false);
         created.labelEvents.push({

@@ -189,6 +189,45 @@ export function decidePermits(
   };
 }
 
+/**
+ * How many deferrable writes (the producer's label writes, which a first reconcile sets off by
+ * the dozen) may go now: what the budget leaves once the reconciles holding a permit have their
+ * expected cost, the webhooks' reserve untouched. They share the reconciles' share of the hour,
+ * so together they never exhaust it; refused ones wait for the window to reset (`retryAtMs`).
+ */
+export function deferrableWrites(
+  state: PermitState,
+  held: number,
+  requested: number,
+  nowMs: number,
+  settings: PermitSettings = DEFAULT_PERMIT_SETTINGS,
+): { granted: number; retryAtMs: number | null } {
+  const budget = budgetRoom(state, nowMs, settings.reserve);
+  const room = Math.floor(budget.room - held * Math.max(1, settings.costPerReconcile));
+  const granted = Math.max(0, Math.min(requested, room));
+  return {
+    granted,
+    retryAtMs: granted < requested ? (budget.freesAtMs ?? nowMs + HOUR_MS) : null,
+  };
+}
+
+/**
+ * When a repository refused a permit asks again by itself (it is normally told sooner, when its
+ * turn comes: this is the fallback for a word lost). At least a lease; one more per 100 ahead
+ * of it, at most an hour in all; spread by up to half a lease by its id, so a line of thousands
+ * refused together does not come back on the same tick.
+ */
+export function askAgainAfterMs(
+  repoId: number,
+  position: number,
+  settings: Pick<PermitSettings, "leaseMs">,
+): number {
+  const leases = Math.min(6, 1 + Math.floor(Math.max(0, position - 1) / 100));
+  // A multiplicative hash of the id: neighbouring ids land far apart in [0, 1).
+  const spread = (Math.imul(Math.abs(Math.trunc(repoId)), 2654435761) >>> 0) / 2 ** 32;
+  return Math.min(HOUR_MS, leases * settings.leaseMs) + Math.floor((spread * settings.leaseMs) / 2);
+}
+
 /** A finished reconcile's spend added to the hour's tally (a new window once the hour is over). */
 export function addSpend(spent: HourSpend | null, requests: number, nowMs: number): HourSpend {
   if (spent === null || nowMs >= spent.windowStartMs + HOUR_MS) {

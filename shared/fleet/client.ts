@@ -1,10 +1,11 @@
 // A typed client of the fleet API (docs/api.md). Web-standard only (fetch, URL, AbortSignal),
 // so the same client runs in a Worker, Node, Bun and Deno. Every request body is checked with
 // the schema the Worker checks it with before it is sent, every answer is checked before it is
-// returned, and every failure is a FleetApiError naming the request.
+// returned, and every failure is a FleetApiError naming the request (transport.ts, the HTTP
+// transport this client shares with the org client, org-client.ts).
 import type { z } from "zod";
 import type { QueueKind } from "../queue/queue.ts";
-import { describeZodError } from "../validation.ts";
+import { FleetRequestError } from "./errors.ts";
 import {
   type ClaimGrant,
   ClaimGrantSchema,
@@ -23,8 +24,6 @@ import {
   CreatedKeySchema,
   type CreateKeyRequest,
   CreateKeyRequestSchema,
-  type ErrorBody,
-  ErrorBodySchema,
   type GraphListName,
   type GraphPage,
   GraphPageSchema,
@@ -33,8 +32,6 @@ import {
   HeartbeatRequestSchema,
   type HeartbeatResponse,
   HeartbeatResponseSchema,
-  type Holder,
-  HolderSchema,
   KeyIdSchema,
   type KeyList,
   KeyListSchema,
@@ -54,9 +51,15 @@ import {
   type SubIssueResponse,
   SubIssueResponseSchema,
 } from "./schemas.ts";
+import { type Call, FleetTransport, type TokenSource } from "./transport.ts";
 
-/** A bearer token, or a function giving a current one (OIDC tokens expire in minutes). */
-export type TokenSource = string | (() => string | Promise<string>);
+export {
+  FleetApiError,
+  type FleetErrorCode,
+  FleetRequestError,
+  parseRetryAfter,
+} from "./errors.ts";
+export type { TokenSource } from "./transport.ts";
 
 export interface FleetClientOptions {
   /** The Worker's URL, e.g. `https://switchyard.example.workers.dev` (a path prefix is kept). */
@@ -70,112 +73,7 @@ export interface FleetClientOptions {
   timeoutMs?: number;
 }
 
-/**
- * `error` is the API's code (`bad-request`, `unauthorized`, `forbidden`, `not-found`,
- * `conflict`, `stale-fence`, `rate-limited`, ...) or one of the client's own:
- * `network` (no answer: `status` null), `timeout` (no answer in time: `status` null),
- * `bad-response` (an answer that is not what docs/api.md promises).
- */
-export type FleetErrorCode =
-  | "bad-request"
-  | "unauthorized"
-  | "forbidden"
-  | "not-found"
-  | "conflict"
-  | "stale-fence"
-  | "rate-limited"
-  | "network"
-  | "timeout"
-  | "bad-response"
-  | (string & {});
-
-/**
- * Every failure of a fleet request. `message` names the request and says what the Worker
- * answered (`POST /v1/repos/acme/app/claims: 409 conflict (held): ...`); `apiMessage` is the
- * Worker's own message; `body` is the parsed error body.
- */
-export class FleetApiError extends Error {
-  override name = "FleetApiError";
-  /** `POST /v1/repos/acme/app/issues/5/claim` (never with credentials). */
-  readonly request: string;
-  /** The HTTP status, or null when no answer arrived. */
-  readonly status: number | null;
-  readonly error: FleetErrorCode;
-  readonly apiMessage: string;
-  /** From `Retry-After` (seconds or an HTTP date), when the answer had one. */
-  readonly retryAfterSeconds: number | undefined;
-  /** The parsed error body (`{error, message, reason?, holder?}`), when there was one. */
-  readonly body: ErrorBody | undefined;
-  /** Why a claim was refused (409 `conflict`): `held`, `closed`, `hold`, `epic`, ... */
-  readonly reason: string | undefined;
-  /** Who holds the issue (409 `conflict` with reason `held`). */
-  readonly holder: Holder | undefined;
-
-  constructor(details: {
-    request: string;
-    status: number | null;
-    error: FleetErrorCode;
-    message: string;
-    retryAfterSeconds?: number | undefined;
-    body?: ErrorBody | undefined;
-  }) {
-    const status = details.status === null ? "" : `${details.status} `;
-    const reason = details.body?.reason ? ` (${details.body.reason})` : "";
-    const holder = details.body?.holder
-      ? `; held by ${details.body.holder.agentId} (${details.body.holder.source})`
-      : "";
-    const retry =
-      details.retryAfterSeconds === undefined ? "" : `; retry after ${details.retryAfterSeconds} s`;
-    super(
-      `${details.request}: ${status}${details.error}${reason}: ${details.message}${holder}${retry}`,
-    );
-    this.request = details.request;
-    this.status = details.status;
-    this.error = details.error;
-    this.apiMessage = details.message;
-    this.retryAfterSeconds = details.retryAfterSeconds;
-    this.body = details.body;
-    this.reason = details.body?.reason;
-    this.holder = details.body?.holder;
-  }
-}
-
-/** A request the client refused to send: an argument that fails the API's schema. */
-export class FleetRequestError extends Error {
-  override name = "FleetRequestError";
-  /** The first bad field, e.g. `agentId` or `add[2]`. */
-  readonly field: string;
-  constructor(what: string, error: z.ZodError) {
-    super(`invalid ${what}: ${describeZodError(error)}`);
-    const first = error.issues[0]?.path ?? [];
-    this.field = first.length === 0 ? "(root)" : String(first[0]);
-  }
-}
-
-/** `Retry-After` as seconds: delta-seconds or an HTTP date (relative to `nowMs`). */
-export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
-  if (value === null) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, Math.ceil((at - nowMs) / 1000));
-}
-
 const REPO = /^([A-Za-z0-9][A-Za-z0-9-]{0,38})\/([A-Za-z0-9._-]{1,100})$/;
-
-interface Call<T> {
-  method: "GET" | "POST" | "DELETE";
-  /** After `/v1/repos/{owner}/{repo}`: `/issues/5/claim`. */
-  path: string;
-  query?: Record<string, string | undefined>;
-  body?: unknown;
-  /** Accepted statuses; a status here with no schema (204) answers null. */
-  ok: readonly number[];
-  schema: z.ZodType<T> | null;
-  /** Reads the answer's headers (an answer without a body says things there). */
-  headers?: (headers: Headers) => void;
-}
 
 /** Why claim-next handed out nothing: no work for this agent, or the breaker's pause. */
 export type Idle =
@@ -219,31 +117,16 @@ export class FleetClient {
   readonly server: string;
   readonly repo: string;
   readonly #base: string;
-  readonly #token: TokenSource;
-  readonly #fetch: typeof fetch;
-  readonly #userAgent: string | undefined;
-  readonly #timeoutMs: number;
+  readonly #transport: FleetTransport;
 
   constructor(options: FleetClientOptions) {
-    let url: URL;
-    try {
-      url = new URL(options.server);
-    } catch {
-      throw new TypeError(`server must be an http(s) URL, got "${options.server}"`);
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new TypeError(`server must be an http(s) URL, got "${options.server}"`);
-    }
+    const transport = new FleetTransport(options);
     const repo = REPO.exec(options.repo);
     if (!repo) throw new TypeError(`repo must be OWNER/NAME, got "${options.repo}"`);
-    this.server = `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+    this.server = transport.server;
     this.repo = options.repo;
     this.#base = `/v1/repos/${encodeURIComponent(repo[1]!)}/${encodeURIComponent(repo[2]!)}`;
-    this.#token = options.token;
-    // Calling the global through a closure keeps `this` right on every runtime.
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
-    this.#userAgent = options.userAgent;
-    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#transport = transport;
   }
 
   /** `GET .../queue`: claimable work, in the order the Worker would hand it out. */
@@ -467,73 +350,13 @@ export class FleetClient {
     });
   }
 
-  /** A request whose accepted statuses all carry a body. */
+  /** A request whose accepted statuses all carry a body (`path` after `/v1/repos/{owner}/{repo}`). */
   async #call<T>(call: Call<T> & { schema: z.ZodType<T> }): Promise<T> {
     return (await this.#request(call)) as T;
   }
 
   async #request<T>(call: Call<T>): Promise<T | null> {
-    const search = new URLSearchParams();
-    for (const [key, value] of Object.entries(call.query ?? {})) {
-      if (value !== undefined) search.set(key, value);
-    }
-    const qs = search.toString() === "" ? "" : `?${search}`;
-    const path = `${this.#base}${call.path}`;
-    const request = `${call.method} ${path}${qs}`;
-    const token = typeof this.#token === "string" ? this.#token : await this.#token();
-    const headers: Record<string, string> = {
-      accept: "application/json",
-      authorization: `Bearer ${token}`,
-    };
-    if (call.body !== undefined) headers["content-type"] = "application/json";
-    if (this.#userAgent !== undefined) headers["user-agent"] = this.#userAgent;
-
-    let response: Response;
-    try {
-      response = await this.#fetch(`${this.server}${path}${qs}`, {
-        method: call.method,
-        headers,
-        body: call.body === undefined ? undefined : JSON.stringify(call.body),
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-    } catch (error) {
-      const e = error as { name?: string; message?: string; cause?: { message?: string } };
-      const timedOut = e?.name === "TimeoutError" || e?.name === "AbortError";
-      throw new FleetApiError({
-        request,
-        status: null,
-        error: timedOut ? "timeout" : "network",
-        message: timedOut
-          ? `no answer within ${this.#timeoutMs} ms`
-          : (e?.cause?.message ?? e?.message ?? String(error)),
-      });
-    }
-
-    const text = await response.text().catch(() => "");
-    if (!call.ok.includes(response.status)) throw errorFrom(request, response, text);
-    call.headers?.(response.headers);
-    if (response.status === 204 || call.schema === null) return null;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new FleetApiError({
-        request,
-        status: response.status,
-        error: "bad-response",
-        message: `the answer is not JSON: ${snippet(text)}`,
-      });
-    }
-    const parsed = call.schema.safeParse(json);
-    if (!parsed.success) {
-      throw new FleetApiError({
-        request,
-        status: response.status,
-        error: "bad-response",
-        message: `the answer does not match docs/api.md: ${describeZodError(parsed.error)}`,
-      });
-    }
-    return parsed.data;
+    return this.#transport.request({ ...call, path: `${this.#base}${call.path}` });
   }
 }
 
@@ -548,48 +371,4 @@ function checked<T>(what: string, schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new FleetRequestError(what, parsed.error);
   return parsed.data;
-}
-
-function snippet(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  if (flat === "") return "(empty body)";
-  return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat;
-}
-
-function errorFrom(request: string, response: Response, text: string): FleetApiError {
-  const retryAfterSeconds = parseRetryAfter(response.headers.get("retry-after"), Date.now());
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  const parsed = ErrorBodySchema.safeParse(json);
-  let body: ErrorBody | undefined;
-  if (parsed.success) {
-    body = parsed.data;
-  } else if (
-    json !== null &&
-    typeof json === "object" &&
-    typeof (json as { error?: unknown }).error === "string"
-  ) {
-    // An error body with an odd `holder` (or no message) still says what went wrong.
-    const raw = json as Record<string, unknown>;
-    const holder = HolderSchema.safeParse(raw.holder);
-    body = {
-      ...raw,
-      error: raw.error as string,
-      message: typeof raw.message === "string" ? raw.message : "",
-      reason: typeof raw.reason === "string" ? raw.reason : undefined,
-      holder: holder.success ? holder.data : undefined,
-    };
-  }
-  return new FleetApiError({
-    request,
-    status: response.status,
-    error: body?.error ?? `http-${response.status}`,
-    message: body?.message || response.statusText || snippet(text),
-    retryAfterSeconds,
-    body,
-  });
 }

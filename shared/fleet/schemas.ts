@@ -402,7 +402,13 @@ export const GraphResponseSchema = z.looseObject({});
 export type GraphResponse = z.infer<typeof GraphResponseSchema>;
 
 /** The long lists of the graph that come in pages (`?list=`). */
-export const GraphListNameSchema = z.enum(["blocked", "ready", "kicks", "rollupCandidates"]);
+export const GraphListNameSchema = z.enum([
+  "blocked",
+  "ready",
+  "kicks",
+  "rollupCandidates",
+  "replies",
+]);
 export type GraphListName = z.infer<typeof GraphListNameSchema>;
 
 /** `GET .../graph?list=`: one page of one list; `next` is the cursor of the next page. */

@@ -9,6 +9,7 @@ import {
   type Snapshot,
   type SnapshotIssue,
 } from "../graph/snapshot.ts";
+import type { ReplyTrust } from "../queue/reply-authors.ts";
 import type { GitHubClient } from "./client.ts";
 import { GitHubApiError, RepositoryMismatchError } from "./errors.ts";
 import {
@@ -19,6 +20,7 @@ import {
   LABEL_EVENTS_BATCH,
   LABEL_EVENTS_QUERY,
 } from "./queries.ts";
+import { type ReplyWindow, readReplyWindows } from "./reply-windows.ts";
 import {
   type GqlConnection,
   type GqlIssue,
@@ -37,6 +39,11 @@ export interface FetchOptions {
   labels?: LabelNames;
   /** The snapshot's `now`; default the current time. */
   now?: () => Date;
+  /**
+   * Read each open issue's reply window (reply-windows.ts), deciding under this trust where to
+   * stop reading backwards. Default: no comments read.
+   */
+  replies?: ReplyTrust;
 }
 
 export interface FetchReport {
@@ -44,6 +51,8 @@ export interface FetchReport {
   pages: number;
   overflowRequests: number;
   labelEventRequests: number;
+  /** Comment requests beyond each page's own window (reply-windows.ts). */
+  commentRequests: number;
   /** Sub-issues that live in another repository (the snapshot has no place for them). */
   crossRepoChildren: { parent: number; child: string }[];
 }
@@ -197,15 +206,49 @@ export async function fetchIssuesById(
     const data = await client.graphql<{ nodes: (GqlIssue | null)[] }>(
       `refetch ${Math.min(ISSUES_BY_ID_BATCH, ids.length - i)} changed issues of ${repo}`,
       ISSUES_BY_ID_QUERY,
-      { ids: ids.slice(i, i + ISSUES_BY_ID_BATCH), withBody: opts.withBody === true },
+      {
+        ids: ids.slice(i, i + ISSUES_BY_ID_BATCH),
+        withBody: opts.withBody === true,
+        withComments: opts.replies !== undefined,
+      },
     );
     for (const n of data.nodes) if (n && typeof n.number === "number") out.push(n);
   }
   return out;
 }
 
+/** The reply windows of the open issues among `nodes`, when `opts.replies` asks for them. */
+export async function replyWindowsOf(
+  client: GitHubClient,
+  repo: string,
+  nodes: readonly GqlIssue[],
+  opts: FetchOptions,
+  report: FetchReport,
+): Promise<ReplyWindow[]> {
+  if (opts.replies === undefined) return [];
+  const open = [];
+  for (const n of nodes) {
+    if (n.state !== "OPEN" || n.comments === undefined) continue;
+    open.push({
+      id: n.id,
+      number: n.number,
+      url: n.url ?? "",
+      author: n.author ?? null,
+      authorAssociation: n.authorAssociation ?? "NONE",
+      comments: n.comments,
+    });
+  }
+  return readReplyWindows(client, repo, open, opts.replies, report);
+}
+
 export function emptyReport(): FetchReport {
-  return { pages: 0, overflowRequests: 0, labelEventRequests: 0, crossRepoChildren: [] };
+  return {
+    pages: 0,
+    overflowRequests: 0,
+    labelEventRequests: 0,
+    commentRequests: 0,
+    crossRepoChildren: [],
+  };
 }
 
 export function finishSnapshot(
@@ -256,6 +299,8 @@ export interface SnapshotPage {
   external: ExternalIssue[];
   /** Where the next page starts; null after the last page. */
   next: string | null;
+  /** With `replies`: what was read of each open issue's thread. */
+  replies: ReplyWindow[];
 }
 
 /**
@@ -288,7 +333,14 @@ export async function fetchSnapshotPage(
   } = await client.graphql(
     `fetch the issue graph of ${repo} (page ${report.pages})`,
     ISSUES_PAGE_QUERY,
-    { owner, name, after: cursor, first, withBody: opts.withBody === true },
+    {
+      owner,
+      name,
+      after: cursor,
+      first,
+      withBody: opts.withBody === true,
+      withComments: opts.replies !== undefined,
+    },
   );
   const pinned = client.repository;
   const serves = pinned !== undefined && pinned.fullName.toLowerCase() === repo.toLowerCase();
@@ -319,7 +371,8 @@ export async function fetchSnapshotPage(
     opts.deferLabelEvents,
   );
   const next = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
-  return { issues, external: [...external.values()], next };
+  const replies = await replyWindowsOf(client, repo, nodes, opts, report);
+  return { issues, external: [...external.values()], next, replies };
 }
 
 /**

@@ -8,8 +8,10 @@ import {
   type FetchOptions,
   type FetchReport,
   fetchIssuesById,
+  replyWindowsOf,
   splitRepo,
 } from "./fetch-snapshot.ts";
+import type { ReplyWindow } from "./reply-windows.ts";
 
 /** What the caller persists between reconciles (the Worker's per-repo watermark). */
 export interface IncrementalWatermark {
@@ -27,6 +29,8 @@ export interface IncrementalResult {
   issues: SnapshotIssue[];
   /** Cross-repository blockers of the changed issues. */
   external: ExternalIssue[];
+  /** With `replies`: what was read of each changed open issue's thread. */
+  replies: ReplyWindow[];
   watermark: IncrementalWatermark;
   /** REST listing requests, and whether the first was answered 304. */
   listRequests: number;
@@ -75,6 +79,7 @@ export async function fetchChanges(
         changed: false,
         issues: [],
         external: [],
+        replies: [],
         watermark,
         listRequests,
         notModified: true,
@@ -107,6 +112,7 @@ export async function fetchChanges(
       changed: false,
       issues: [],
       external: [],
+      replies: [],
       watermark: next,
       listRequests,
       notModified: false,
@@ -121,10 +127,12 @@ export async function fetchChanges(
   );
   const external = new Map<string, ExternalIssue>();
   const issues = await completeIssues(client, repo, nodes, opts, report, external);
+  const replies = await replyWindowsOf(client, repo, nodes, opts, report);
   return {
     changed: true,
     issues: issues.sort((a, b) => a.number - b.number),
     external: [...external.values()].sort((a, b) => (a.ref < b.ref ? -1 : 1)),
+    replies,
     watermark: next,
     listRequests,
     notModified: false,

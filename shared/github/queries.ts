@@ -5,6 +5,29 @@ import { ISSUE_NODES_QUERY, PROJECT_ITEM_VALUES_QUERY, PROJECT_ITEMS_QUERY } fro
 /** Nested connection sizes of the page query; larger connections are paged separately. */
 export const NESTED_PAGE = { labels: 20, subIssues: 50, blockedBy: 50 } as const;
 
+/**
+ * A window of an issue's comments, newest last, with what the reply rules read (the body is
+ * classified as it arrives, then dropped). `hasPreviousPage`/`startCursor` page further back.
+ */
+const COMMENT_FIELDS = /* GraphQL */ `
+fragment SwitchyardCommentWindow on IssueCommentConnection {
+  totalCount
+  pageInfo { hasPreviousPage startCursor }
+  nodes {
+    databaseId
+    author { __typename login }
+    authorAssociation
+    body
+    createdAt
+    updatedAt
+    url
+  }
+}
+`;
+
+/** Comments a page of issues reads of each issue (the newest); more only where needed. */
+export const COMMENT_WINDOW = 20;
+
 const ISSUE_FIELDS = /* GraphQL */ `
 fragment SwitchyardIssue on Issue {
   id
@@ -17,6 +40,10 @@ fragment SwitchyardIssue on Issue {
   updatedAt
   closedAt
   body @include(if: $withBody)
+  url @include(if: $withComments)
+  author @include(if: $withComments) { __typename login }
+  authorAssociation @include(if: $withComments)
+  comments(last: 20) @include(if: $withComments) { ...SwitchyardCommentWindow }
   labels(first: 20, orderBy: {field: NAME, direction: ASC}) {
     totalCount
     pageInfo { hasNextPage endCursor }
@@ -41,11 +68,11 @@ fragment SwitchyardRelated on Issue {
   closedAt
   repository { nameWithOwner }
 }
-`;
+${COMMENT_FIELDS}`;
 
 /** One page of up to 100 issues (open and closed) with their edges: the full fetch. */
 export const ISSUES_PAGE_QUERY = /* GraphQL */ `
-query SwitchyardIssuesPage($owner: String!, $name: String!, $after: String, $first: Int!, $withBody: Boolean!) {
+query SwitchyardIssuesPage($owner: String!, $name: String!, $after: String, $first: Int!, $withBody: Boolean!, $withComments: Boolean = false) {
   repository(owner: $owner, name: $name) {
     databaseId
     issues(first: $first, after: $after, orderBy: {field: CREATED_AT, direction: ASC}) {
@@ -58,7 +85,7 @@ ${ISSUE_FIELDS}`;
 
 /** Up to 100 issues by node id: the targeted refetch after an incremental listing. */
 export const ISSUES_BY_ID_QUERY = /* GraphQL */ `
-query SwitchyardIssuesById($ids: [ID!]!, $withBody: Boolean!) {
+query SwitchyardIssuesById($ids: [ID!]!, $withBody: Boolean!, $withComments: Boolean = false) {
   nodes(ids: $ids) {
     ... on Issue { ...SwitchyardIssue }
   }
@@ -120,6 +147,34 @@ query SwitchyardLabelEvents($ids: [ID!]!) {
 }
 `;
 
+/**
+ * The newest 100 comments of up to ISSUE_COMMENTS_BATCH issues whose first window held no
+ * trusted input to decide on (reply-windows.ts). Batched small: every comment's body comes back.
+ */
+export const ISSUE_COMMENTS_QUERY = /* GraphQL */ `
+query SwitchyardIssueComments($ids: [ID!]!) {
+  nodes(ids: $ids) {
+    ... on Issue {
+      number
+      comments(last: 100) { ...SwitchyardCommentWindow }
+    }
+  }
+}
+${COMMENT_FIELDS}`;
+
+/** One issue's 100 comments before `before`: a thread longer than that, read further back. */
+export const ISSUE_COMMENTS_BEFORE_QUERY = /* GraphQL */ `
+query SwitchyardIssueCommentsBefore($id: ID!, $before: String) {
+  node(id: $id) {
+    ... on Issue {
+      number
+      comments(last: 100, before: $before) { ...SwitchyardCommentWindow }
+    }
+  }
+}
+${COMMENT_FIELDS}`;
+
+export const ISSUE_COMMENTS_BATCH = 10;
 export const LABEL_EVENTS_BATCH = 25;
 export const ISSUES_BY_ID_BATCH = 100;
 
@@ -132,4 +187,6 @@ export const ALL_QUERIES: Record<string, string> = {
   SwitchyardIssuesById: ISSUES_BY_ID_QUERY,
   SwitchyardIssueOverflow: ISSUE_OVERFLOW_QUERY,
   SwitchyardLabelEvents: LABEL_EVENTS_QUERY,
+  SwitchyardIssueComments: ISSUE_COMMENTS_QUERY,
+  SwitchyardIssueCommentsBefore: ISSUE_COMMENTS_BEFORE_QUERY,
 };

@@ -1,6 +1,7 @@
 // GraphQL issue nodes → the snapshot format of spec 3.1. Pure.
 import { compareRefs, type IssueRef, repoKey } from "../graph/refs.ts";
 import type { ExternalIssue, LabelEvent, SnapshotIssue } from "../graph/snapshot.ts";
+import type { GqlActor, GqlCommentWindow } from "./reply-windows.ts";
 
 export interface GqlPageInfo {
   hasNextPage: boolean;
@@ -31,6 +32,11 @@ export interface GqlIssue {
   updatedAt: string;
   closedAt: string | null;
   body?: string;
+  /** With `withComments` (reply-windows.ts): the opening's page and author, the newest comments. */
+  url?: string;
+  author?: GqlActor | null;
+  authorAssociation?: string;
+  comments?: GqlCommentWindow;
   labels: GqlConnection<{ name: string }> | null;
   parent: { number: number; repository: { nameWithOwner: string } } | null;
   subIssues: GqlConnection<GqlRelated>;

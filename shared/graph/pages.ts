@@ -4,14 +4,14 @@ import type { Kick } from "./kicks.ts";
 import type { ScanResult } from "./scan.ts";
 
 /**
- * Pages of the scan's long lists (the graph API, spec 6.4): `blocked`, `ready`, `kicks` and
- * `rollupCandidates`, each with its own cursor. A cursor names the last item handed out (keyset paging), not a position,
+ * Pages of the graph API's long lists (spec 6.4): the scan's `blocked`, `ready`, `kicks` and
+ * `rollupCandidates`, and the queue view's `replies`, each with its own cursor. A cursor names the last item handed out (keyset paging), not a position,
  * so a change to the graph between two pages neither repeats nor skips an item that stayed;
  * `ready` keeps the rotation point of its first page. Every page is found by binary search in
  * the sorted list: its cost does not grow with the repository.
  */
 
-export const GRAPH_LISTS = ["blocked", "ready", "kicks", "rollupCandidates"] as const;
+export const GRAPH_LISTS = ["blocked", "ready", "kicks", "rollupCandidates", "replies"] as const;
 export type GraphList = (typeof GRAPH_LISTS)[number];
 export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 1000;
@@ -19,6 +19,7 @@ export const MAX_PAGE_LIMIT = 1000;
 const CursorSchema = z.discriminatedUnion("l", [
   z.object({ l: z.literal("blocked"), a: z.number().int().positive() }),
   z.object({ l: z.literal("rollupCandidates"), a: z.number().int().positive() }),
+  z.object({ l: z.literal("replies"), a: z.number().int().positive() }),
   z.object({
     l: z.literal("kicks"),
     a: z.number().int().positive(),
@@ -75,9 +76,9 @@ function upperBound(key: (i: number) => number, from: number, to: number, after:
   return lo;
 }
 
-/** A page of a list sorted by `number` (`blocked`, `rollupCandidates`). */
+/** A page of a list sorted by `number` (`blocked`, `rollupCandidates`, `replies`). */
 export function byNumberPage<T extends { number: number }>(
-  name: "blocked" | "rollupCandidates",
+  name: "blocked" | "rollupCandidates" | "replies",
   list: readonly T[],
   cursor: { a: number } | null,
   limit: number,

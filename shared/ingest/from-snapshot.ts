@@ -1,5 +1,7 @@
+import type { ReplyWindow } from "../github/reply-windows.ts";
 import type { ExternalIssue, SnapshotIssue } from "../graph/snapshot.ts";
 import type { GraphEvent } from "./events.ts";
+import { commentEvents } from "./from-comments.ts";
 
 /**
  * Events that make a repository's store hold what a fetch from GitHub saw at `at`: each
@@ -12,9 +14,13 @@ export function fetchedEvents(
   issues: readonly SnapshotIssue[],
   external: readonly ExternalIssue[],
   at: string,
+  /** What the fetch read of open issues' threads: their openings and comments (reply rules). */
+  replies: readonly ReplyWindow[] = [],
 ): GraphEvent[] {
   const events: GraphEvent[] = [];
+  const windows = new Map(replies.map((w) => [w.number, w]));
   for (const issue of issues) {
+    const w = windows.get(issue.number);
     events.push({
       type: "issue",
       issue: {
@@ -28,9 +34,11 @@ export function fetchedEvents(
         closedAt: issue.closedAt,
         labels: issue.labels,
         ...(issue.body !== undefined ? { body: issue.body } : {}),
+        ...(w ? { author: w.author, commentCount: w.totalCount, url: w.url } : {}),
       },
       observedAt: at,
     });
+    if (w) events.push(...commentEvents(issue.number, w.comments));
     events.push({ type: "parent", child: issue.number, parent: issue.parent ?? null, at });
     events.push({ type: "blockers", issue: issue.number, blockers: issue.blockedBy ?? [], at });
     for (const e of issue.labelEvents ?? []) {

@@ -2,7 +2,7 @@
 // over the heads the repositories pushed (head.ts). Pure: the owner's object reads its rows,
 // calls this, and asks each candidate's repository to grant in turn (that repository's own
 // rules decide; a refused candidate is stale and the next one is tried).
-import type { HeadItem, ItemKind, RepoHead } from "./head.ts";
+import { type HeadItem, type ItemKind, type RepoHead, takenAs } from "./head.ts";
 import { liveTurn, type Turn } from "./turns.ts";
 
 export const ORG_ORDERS = ["fair", "impact", "number", "priority"] as const;
@@ -31,9 +31,12 @@ export interface Candidate {
   item: HeadItem;
 }
 
-/** Every capability the item requires is the caller's, and its kind is one the caller takes. */
+/**
+ * Every capability the item requires is the caller's, and the caller takes it: by its kind, or
+ * for its reply when the caller takes `reply` (`takenAs`, as the repository's queue matches).
+ */
 export function fits(item: HeadItem, caller: OrgCaller): boolean {
-  if (!caller.kinds.has(item.kind)) return false;
+  if (takenAs(item, caller.kinds) === null) return false;
   for (const need of item.requires) if (!caller.capabilities.has(need.toLowerCase())) return false;
   return true;
 }

@@ -8,6 +8,7 @@ import {
   LiveClaimSchema,
   MachineSchema,
   QueueLimitSchema,
+  ReplySchema,
   TtlSecondsSchema,
 } from "../fleet/schemas.ts";
 import { ITEM_KINDS } from "./head.ts";
@@ -70,6 +71,9 @@ export const OrgQueueItemSchema = z.object({
   url: z.string(),
   reason: z.string(),
   kind: ItemKindSchema,
+  reply: ReplySchema.optional().describe(
+    "The unanswered trusted input it carries (a reply item's, or a work item's); `kinds=reply` matches it",
+  ),
   requires: z.array(z.string()),
   impact: z.number().int(),
   priority: z.number().nullable(),

@@ -25,6 +25,19 @@ export interface ReplyTrust {
   knownWrite?: (login: string) => boolean | undefined;
 }
 
+/**
+ * Whether GitHub must be asked about this author before their words can count (`write`): a
+ * person (an App's bot has no collaborator permission) whose `author_association` does not show
+ * write access (NONE, CONTRIBUTOR, missing from a webhook or a GraphQL answer, ...) and who was
+ * not asked within the cache's lifetime. Until asked, their words count as a stranger's.
+ */
+export function needsPermissionCheck(author: ReplyAuthor | null, trust: ReplyTrust): boolean {
+  if (author === null || trust.replyAuthors !== "write" || author.type === "Bot") return false;
+  const association = author.association?.toUpperCase();
+  if (association !== undefined && WRITE_ASSOCIATIONS.has(association)) return false;
+  return trust.knownWrite?.(author.login) === undefined;
+}
+
 /** May this author's input become a reply? */
 export function isTrustedReplyAuthor(author: ReplyAuthor | null, trust: ReplyTrust): boolean {
   if (author === null) return false;

@@ -1,7 +1,12 @@
 import type { Config } from "../config/schema.ts";
 import { classifyText, type ResponseVerdict } from "../idd/classify.ts";
 import { TEST_SWEEP_LABELS } from "../idd/sweep.ts";
-import { isTrustedReplyAuthor, type ReplyAuthor, type ReplyTrust } from "./reply-authors.ts";
+import {
+  isTrustedReplyAuthor,
+  needsPermissionCheck,
+  type ReplyAuthor,
+  type ReplyTrust,
+} from "./reply-authors.ts";
 
 /**
  * Human replies as work (issue-sweep Step 2, served by the queue): an issue's reply state is
@@ -113,6 +118,12 @@ export interface ClassifiedHistory {
   /** The opening (title and body) is human input by its content (before trust is applied). */
   openingIsHuman: boolean;
   comments: readonly ClassifiedComment[] | undefined;
+  /**
+   * `comments` are only the newest part of the thread (read backwards, older ones not read):
+   * decided only when that part holds a trusted human comment with an agent comment before it,
+   * which is all the summary reads; otherwise not evaluated until the thread is read whole.
+   */
+  partial?: boolean;
 }
 
 /** Classifies one comment's body with the sweep's classifier (`classifyText`). */
@@ -208,6 +219,8 @@ export function summarizeClassified(
       at: history.createdAt,
     };
   }
+  // A partial thread decides only what it shows whole: its input, and an agent before it.
+  if (history.partial === true && (last < 0 || !afterAgent)) return null;
   const responses: ReplyResponse[] = [];
   if (input !== null) {
     for (const c of order.slice(last + 1)) {
@@ -215,6 +228,62 @@ export function summarizeClassified(
     }
   }
   return { input, afterAgent, responses };
+}
+
+/**
+ * Whether the newest comments of a thread (oldest first) are enough to decide its reply state
+ * without the older ones: reading backwards stops here (shared/github/reply-windows.ts).
+ */
+export function windowSuffices(comments: readonly ClassifiedComment[], trust: ReplyTrust): boolean {
+  const history = { url: "", createdAt: "", author: null, openingIsHuman: false, comments };
+  return summarizeClassified({ ...history, partial: true }, trust) !== null;
+}
+
+/**
+ * Where the part of a thread the rules need begins (comments oldest first): the agent comment
+ * before the latest trusted human comment, which `windowSuffices` then holds; 0 when the rules
+ * need the whole thread (no such input, or no agent before it). What is before it is not kept.
+ */
+export function neededFrom(comments: readonly ClassifiedComment[], trust: ReplyTrust): number {
+  const counts = (c: ClassifiedComment) =>
+    c.role !== "claim" && (isBot(c.author) || isTrustedReplyAuthor(c.author, trust));
+  const order = comments
+    .map((c, index) => ({ c, index, at: Date.parse(c.createdAt) }))
+    .sort((a, b) => a.at - b.at || a.index - b.index);
+  let last = -1;
+  for (let i = 0; i < order.length; i++) {
+    if (order[i]!.c.role === "human" && counts(order[i]!.c)) last = i;
+  }
+  for (let i = last - 1; i >= 0; i--) {
+    const { c, index } = order[i]!;
+    // Only a thread in time order can be cut: a later comment listed before would be lost.
+    if (c.role === "agent" && counts(c))
+      return order.slice(i).every((e) => e.index >= index) ? index : 0;
+  }
+  return 0;
+}
+
+/**
+ * The one author of this issue whose write access, unknown now, decides its reply next, or
+ * null: walking back from the newest human input (comments, then the opening) to the newest
+ * one already trusted, the newest whose author GitHub must be asked about
+ * (`needsPermissionCheck`). Older input cannot matter while it is unanswered; once GitHub says
+ * no, the next one back is asked. One login per issue per round, each answer cached for all
+ * issues: the cost follows the people who spoke, never the number of comments.
+ */
+export function replyAuthorToCheck(history: ClassifiedHistory, trust: ReplyTrust): string | null {
+  if (trust.replyAuthors !== "write" || history.comments === undefined) return null;
+  const humans: Array<ReplyAuthor | null> = history.comments
+    .map((c, index) => ({ c, index, at: Date.parse(c.createdAt) }))
+    .filter(({ c }) => c.role === "human")
+    .sort((a, b) => b.at - a.at || b.index - a.index)
+    .map(({ c }) => c.author);
+  if (history.openingIsHuman) humans.push(history.author);
+  for (const author of humans) {
+    if (author !== null && needsPermissionCheck(author, trust)) return author.login;
+    if (isTrustedReplyAuthor(author, trust)) return null;
+  }
+  return null;
 }
 
 export interface ReplyPolicy {

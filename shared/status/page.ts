@@ -175,6 +175,20 @@ export function repoPage(m: RepoPageModel): Html {
           (b) => html`<tr><td>${issue(b.issue)} ${b.title}</td><td>${links(b.blockers)}</td></tr>`,
         )}</tbody></table></div>`,
   );
+  const replies = section(
+    `Waiting for an agent's answer (${m.repliesTotal})`,
+    "replies",
+    m.replies.length === 0
+      ? none("No trusted person waits for an agent's answer.")
+      : html`<div class="scroll"><table><thead><tr><th>Issue</th><th>Who wrote, when</th><th>Why it counts</th><th>Claim</th></tr></thead><tbody>${m.replies.map(
+          (r) =>
+            html`<tr class="reply" data-number="${r.issue.label.slice(1)}"><td>${issue(r.issue)} ${r.title}</td><td>${r.author}, ${issue({ label: r.at, url: r.url })}</td><td>${r.why}</td><td>${r.claim ?? "–"}</td></tr>`,
+        )}</tbody></table>${
+          m.repliesTotal > m.replies.length
+            ? html`<p class="empty">${m.repliesTotal - m.replies.length} more (the graph API's <code>replies</code> list has them all).</p>`
+            : ""
+        }</div>`,
+  );
   const rollups = section(
     "Rollup candidates",
     "rollups",
@@ -241,7 +255,7 @@ ${m.reconcile === null ? html`<p class="empty">No full reconcile is under way.</
     html`<h1><a href="${m.repoUrl}">${m.repo}</a></h1>
 <p class="sub">As of ${m.now}${m.repository.private === false ? " · public" : m.repository.private ? " · private" : ""}</p>
 ${pause}${figures}${picture}
-<div class="grid">${queue}${claims}${writes}${policy}${blocked}${dead}${rollups}${cycles}${config}${sync}</div>
+<div class="grid">${queue}${replies}${claims}${writes}${policy}${blocked}${dead}${rollups}${cycles}${config}${sync}</div>
 <div style="height:14px"></div>${audit}`,
   );
 }

@@ -5,6 +5,7 @@ import type { FirstReconcile, InstallProgress } from "../budget/reconcile-permit
 import type { Attempt } from "../claims/rules.ts";
 import type { Diagnostic } from "../graph/analyze.ts";
 import type { IssueRef } from "../graph/refs.ts";
+import { type ReplyListEntry, replyReasonText } from "../queue/reply-list.ts";
 import { type EndedClaim, type Figures, figuresOf, formatDuration } from "./figures.ts";
 import type { Picture } from "./picture.ts";
 import { renderGraphSvg } from "./svg.ts";
@@ -21,6 +22,9 @@ export interface GraphRead {
   config: { status: { error: string | null; at: string | null }; effective: object };
   repository?: { archived?: boolean; private?: boolean | null; writes?: string };
   parkedWritesCount?: number;
+  /** Issues whose trusted human input waits for an agent (first page), and how many in all. */
+  replies?: ReplyListEntry[];
+  pages?: { replies?: { total: number } };
   deliveries?: { applied: number; duplicate: number };
   /** Reconcile progress, when the RepoObject reports it. */
   reconcile?: unknown;
@@ -141,6 +145,19 @@ export interface RepoPageModel {
     source: "fleet" | "idd";
   }>;
   blocked: Array<{ issue: Link; title: string; blockers: Link[] }>;
+  /** "Waiting for an agent's answer": the input (who wrote it, when, a link), why it counts. */
+  replies: Array<{
+    issue: Link;
+    title: string;
+    author: string;
+    at: string;
+    /** The input's page: the comment, or the issue for its opening. */
+    url: string;
+    why: string;
+    /** Who holds the issue now, in words (null: nobody). */
+    claim: string | null;
+  }>;
+  repliesTotal: number;
   rollupCandidates: Array<{ issue: Link; title: string; children: Link[] }>;
   deadLetters: Array<{ issue: Link; title: string; stuckAt: string | null; attempts: Attempt[] }>;
   writes: Array<{
@@ -232,6 +249,21 @@ export function repoPageModel(input: {
       title: title(b.number),
       blockers: b.blockers.map(link),
     })),
+    replies: (graph.replies ?? []).map((r) => ({
+      issue: link(r.number),
+      title: title(r.number),
+      author: r.author,
+      at: r.at,
+      url: r.url,
+      why: replyReasonText(r.reason),
+      claim:
+        r.claim === null
+          ? null
+          : r.claim.kind === "idd"
+            ? `${r.claim.agentId} (IDD marker, until ${r.claim.until})`
+            : `${r.claim.agentId} (${r.claim.kind === "reply" ? "answering" : "working on it"}, until ${r.claim.until})`,
+    })),
+    repliesTotal: graph.pages?.replies?.total ?? graph.replies?.length ?? 0,
     rollupCandidates: graph.rollupCandidates.map((r) => ({
       issue: link(r.number),
       title: title(r.number),

@@ -391,6 +391,9 @@ describe.concurrent("npm start -- --host (the demo on the portable host)", () =>
     expect(run.stdout).toMatch(/queue \(agent:ready\): #1 #9 #13 #15/);
     expect(run.stdout).toMatch(/claim → #\d+ .+: fence \d+, branch issue\/\d+-/);
     expect(run.stdout).toContain("release (abandoned)");
+    expect(run.stdout).toMatch(/claim-next kinds \[reply\] → #10 Rewrite billing: kind reply/);
+    expect(run.stdout).toMatch(/org claim-next \(turn \d\) → acme\/sdk#42 Ship SDK v3/);
+    expect(run.stdout).toMatch(/→ working on acme\/\w+#\d+ \(issue\/\d+-\S+\); released done/);
   });
 
   it("refuses an unknown host", { timeout: STEP_TIMEOUT }, async () => {

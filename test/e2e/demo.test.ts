@@ -7,7 +7,7 @@ import { root, spawnCollect } from "../support/runtimes.ts";
 const runDemo = () => spawnCollect(process.execPath, ["infra/dev.ts", "--once"]);
 
 describe("npm start (the local demo)", () => {
-  it("installs the App, reconciles, produces, and a close on GitHub reaches agent:ready", async () => {
+  it("installs the App, reconciles, produces, a close reaches agent:ready, a reply and an org claim", async () => {
     const run = await runDemo();
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
@@ -31,5 +31,35 @@ describe("npm start (the local demo)", () => {
     expect(run.stdout).toMatch(/fenced comment → posted on #\d+/);
     expect(run.stdout).toContain("release (abandoned)");
     expect(run.stdout).toMatch(/SWITCHYARD_TOKEN=\S+ npx switchyard work --server http/);
+    // Issue 22: a person answers an agent's question; the answer becomes a `reply` item within
+    // 2 s of its webhook, an agent claims it with `kinds: ["reply"]` and releases it done.
+    expect(run.stdout).toContain('alice (write access) answers on GitHub: "');
+    const reply =
+      /queue\?kinds=reply in (\d+\.\d) s: #10 \(reply: unanswered-human-comment by alice\)/.exec(
+        run.stdout,
+      );
+    expect(reply, run.stdout).not.toBeNull();
+    expect(Number(reply![1])).toBeLessThanOrEqual(2);
+    expect(run.stdout).toMatch(
+      /claim-next kinds \[reply\] → #10 Rewrite billing: kind reply, fence \d+, answering http\S+\/acme\/rocket\/issues\/10#issuecomment-\d+/,
+    );
+    expect(run.stdout).toContain("release (done) → queue?kinds=reply: empty");
+    // Issue 23: an owner key minted by an owner of acme; one claim-next across acme's
+    // repositories takes the second repository's work; `switchyard work --org acme` runs a
+    // command on an org grant and releases it.
+    expect(run.stdout).toMatch(/One queue for acme \(owner key \S+ "demo org fleet"/);
+    expect(run.stdout).toMatch(/org queue \(fair\): .*acme\/sdk#42 /);
+    // The repositories take turns for one agent: its two claim-nexts touch both.
+    const turns = [...run.stdout.matchAll(/org claim-next \(turn \d\) → (acme\/\w+)#\d+/g)].map(
+      (m) => m[1],
+    );
+    expect(turns.sort()).toEqual(["acme/rocket", "acme/sdk"]);
+    expect(run.stdout).toMatch(
+      /org claim-next \(turn \d\) → acme\/sdk#42 Ship SDK v3: fence \d+, branch issue\/42-ship-sdk-v3/,
+    );
+    expect(run.stdout).toMatch(/→ working on acme\/\w+#\d+ \(issue\/\d+-\S+\); released done/);
+    expect(run.stdout).toMatch(
+      /SWITCHYARD_TOKEN=syk_o\S+ npx switchyard work --server http\S+ --org acme/,
+    );
   }, 180_000);
 });

@@ -25,7 +25,7 @@ const NOW = Date.parse(demo.now!);
  * picture or the page changes them: run this file under Node and take the new digests.
  */
 const SVG_SHA256 = "4d782910b84eedab0e02d7524d020e58d2ff5b647b1865b84c58197856f6d0bb";
-const PAGE_SHA256 = "5db7ccb5f4a083932f05e48e31e885f82cdef42e314014348580930c178405d0";
+const PAGE_SHA256 = "4b427db07adf4258136a4d7e6100b0190b4672b22e5b1d1569257ce54fc1a66e";
 
 function page(): Promise<string> {
   const graph = {
@@ -48,6 +48,18 @@ function page(): Promise<string> {
       pending: [],
     },
     priority: { labels: { P1: 1, P0: 0 }, project: null },
+    // A person's answer waits for an agent, and one agent is answering it.
+    replies: [
+      {
+        number: 5,
+        reason: "unanswered-human-comment",
+        url: "https://github.com/acme/rocket/issues/5#issuecomment-501",
+        author: "octocat",
+        at: demo.now!,
+        claim: { agentId: "sweep-1", kind: "reply", until: demo.now! },
+      },
+    ],
+    pages: { replies: { total: 2 } },
     // Large installations: the first reconcile waits in the installation's line.
     firstReconcile: { state: "waiting", position: 3 },
     installation: {
@@ -110,10 +122,12 @@ export const checks: Check[] = [
     name: "the repository page is the same bytes on every runtime",
     async run() {
       const text = await page();
-      // The sections the digest covers, rendered at all (writes in flight, the install's pacing).
+      // The sections the digest covers, rendered at all (writes in flight, the install's pacing,
+      // who waits for an agent's answer).
       assert.match(text, /Writes in flight \(1\)/);
       assert.match(text, /3rd in line/);
       assert.match(text, /1,200 of 1,250 repositories reconciled/);
+      assert.match(text, /Waiting for an agent&#39;s answer \(2\)/);
       assert.equal(await sha256Hex(text), PAGE_SHA256);
     },
   },

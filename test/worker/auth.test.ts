@@ -870,19 +870,39 @@ describe("the OpenAPI description and the reference page", () => {
     const doc = spec.body as {
       openapi: string;
       components: { securitySchemes: Record<string, unknown> };
-      paths: Record<string, Record<string, { security?: unknown }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            security?: unknown;
+            requestBody?: unknown;
+            responses?: Record<string, { description: string; content?: unknown }>;
+          }
+        >
+      >;
     };
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
     for (const path of ["/v1/repos/{owner}/{repo}/graph", "/v1/repos/{owner}/{repo}/keys"]) {
       expect(doc.paths[path], path).toBeDefined();
     }
+    let withBody = 0;
     for (const [path, ops] of Object.entries(doc.paths)) {
       if (!path.startsWith("/v1/")) continue;
       for (const [method, op] of Object.entries(ops)) {
         expect(op.security, `${method} ${path}`).toEqual([{ bearer: [] }]);
+        // The body limit is middleware in front of every route; the description says so.
+        if (op.requestBody) {
+          withBody++;
+          expect(op.responses?.["413"]?.description, `${method} ${path}`).toMatch(/^too-large/);
+          expect(op.responses?.["413"]?.content, `${method} ${path}`).toEqual(
+            op.responses?.["400"]?.content,
+          );
+        }
       }
     }
+    expect(withBody).toBeGreaterThan(5);
     const docs = await call("GET", "/docs");
     expect(docs.status).toBe(200);
     expect(docs.headers.get("content-type")).toMatch(/text\/html/);

@@ -11,6 +11,7 @@ import { directory } from "../../functions/objects/directory/directory-object.ts
 import type { InstallationObject } from "../../functions/objects/installation/installation-object.ts";
 import type { InstallationStore } from "../../functions/objects/installation/installation-store.ts";
 import worker from "../../functions/worker.ts";
+import { PERMIT_BOUND } from "../../shared/budget/reconcile-permits.ts";
 import { deliverAll, installationStub, repoStub, seed, seedIssue, settle, sim } from "./helpers.ts";
 
 const NOW = Date.parse("2026-11-29T12:00:00Z");
@@ -217,8 +218,17 @@ describe("reconcile permits", () => {
     const answers = [];
     for (let i = 1; i <= 12; i++) answers.push(await inst.askPermit(25_000 + i, NOW));
     expect(answers.slice(0, 10).every((a) => a.granted)).toBe(true);
-    expect(answers[10]).toEqual({ granted: false, position: 1, retryAtMs: NOW + LEASE });
-    expect(answers[11]).toEqual({ granted: false, position: 2, retryAtMs: NOW + LEASE });
+    // Refused ones are told when their turn comes; asking again by themselves is the fallback,
+    // a lease away at least, spread by their id (never all on the same tick).
+    expect(answers[10]).toMatchObject({ granted: false, position: 1 });
+    expect(answers[11]).toMatchObject({ granted: false, position: 2 });
+    for (const a of answers.slice(10) as Array<{ retryAtMs: number }>) {
+      expect(a.retryAtMs).toBeGreaterThanOrEqual(NOW + LEASE);
+      expect(a.retryAtMs).toBeLessThan(NOW + 1.5 * LEASE);
+    }
+    expect((answers[10] as { retryAtMs: number }).retryAtMs).not.toBe(
+      (answers[11] as { retryAtMs: number }).retryAtMs,
+    );
     // Asking again keeps the place (and a holder's ask renews its lease).
     expect(await inst.askPermit(25_012, NOW + 5)).toMatchObject({ granted: false, position: 2 });
     expect(await inst.askPermit(25_001, NOW + 5)).toEqual({
@@ -240,6 +250,46 @@ describe("reconcile permits", () => {
     expect(after.find((p) => p.repoId === 25_012)?.leaseUntilMs).not.toBeNull();
   });
 
+  it("an ask reads the holders and the head of the line, not a line of thousands (issue 25)", async () => {
+    // 1,000 repositories asking at once overloaded this object when every ask read (and sorted)
+    // the whole line: the decision's input is the holders and the first `bound` waiting.
+    const inst = installationStub(25_003);
+    await runInDurableObject(inst, (o: InstallationObject) => {
+      const permits = (o as unknown as { store: InstallationStore }).store.permits;
+      for (let i = 1; i <= 1_000; i++) permits.enqueue(26_000 + i, NOW);
+    });
+    expect((await inst.askPermit(26_001, NOW)).granted).toBe(true);
+    const last = await inst.askPermit(27_000, NOW);
+    expect(last).toMatchObject({ granted: false, position: 1_000 - PERMIT_BOUND });
+    const read = await runInDurableObject(inst, (o: InstallationObject) =>
+      (o as unknown as { store: InstallationStore }).store.permits.decisionState(PERMIT_BOUND),
+    );
+    expect(read.permits).toHaveLength(2 * PERMIT_BOUND);
+    expect(read.permits.map((p) => p.repoId)).toEqual(
+      Array.from({ length: 2 * PERMIT_BOUND }, (_, i) => 26_001 + i),
+    );
+    // The rest of the line is spread out when it asks again by itself (it is told sooner).
+    expect((last as { retryAtMs: number }).retryAtMs - NOW).toBeGreaterThan(6 * LEASE - 1);
+    expect((await inst.pacing(27_000, NOW)).position).toBe(1_000 - PERMIT_BOUND);
+  });
+
+  it("label writes share the reconciles' budget: never the webhooks' reserve (issue 25)", async () => {
+    // A bench at a budget scaled down to 40 requests a window saw the producer's label writes
+    // after each first reconcile overrun the 10% reserve and exhaust the window.
+    const inst = installationStub(25_004);
+    const reset = NOW + 30_000;
+    const reading = { resource: "core", limit: 40, remaining: 14, resetMs: reset };
+    await inst.askPermit(25_401, NOW);
+    await inst.releasePermit(25_401, { ...spent, readings: [reading] }, NOW);
+    // One holder expects 4 (the average so far): 14 - 4 (reserve) - 4 = 6 writes may go.
+    await inst.askPermit(25_402, NOW);
+    expect(await inst.reserveLabelWrites(10, NOW)).toEqual({ granted: 6, retryAtMs: reset });
+    // They were counted: nothing more until the window resets, then the whole room again.
+    expect(await inst.reserveLabelWrites(1, NOW + 1)).toEqual({ granted: 0, retryAtMs: reset });
+    expect(await inst.reserveLabelWrites(3, reset)).toEqual({ granted: 3, retryAtMs: null });
+    await inst.releasePermit(25_402, spent, reset);
+  });
+
   it("a holder that vanished loses its permit after the lease and gets it back at its place", async () => {
     const inst = installationStub(25_002);
     for (let i = 1; i <= 11; i++) await inst.askPermit(25_100 + i, NOW);
@@ -248,10 +298,9 @@ describe("reconcile permits", () => {
     for (let i = 1; i <= 9; i++) await inst.askPermit(25_100 + i, later);
     // A newcomer asks after the silent one's lease ran out: it waits behind 25111, and 25110,
     // first in line again, is granted first.
-    expect(await inst.askPermit(25_120, NOW + LEASE)).toEqual({
+    expect(await inst.askPermit(25_120, NOW + LEASE)).toMatchObject({
       granted: false,
       position: 2,
-      retryAtMs: NOW + 2 * LEASE,
     });
     const permits = await stored(inst);
     expect(permits.find((p) => p.repoId === 25_110)?.leaseUntilMs).toBe(NOW + 2 * LEASE);

@@ -178,6 +178,137 @@ describe("the owner's object", () => {
   });
 });
 
+describe("order=impact across repositories", () => {
+  it("an issue in one repository that blocks issues in another ranks above a local-only one", async () => {
+    const org = "orgq-impact";
+    const repos = await installOrg([
+      {
+        repo: `${org}/up`,
+        // #1 blocks #3 here (local impact 1); #2 blocks nothing here (local impact 0).
+        issues: [ready(1), ready(2), seedIssue(3, { blockedBy: [1] })],
+      },
+      {
+        repo: `${org}/down`,
+        // #5 and #6 wait on up#2, #7 waits on #5: three issues wait on up#2 across the boundary.
+        issues: [
+          seedIssue(5, { blockedBy: [`${org}/up#2`] }),
+          seedIssue(6, { blockedBy: [`${org}/up#2`] }),
+          seedIssue(7, { blockedBy: [5] }),
+        ],
+      },
+    ]);
+    const up = repos.find((r) => r.repo.endsWith("/up"))!;
+    const down = repos.find((r) => r.repo.endsWith("/down"))!;
+    const owner = ownerObject(env, org);
+    const heads = async () => new Map((await owner.heads()).map((h) => [h.fullName, h]));
+    // `down` pushed its edge; the owner told `up` that #2 is waited on, and `up` pushed again.
+    expect((await heads()).get(down.repo)?.crossEdges).toEqual([
+      { number: 5, blocker: { repo: up.repo, number: 2 }, dependents: [7] },
+      { number: 6, blocker: { repo: up.repo, number: 2 }, dependents: [] },
+    ]);
+    await settleAll(repos);
+    const upHead = (await heads()).get(up.repo)!;
+    expect(upHead.crossBlockers).toEqual([2]);
+    expect(upHead.items.map((i) => [i.number, i.impact, i.via ?? []])).toEqual([
+      [1, 1, []],
+      [2, 0, [2]],
+    ]);
+    const scope = { installationId: up.installationId, repoIds: null };
+    const queue = (await owner.workQueue(scope, { limit: 10, order: "impact" })).body as {
+      items: Array<{ repo: string; number: number; impact: number }>;
+    };
+    expect(queue.items.map((i) => [i.repo, i.number, i.impact])).toEqual([
+      [up.repo, 2, 3],
+      [up.repo, 1, 1],
+    ]);
+    const g = (await owner.claimNext(scope, { agentId: "i1", order: "impact" })) as Grant;
+    expect(g.body).toMatchObject({ repo: up.repo, issue: { number: 2 } });
+    // The edge goes when down#5 and down#6 stop waiting: up is told, and #1 leads again.
+    await sim(`/repos/${down.repo}/issues/5/close`, { body: {} });
+    await sim(`/repos/${down.repo}/issues/6/close`, { body: {} });
+    await deliverAll();
+    await settleAll(repos);
+    await settleAll(repos);
+    expect((await heads()).get(down.repo)?.crossEdges).toBeUndefined();
+    expect((await heads()).get(up.repo)?.crossBlockers).toBeUndefined();
+  });
+});
+
+describe("replies in the org queue", () => {
+  it("pushed items carry kind and reply: org queue and claim-next honour kinds like the repository queue", async () => {
+    const [r] = await installOrg([
+      {
+        repo: "orgq-replies/app",
+        issues: [ready(1), seedIssue(2, { labels: ["agent:hold"] }), ready(3)],
+      },
+    ]);
+    const repo = r!.repo;
+    // An agent asked on #1 and #2, and the owner answered: #1 is work carrying a reply, #2 (held)
+    // a reply item only; #3 is plain work.
+    for (const n of [1, 2]) {
+      await sim(`/repos/${repo}/issues/${n}/comments`, {
+        body: { body: "Which format should the export use?", actor: "fleet[bot]" },
+      });
+      await sim(`/repos/${repo}/issues/${n}/comments`, {
+        body: { body: "CSV, please.", actor: "orgq-replies" },
+      });
+    }
+    for (let round = 0; round < 2; round++) {
+      await deliverAll();
+      await settle(r!.stub);
+    }
+    const owner = ownerObject(env, "orgq-replies");
+    const [head] = await owner.heads();
+    const pushed = head!.items
+      .map((i) => [i.number, i.kind, i.work, i.reply?.reason ?? null] as const)
+      .sort((a, b) => a[0] - b[0]);
+    expect(pushed).toEqual([
+      [1, "kick", true, "unanswered-human-comment"],
+      [2, "reply", false, "unanswered-human-comment"],
+      [3, "kick", true, null],
+    ]);
+    const scope = { installationId: r!.installationId, repoIds: null };
+    type Listed = { number: number; kind: string; reply?: { author: string } };
+    const listed = async (kinds?: Array<"reply" | "kick" | "rollup" | "ready">) =>
+      (
+        (await owner.workQueue(scope, { limit: 10, ...(kinds ? { kinds } : {}) })).body as {
+          items: Listed[];
+        }
+      ).items
+        .map((i) => [i.number, i.kind, i.reply?.author ?? null])
+        .sort((a, b) => Number(a[0]) - Number(b[0]));
+    // `reply` matches an item by its kind or by the reply it carries, as in the repository.
+    expect(await listed(["reply"])).toEqual([
+      [1, "kick", "orgq-replies"],
+      [2, "reply", "orgq-replies"],
+    ]);
+    expect(await listed(["kick"])).toEqual([
+      [1, "kick", "orgq-replies"],
+      [3, "kick", null],
+    ]);
+    expect(await listed()).toHaveLength(3);
+    // A default org claim-next takes work only, never the reply item ahead of it in order.
+    const taken: Array<[number, string]> = [];
+    for (let i = 0; i < 2; i++) {
+      const g = await owner.claimNext(scope, { agentId: `worker-${i}` });
+      expect(g.status).toBe(201);
+      const body = g.body as { kind: string; issue: { number: number } };
+      taken.push([body.issue.number, body.kind]);
+    }
+    expect(taken.sort((a, b) => a[0] - b[0])).toEqual([
+      [1, "work"],
+      [3, "work"],
+    ]);
+    expect((await owner.claimNext(scope, { agentId: "worker-2" })).status).toBe(204);
+    // Asked for replies, the held issue is granted for its reply (a work claim of it is refused).
+    const answer = await owner.claimNext(scope, { agentId: "answerer", kinds: ["reply"] });
+    expect(answer).toMatchObject({
+      status: 201,
+      body: { repo, kind: "reply", issue: { number: 2 } },
+    });
+  });
+});
+
 // --- the org routes: every cell of issue 23's auth table ---------------------------------------
 
 async function call(

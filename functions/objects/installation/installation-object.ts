@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import {
+  askAgainAfterMs,
   decidePermits,
+  deferrableWrites,
   type InstallProgress,
   installProgress,
   type PermitDecision,
@@ -21,11 +23,13 @@ import {
 } from "../../../shared/ingest/lifecycle.ts";
 import type { ProjectItemNotice } from "../../../shared/queue/project-item.ts";
 import { retryDelayMs } from "../../../shared/schedule/policy.ts";
+import { githubClock } from "../../clock.ts";
 import { type Env, MissingSettingError, numberSetting } from "../../env.ts";
 import { installationClient } from "../../github-client.ts";
 import { coveringInstallation, installationOnGitHub } from "../../installation-check.ts";
 import { directory } from "../directory/directory-object.ts";
 import { ownerObject } from "../owner/owner-object.ts";
+import type { RepoIdentity } from "../repo/repo-store.ts";
 import { InstallationStore, type PendingTransition } from "./installation-store.ts";
 import type { PermitReport } from "./permits-store.ts";
 import { deliverProjectNotices, receiveProjectItem } from "./project-items.ts";
@@ -60,6 +64,11 @@ export class InstallationObject extends DurableObject<Env> {
   private readonly store: InstallationStore;
   /** Installation tokens, in memory only: a raw token is never written to storage. */
   private readonly tokens = new Map<string, string>();
+  /**
+   * The clock of the permits and their budget: GitHub's rate-limit resets are GitHub's times,
+   * so it is the one a test moves with the simulator's (functions/clock.ts).
+   */
+  private readonly now = githubClock.now;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -353,7 +362,7 @@ export class InstallationObject extends DurableObject<Env> {
   /** Carries out queued repository transitions: the RepoObject first, then its directory entry. */
   override async alarm(): Promise<void> {
     const installationId = Number(this.store.meta("installationId"));
-    const nowMs = Date.now();
+    const nowMs = this.now();
     try {
       await this.confirmInstallation(installationId, nowMs);
       await this.confirmRemovals(installationId, nowMs);
@@ -376,11 +385,10 @@ export class InstallationObject extends DurableObject<Env> {
       // one after another (at about 100 ms each) while their webhooks already arrive.
       const due = this.store.dueTransitions(nowMs);
       for (let i = 0; i < due.length; i += TRANSITIONS_AT_ONCE) {
-        await Promise.all(
-          due
-            .slice(i, i + TRANSITIONS_AT_ONCE)
-            .map((row) => this.transition(row, installationId, nowMs)),
-        );
+        await this.transitions(due.slice(i, i + TRANSITIONS_AT_ONCE), installationId, nowMs);
+        // The repositories just installed wait in line: the first ones are told now, while the
+        // rest of a large installation is still being created.
+        await this.tellGrants(this.now());
       }
     } finally {
       const next = this.nextAlarmMs();
@@ -388,36 +396,92 @@ export class InstallationObject extends DurableObject<Env> {
     }
   }
 
-  /** One repository transition: the RepoObject first, then its directory entry. */
-  private async transition(
-    row: PendingTransition,
+  /**
+   * A batch of repository transitions: each RepoObject first, then the directory entries of
+   * those it accepted in one write, then (for active ones) their owners' queues in one call
+   * per owner. Batched: on a large installation these calls, one per repository, cost more
+   * than creating the repositories' objects.
+   */
+  private async transitions(
+    rows: PendingTransition[],
     installationId: number,
     nowMs: number,
   ): Promise<void> {
+    const applied = await Promise.all(
+      rows.map(async (row) => {
+        try {
+          return { row, accepted: await this.transitionRepo(row, installationId) };
+        } catch (error) {
+          this.transitionFailed(row, installationId, error, nowMs);
+          return null;
+        }
+      }),
+    );
+    const done = applied.filter((a): a is NonNullable<typeof a> => a !== null);
     try {
-      const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repoId)));
-      const outcome = await repo.setLifecycle({
-        repoId: row.repoId,
-        fullName: row.fullName,
-        installationId,
-        status: row.status,
-      });
-      // The directory follows the repository's accepted outcome only: a transition the
-      // repository refused (it belongs to another installation now) must not touch it.
-      const accepted = outcome === "applied" ? await repo.identity() : null;
-      if (accepted) await directory(this.env).upsert([accepted], Date.now());
-      if (accepted?.status === "active") await this.restoreToOwner(accepted);
-      // Only clear the row if no newer transition replaced it meanwhile.
-      this.store.transitionDone(row);
+      const accepted = done.flatMap((d) => (d.accepted ? [d.accepted] : []));
+      if (accepted.length > 0) await directory(this.env).upsert(accepted, Date.now());
+      const byOwner = new Map<string, number[]>();
+      for (const a of accepted.filter((a) => a.status === "active")) {
+        const owner = a.fullName.split("/")[0]!.toLowerCase();
+        byOwner.set(owner, [...(byOwner.get(owner) ?? []), a.repoId]);
+      }
+      for (const [owner, repoIds] of byOwner) {
+        try {
+          await ownerObject(this.env, owner).restore(repoIds);
+        } catch (error) {
+          console.error(
+            `restoring ${repoIds.length} repositories to ${owner}'s queue failed`,
+            error,
+          );
+        }
+      }
+      // Only clear a row if no newer transition replaced it meanwhile.
+      for (const d of done) this.store.transitionDone(d.row);
     } catch (error) {
-      const attempts = row.attempts + 1;
-      const at = this.retryAt(attempts, error, nowMs);
-      this.store.transitionFailed(row, attempts, at);
-      console.error(
-        `installation ${installationId}: repository ${row.fullName} transition failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
-        error,
-      );
+      for (const d of done) this.transitionFailed(d.row, installationId, error, nowMs);
     }
+  }
+
+  /**
+   * One repository's transition in its object; its identity if it accepted it. The directory
+   * follows the repository's accepted outcome only: a transition the repository refused (it
+   * belongs to another installation now) must not touch it.
+   */
+  private async transitionRepo(
+    row: PendingTransition,
+    installationId: number,
+  ): Promise<RepoIdentity | null> {
+    const repo = this.env.REPO.get(this.env.REPO.idFromName(String(row.repoId)));
+    // A repository without a full reconcile behind it is put in line here, in the order it was
+    // installed, and waits to be told (`permitGranted`) instead of asking: an organization's
+    // thousands of repositories installed at once do not all ask this object at the same
+    // moment (they did, and it was overloaded: issue 25).
+    const paced = row.status === "active" && !this.store.permits.isReconciled(row.repoId);
+    const outcome = await repo.setLifecycle(
+      { repoId: row.repoId, fullName: row.fullName, installationId, status: row.status },
+      { paced },
+    );
+    const accepted = outcome === "applied" ? ((await repo.identity()) ?? null) : null;
+    if (paced && accepted?.status === "active") {
+      this.store.transaction(() => this.store.permits.enqueue(row.repoId, this.now()));
+    }
+    return accepted;
+  }
+
+  private transitionFailed(
+    row: PendingTransition,
+    installationId: number,
+    error: unknown,
+    nowMs: number,
+  ): void {
+    const attempts = row.attempts + 1;
+    const at = this.retryAt(attempts, error, nowMs);
+    this.store.transitionFailed(row, attempts, at);
+    console.error(
+      `installation ${installationId}: repository ${row.fullName} transition failed (attempt ${attempts}, retry in ${at - nowMs} ms)`,
+      error,
+    );
   }
 
   /** The earliest time a recorded row is due (its backoff over), or null when none is left. */
@@ -430,7 +494,7 @@ export class InstallationObject extends DurableObject<Env> {
         : null,
       this.permitsDueMs(),
     ].filter((t): t is number => typeof t === "number");
-    return times.length === 0 ? null : Math.max(Date.now(), Math.min(...times));
+    return times.length === 0 ? null : Math.max(this.now(), Math.min(...times));
   }
 
   /**
@@ -466,13 +530,41 @@ export class InstallationObject extends DurableObject<Env> {
   }
 
   /**
+   * Label writes the producer queued (they can wait): within the write budget, as every content
+   * write, and within the hour's budget left to reconciles (`deferrableWrites`): a first
+   * reconcile sets off a write per issue it finds mislabelled, and on a large installation's
+   * first day those would otherwise eat the webhooks' reserve and exhaust the hour (issue 25).
+   * Granted ones are counted as spent.
+   */
+  reserveLabelWrites(requested: number, nowMs = this.now()): BudgetDecision {
+    return this.store.transaction(() => {
+      const permits = this.store.permits;
+      const settings = permits.settings();
+      const hour = deferrableWrites(
+        permits.decisionState(settings.bound),
+        permits.held(nowMs),
+        requested,
+        nowMs,
+        settings,
+      );
+      const past = this.store.recentWrites(nowMs, BUDGET_HISTORY_MS);
+      const minute = decideBudget(past, hour.granted, nowMs);
+      this.store.recordWrites(minute.granted, nowMs);
+      permits.spentOutside(minute.granted, "core", nowMs);
+      if (minute.granted === requested) return { granted: requested, retryAtMs: null };
+      const retries = [hour.retryAtMs, minute.retryAtMs].filter((t): t is number => t !== null);
+      return { granted: minute.granted, retryAtMs: Math.max(...retries, nowMs + 1_000) };
+    });
+  }
+
+  /**
    * A repository asks for a permit before a full reconcile (or a step of one), and holding one,
    * renews its lease with the same call. Repositories are granted in the order they first
    * asked, at most `PERMIT_BOUND` at a time, within the hourly budget less the webhooks'
    * reserve (shared/budget/reconcile-permits.ts). One that waits is told when its turn comes
    * (`RepoObject.permitGranted`, from the alarm) and asks again then.
    */
-  async askPermit(repoId: number, nowMs = Date.now()): Promise<PermitAnswer> {
+  async askPermit(repoId: number, nowMs = this.now()): Promise<PermitAnswer> {
     const answer = this.store.transaction((): PermitAnswer => {
       const permits = this.store.permits;
       permits.enqueue(repoId, nowMs);
@@ -481,19 +573,24 @@ export class InstallationObject extends DurableObject<Env> {
       if (own?.leaseUntilMs != null && own.leaseUntilMs > nowMs) {
         permits.renew(repoId, nowMs + settings.leaseMs);
       }
-      const decision = this.decidePermits(nowMs, repoId);
+      this.decidePermits(nowMs, repoId);
       const held = permits.permit(repoId)?.leaseUntilMs;
       if (held != null) return { granted: true, leaseUntilMs: held };
-      const position = decision.waiting.find((w) => w.repoId === repoId)?.position ?? 1;
-      // Told when granted; asking again after a lease's time is the fallback if that is lost.
-      return { granted: false, position, retryAtMs: nowMs + settings.leaseMs };
+      const position = permits.position(repoId, nowMs) ?? 1;
+      // Told when granted; asking again later is the fallback if that word is lost, spread by
+      // place in line so a long line does not ask again all at once.
+      return {
+        granted: false,
+        position,
+        retryAtMs: nowMs + askAgainAfterMs(repoId, position, settings),
+      };
     });
     await this.armAlarm();
     return answer;
   }
 
   /** The same as asking: a holder's lease moves on; one that lost it is back in its place. */
-  renewPermit(repoId: number, nowMs = Date.now()): Promise<PermitAnswer> {
+  renewPermit(repoId: number, nowMs = this.now()): Promise<PermitAnswer> {
     return this.askPermit(repoId, nowMs);
   }
 
@@ -502,7 +599,7 @@ export class InstallationObject extends DurableObject<Env> {
    * wanted), reporting what it spent and the last rate-limit reading it saw; the next in line
    * are granted and told.
    */
-  async releasePermit(repoId: number, report: PermitReport, nowMs = Date.now()): Promise<void> {
+  async releasePermit(repoId: number, report: PermitReport, nowMs = this.now()): Promise<void> {
     this.store.transaction(() => {
       this.store.permits.release(repoId, report, nowMs);
       this.decidePermits(nowMs, null);
@@ -511,17 +608,16 @@ export class InstallationObject extends DurableObject<Env> {
   }
 
   /** Where `repoId` stands in line, and the installation's progress (graph API, status page). */
-  pacing(repoId: number | null, nowMs = Date.now()): Pacing {
+  pacing(repoId: number | null, nowMs = this.now()): Pacing {
     const permits = this.store.permits;
     const settings = permits.settings();
-    const state = permits.state();
-    const decision = decidePermits(state, nowMs, settings);
-    const waiting = decision.waiting.find((w) => w.repoId === repoId);
+    const state = permits.decisionState(settings.bound);
+    const position = repoId === null ? null : permits.position(repoId, nowMs);
     const counts = permits.counts();
-    const inFlight = decision.permits.filter((p) => p.leaseUntilMs !== null).length;
+    const inFlight = permits.held(nowMs);
     return {
-      position: waiting?.position ?? null,
-      holding: repoId !== null && permits.permit(repoId)?.leaseUntilMs != null && !waiting,
+      position,
+      holding: repoId !== null && permits.permit(repoId)?.leaseUntilMs != null && position === null,
       installation: installProgress(
         {
           reconciled: counts.reconciled,
@@ -539,16 +635,23 @@ export class InstallationObject extends DurableObject<Env> {
   /** Decides the permits now and stores the outcome; new grants wait for the alarm to tell them. */
   private decidePermits(nowMs: number, asker: number | null): PermitDecision {
     const permits = this.store.permits;
-    const decision = decidePermits(permits.state(), nowMs, permits.settings());
+    const settings = permits.settings();
+    const decision = decidePermits(permits.decisionState(settings.bound), nowMs, settings);
     permits.apply(decision, asker);
     return decision;
   }
 
-  /** When the permits need the alarm: a grant to tell now, else when a lease ends or budget frees. */
+  /**
+   * When the permits need the alarm: a grant to tell (or to make: a repository put in line with
+   * a permit free) now, else when a lease ends or budget frees.
+   */
   private permitsDueMs(): number | null {
     const permits = this.store.permits;
-    if (permits.unnotified().length > 0) return Date.now();
-    return decidePermits(permits.state(), Date.now(), permits.settings()).nextMs;
+    const nowMs = this.now();
+    if (permits.unnotified().length > 0) return nowMs;
+    const settings = permits.settings();
+    const decision = decidePermits(permits.decisionState(settings.bound), nowMs, settings);
+    return decision.granted.length > 0 ? nowMs : decision.nextMs;
   }
 
   /**
@@ -567,7 +670,7 @@ export class InstallationObject extends DurableObject<Env> {
           this.store.transaction(() => {
             if (outcome === "gone") {
               this.store.permits.drop(repoId);
-              this.decidePermits(Date.now(), null);
+              this.decidePermits(this.now(), null);
             } else this.store.permits.notified(repoId);
           });
         } catch (error) {

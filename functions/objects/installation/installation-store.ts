@@ -77,6 +77,16 @@ const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(`CREATE TABLE permit_stats (key TEXT PRIMARY KEY, value REAL NOT NULL)`);
     sql.exec(`ALTER TABLE repos ADD COLUMN reconciled_ms INTEGER`);
   },
+  (sql) => {
+    /**
+     * An ask reads the holders and the head of the line only, not a line of thousands: the
+     * holders by lease, the waiting by place (permits-store.ts `decisionState`, `position`).
+     */
+    sql.exec(
+      `CREATE INDEX permits_held ON permits (lease_until_ms) WHERE lease_until_ms IS NOT NULL`,
+    );
+    sql.exec(`CREATE INDEX permits_waiting ON permits (seq) WHERE lease_until_ms IS NULL`);
+  },
 ];
 
 /** Keys of the `meta` table. */

@@ -134,6 +134,20 @@ export class PermitsStore {
     if (report.completed) this.reconciled(repoId, nowMs);
   }
 
+  /**
+   * Requests sent outside any permit (the producer's label writes, REST: `resource` core) are
+   * counted in the hour's tally and taken off the last reading of their resource, which holders
+   * only report when they give their permit back.
+   */
+  spentOutside(requests: number, resource: string, nowMs: number): void {
+    if (requests <= 0) return;
+    const spent = addSpend(this.spent(), requests, nowMs);
+    this.setStat("spentWindowStartMs", spent.windowStartMs);
+    this.setStat("spentRequests", spent.requests);
+    this.sql`UPDATE rate_readings SET remaining = remaining - ${requests}
+      WHERE resource = ${resource} AND reset_ms > ${nowMs}`;
+  }
+
   /** The repository has a full reconcile behind it (its first, or one before this was kept). */
   reconciled(repoId: number, nowMs: number): void {
     this
@@ -160,16 +174,58 @@ export class PermitsStore {
     );
   }
 
-  /** The decision's input: permits, the installation's size and the budget's state. */
-  state(): PermitState {
+  /**
+   * The decision's input: the permits it can change, the installation's size and the budget's
+   * state. Those permits are the holders (a lease that ran out goes back in line) and the first
+   * `bound` of the line: no more can be granted at once, so the rest of a line of thousands is
+   * not read on every ask (each ask is one of thousands when an organization installs).
+   */
+  decisionState(bound: number): PermitState {
+    const rows = this.sql<{ repo_id: number; seq: number; lease_until_ms: number | null }>`
+      SELECT repo_id, seq, lease_until_ms FROM permits WHERE lease_until_ms IS NOT NULL
+      UNION ALL
+      SELECT * FROM (SELECT repo_id, seq, lease_until_ms FROM permits
+        WHERE lease_until_ms IS NULL ORDER BY seq LIMIT ${bound})`;
     const repositories =
       this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM repos WHERE status <> 'removed'`[0]?.n ?? 0;
     return {
-      permits: this.permits(),
+      permits: rows
+        .map((r) => ({ repoId: r.repo_id, seq: r.seq, leaseUntilMs: r.lease_until_ms }))
+        .sort((a, b) => a.seq - b.seq),
       repositories,
       spent: this.spent(),
       readings: this.readings(),
     };
+  }
+
+  /**
+   * `repoId`'s place in line at `nowMs` (1: the next granted), counting a lease that ran out as
+   * back in line; null when it holds a permit or is not in line.
+   */
+  position(repoId: number, nowMs: number): number | null {
+    const own = this.permit(repoId);
+    if (!own || (own.leaseUntilMs !== null && own.leaseUntilMs > nowMs)) return null;
+    const ahead = this.sql<{ n: number }>`
+      SELECT (SELECT COUNT(*) FROM permits WHERE lease_until_ms IS NULL AND seq < ${own.seq})
+        + (SELECT COUNT(*) FROM permits WHERE lease_until_ms IS NOT NULL
+           AND lease_until_ms <= ${nowMs} AND seq < ${own.seq}) AS n`[0]?.n;
+    return (ahead ?? 0) + 1;
+  }
+
+  /** Permits held at `nowMs` (leases that ran out are not). */
+  held(nowMs: number): number {
+    return (
+      this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM permits
+        WHERE lease_until_ms IS NOT NULL AND lease_until_ms > ${nowMs}`[0]?.n ?? 0
+    );
+  }
+
+  /** Whether `repoId` has a full reconcile behind it (as this installation knows). */
+  isReconciled(repoId: number): boolean {
+    return (
+      this.sql<{ reconciled_ms: number | null }>`
+        SELECT reconciled_ms FROM repos WHERE id = ${repoId}`[0]?.reconciled_ms != null
+    );
   }
 
   settings(base: PermitSettings = DEFAULT_PERMIT_SETTINGS): PermitSettings {

@@ -2,7 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import type { KeyVerdict } from "../../../shared/auth/keys.ts";
 import type { KeySummary } from "../../../shared/auth/schemas.ts";
 import type { LiveClaim } from "../../../shared/fleet/schemas.ts";
-import { DEFAULT_CLAIM_KINDS, type ItemKind } from "../../../shared/org/head.ts";
+import { orgImpactIndex } from "../../../shared/org/cross-impact.ts";
+import { DEFAULT_CLAIM_KINDS, type ItemKind, takenAs } from "../../../shared/org/head.ts";
 import {
   type Candidate,
   fallbackRepos,
@@ -50,15 +51,25 @@ export interface OrgClaimRequest extends OrgFilter {
  */
 export class OwnerObject extends DurableObject<Env> {
   private readonly store: OwnerStore;
+  /** The cross-repository index of the held heads (`order=impact`), until a head changes. */
+  private crossIndex: { installationId: number; index: ReturnType<typeof orgImpactIndex> } | null =
+    null;
+  /** What each repository was last told of `crossBlockers` (memory only: told again after a restart). */
+  private readonly told = new Map<number, string>();
+  /** Items (`repoId#number`) a claim-next is asking their repository for now (memory only). */
+  private readonly asking = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new OwnerStore(ctx.storage);
   }
 
-  /** A repository's head (owner-push.ts); a late push changes nothing. */
-  push(head: unknown, nowMs = Date.now()): "applied" | "late" {
-    return this.store.transaction(() => {
+  /**
+   * A repository's head (owner-push.ts); a late push changes nothing. An applied one may change
+   * what other repositories' issues wait on: the repositories concerned are told (`crossBlockers`).
+   */
+  async push(head: unknown, nowMs = Date.now()): Promise<"applied" | "late"> {
+    const result = this.store.transaction(() => {
       const applied = this.store.push(head, nowMs);
       if (applied?.status === "active") {
         this.store.setMeta("installationId", String(applied.installationId));
@@ -66,6 +77,67 @@ export class OwnerObject extends DurableObject<Env> {
       }
       return applied ? "applied" : "late";
     });
+    if (result === "applied") {
+      this.crossIndex = null;
+      await this.tellCrossBlockers();
+    }
+    return result;
+  }
+
+  /**
+   * Tells each repository of the current installation whose pushed `crossBlockers` differ from
+   * what the held edges say (its items' `via` are computed from them), once per difference. A
+   * failed call is retried on the next push; a repository's own push shows whether it was heard.
+   */
+  private async tellCrossBlockers(): Promise<void> {
+    const installationId = Number(this.store.meta("installationId") ?? 0);
+    const index = this.crossIndexFor(installationId);
+    for (const h of this.store.heads()) {
+      if (h.status !== "active" || h.withdrawnMs !== null || h.installationId !== installationId) {
+        continue;
+      }
+      const want = index.crossBlockers(h.fullName);
+      const text = want.join(",");
+      if ((h.crossBlockers ?? []).join(",") === text) {
+        this.told.delete(h.repoId);
+        continue;
+      }
+      if (this.told.get(h.repoId) === text) continue;
+      try {
+        await this.repo(h.repoId).crossBlockers(want);
+        this.told.set(h.repoId, text);
+      } catch {
+        // Told again on the next push of any repository of the owner.
+      }
+    }
+  }
+
+  /** The cross-repository edges of the installation's active heads, indexed (cached). */
+  private crossIndexFor(installationId: number): ReturnType<typeof orgImpactIndex> {
+    if (this.crossIndex?.installationId !== installationId) {
+      const heads = this.store
+        .heads()
+        .filter(
+          (h) =>
+            h.status === "active" && h.withdrawnMs === null && h.installationId === installationId,
+        );
+      this.crossIndex = { installationId, index: orgImpactIndex(heads) };
+    }
+    return this.crossIndex.index;
+  }
+
+  /**
+   * The heads with each item's impact counted across the owner's repositories (every active
+   * repository of the installation, whether or not the caller may see it: only the count shows).
+   */
+  private withOrgImpact(heads: HeldHead[], installationId: number): HeldHead[] {
+    if (!this.store.heads().some((h) => (h.crossEdges?.length ?? 0) > 0)) return heads;
+    const index = this.crossIndexFor(installationId);
+    return heads.map((h) =>
+      h.items.some((i) => (i.via?.length ?? 0) > 0)
+        ? { ...h, items: h.items.map((i) => ({ ...i, impact: index.impact(h.fullName, i) })) }
+        : h,
+    );
   }
 
   /** A removal of these repositories was received: out of the queue at once (fail closed). */
@@ -81,6 +153,7 @@ export class OwnerObject extends DurableObject<Env> {
       );
       this.store.journal.audit("withdrawn", { repos: repos.map((r) => r.fullName) }, nowMs);
     });
+    this.crossIndex = null;
   }
 
   /** GitHub denied the removal, or the repository was added again: back in the queue. */
@@ -89,6 +162,7 @@ export class OwnerObject extends DurableObject<Env> {
       this.store.restore(repoIds);
       this.store.journal.audit("restored", { repoIds: [...repoIds] }, nowMs);
     });
+    this.crossIndex = null;
   }
 
   /** The owner's current installation (the latest active push's), or null before any push. */
@@ -116,7 +190,7 @@ export class OwnerObject extends DurableObject<Env> {
   /** The heads a caller may use: active, not withdrawn, of its installation, in its scope. */
   private usable(scope: OrgScope, filter: OrgFilter): HeldHead[] {
     const names = filter.repos?.map((n) => n.toLowerCase());
-    return this.store
+    const heads = this.store
       .heads()
       .filter(
         (h) =>
@@ -128,6 +202,7 @@ export class OwnerObject extends DurableObject<Env> {
             names.includes(h.fullName.toLowerCase()) ||
             names.includes(h.fullName.split("/")[1]!.toLowerCase())),
       );
+    return this.withOrgImpact(heads, scope.installationId);
   }
 
   private caller(filter: OrgFilter, kindsDefault: readonly ItemKind[]): OrgCaller {
@@ -205,13 +280,28 @@ export class OwnerObject extends DurableObject<Env> {
     for (const candidate of candidates) {
       if (asked >= ORG_GRANT_ATTEMPTS) break;
       if (skipped.has(candidate.repoId)) continue;
+      // Another claim-next is asking for this item right now: one of them would be refused.
+      const asking = `${candidate.repoId}#${candidate.item.number}`;
+      if (this.asking.has(asking)) continue;
       asked += 1;
-      const result = await this.repo(candidate.repoId).orgClaim(
-        candidate.item.number,
-        grant,
-        scope.installationId,
-      );
-      if (result.status === 201) return this.granted(request.agentId, candidate, result);
+      // Granted for what the pick took it for: its work, or its reply (asked for by `kinds`).
+      const kind = takenAs(candidate.item, caller.kinds) ?? "work";
+      this.asking.add(asking);
+      let result: FleetResult;
+      try {
+        result = await this.repo(candidate.repoId).orgClaim(
+          candidate.item.number,
+          { ...grant, kind },
+          scope.installationId,
+        );
+      } finally {
+        this.asking.delete(asking);
+      }
+      if (result.status === 201) {
+        // Granted: no longer available, whatever the head says until the repository pushes again.
+        this.dropItem(candidate);
+        return this.granted(request.agentId, candidate, result);
+      }
       // Stale: forget the item until the repository pushes again (it was asked to).
       this.dropItem(candidate);
       // A limit, or the repository is out of the installation: none of its items will do.
@@ -221,7 +311,11 @@ export class OwnerObject extends DurableObject<Env> {
       }
     }
     for (const h of fallbackRepos(heads, caller, turn, nowMs, skipped)) {
-      const result = await this.repo(h.repoId).orgClaim(null, grant, scope.installationId);
+      const result = await this.repo(h.repoId).orgClaim(
+        null,
+        { ...grant, kinds: [...caller.kinds] },
+        scope.installationId,
+      );
       if (result.status === 201) {
         const issue = (result.body as { issue?: { number: number } }).issue;
         return this.granted(
@@ -280,10 +374,26 @@ export class OwnerObject extends DurableObject<Env> {
   verifyKey(hash: string, installationId: number, nowMs = Date.now()): KeyVerdict {
     return this.store.verifyKey(hash, installationId, nowMs);
   }
+
+  /**
+   * An owner key's check in one call (every org claim-next and every release with an owner key
+   * pays it): `foreign` when the owner's current installation is not the one the key names (a key
+   * of another owner, or of a former installation), else the key's verdict.
+   */
+  verifyOwnerKey(
+    hash: string,
+    installationId: number,
+    nowMs = Date.now(),
+  ): KeyVerdict | { ok: false; reason: "foreign" } {
+    if (this.installation().installationId !== installationId) {
+      return { ok: false, reason: "foreign" };
+    }
+    return this.store.verifyKey(hash, installationId, nowMs);
+  }
 }
 
 function itemOf(c: Candidate) {
-  const { number, title, url, reason, kind, requires, impact, priority, attempts } = c.item;
+  const { number, title, url, reason, kind, reply, requires, impact, priority, attempts } = c.item;
   return {
     repo: c.fullName,
     number,
@@ -291,6 +401,8 @@ function itemOf(c: Candidate) {
     url,
     reason,
     kind,
+    // The unanswered input it carries, as the repository's queue shows it.
+    ...(reply != null ? { reply } : {}),
     requires,
     impact,
     priority,

@@ -16,7 +16,7 @@ import { runConfig, runReconcile } from "./reconcile.ts";
 import { readReplyThreads } from "./reply-reads.ts";
 import type { RepoIdentity } from "./repo-store.ts";
 import type { DueSchedule, ScheduleName } from "./schedules-store.ts";
-import { checkMarkerAuthors } from "./trust.ts";
+import { checkAuthors } from "./trust.ts";
 import { closeDueWrites } from "./write-records.ts";
 
 // What runs on the RepoObject's one alarm: each schedule (a row of schedules-store.ts) names a
@@ -70,8 +70,8 @@ export const SCHEDULE_HANDLERS: { readonly [name in ScheduleName]: ScheduleHandl
       owePush(c, nowMs);
     },
   },
-  /** Marker authors' write access asked (trust.ts). */
-  trust: { run: (c, identity, nowMs) => checkMarkerAuthors(c, identity.fullName, nowMs) },
+  /** Marker and reply authors' write access asked (trust.ts). */
+  trust: { run: (c, identity, nowMs) => checkAuthors(c, identity.fullName, nowMs) },
   /** Comments of issues whose reply thread was not seen whole, read (reply-reads.ts). */
   replies: { run: (c, identity, nowMs) => readReplyThreads(c, identity.fullName, nowMs) },
   /** The producer's queued label writes sent (producer.ts). */

@@ -1,4 +1,6 @@
 import { firstReconcileState } from "../../../shared/budget/reconcile-permits.ts";
+import { formatInstant } from "../../../shared/graph/time.ts";
+import { type ReplyListEntry, replyList } from "../../../shared/queue/reply-list.ts";
 import type { Pacing } from "../installation/installation-object.ts";
 import type { RepoContext } from "./context.ts";
 import { type GraphPageRequest, scanOverview, scanPage } from "./graph-scans.ts";
@@ -30,17 +32,54 @@ async function readerScan(c: RepoContext, nowMs: number) {
 }
 
 /**
+ * The issues whose trusted human input waits for an agent, with who holds each (the `replies`
+ * list), from the queue view. While a full reconcile streams pages in, a view up to
+ * `RECONCILING_SCAN_MAX_AGE_MS` old is read instead of a new one per request (as `readerScan`).
+ * Call after `readerScan`, and read the scan it gave first: this may build the view at once.
+ */
+async function prepareReplies(c: RepoContext, nowMs: number): Promise<void> {
+  if (c.store.reconcileProgress() !== null && c.views.recent(nowMs, RECONCILING_SCAN_MAX_AGE_MS))
+    return;
+  await c.views.prepare(nowMs, pause);
+}
+
+/** The `replies` list from the queue view `prepareReplies` made ready (read synchronously). */
+function readerReplies(c: RepoContext, nowMs: number): ReplyListEntry[] {
+  const view =
+    (c.store.reconcileProgress() !== null
+      ? c.views.recent(nowMs, RECONCILING_SCAN_MAX_AGE_MS)
+      : null) ?? c.views.current(nowMs);
+  return replyList(view.replies, {
+    claims: c.store.claims.live(nowMs).map((claim) => ({
+      number: claim.number,
+      agentId: claim.agentId,
+      kind: claim.kind,
+      until: formatInstant(claim.expiresMs),
+    })),
+    idd: view.idd,
+  });
+}
+
+/**
  * Scan output of the stored graph (spec 3.3) plus the watermarks (the read API): `blocked`,
- * `ready` and `kicks` cut to their first `limit` items (`pages` has each list's total and next
+ * `ready`, `kicks`, `rollupCandidates` and `replies` cut to their first `limit` items (`pages` has each list's total and next
  * cursor; `graphPage` serves the rest). Kicks are those of the closes learned since the
  * producer watermark (spec 3.2), the causes the producer plans with: what it will do next, not
  * what a time window would show. Served from the scan kept since the last graph change.
  */
 export async function graph(c: RepoContext, nowMs: number, machine?: string, limit?: number) {
+  await prepareReplies(c, nowMs);
   const scan = await readerScan(c, nowMs);
   const config = c.store.config();
   const watermarks = c.store.watermarks();
-  const result = scanOverview(scan, nowMs, config.kicks.windowHours, machine || undefined, limit);
+  const result = scanOverview(
+    scan,
+    readerReplies(c, nowMs),
+    nowMs,
+    config.kicks.windowHours,
+    machine || undefined,
+    limit,
+  );
   const pacing = await pacingOf(c, nowMs);
   return {
     ...result,
@@ -112,8 +151,11 @@ export async function graphPage(
   nowMs: number,
   machine?: string,
 ) {
+  if (request.list === "replies") await prepareReplies(c, nowMs);
+  const scan = await readerScan(c, nowMs);
   return scanPage(
-    await readerScan(c, nowMs),
+    scan,
+    request.list === "replies" ? readerReplies(c, nowMs) : [],
     nowMs,
     machine || undefined,
     request.list,

@@ -20,6 +20,7 @@ import {
 import type { IssueRef } from "../../../shared/graph/refs.ts";
 import type { ScanResult } from "../../../shared/graph/scan.ts";
 import { formatInstant, HOUR_MS } from "../../../shared/graph/time.ts";
+import type { ReplyListEntry } from "../../../shared/queue/reply-list.ts";
 import type { RepoStore } from "./repo-store.ts";
 
 /** One analysis of the stored graph, kept until the graph (or the producer watermark) moves. */
@@ -213,21 +214,32 @@ export interface GraphPageRequest {
   cursor?: PageCursor;
 }
 
-/** An item of one of the long lists: a blocked issue, a ready issue's number, or a kick. */
+/**
+ * An item of one of the long lists: a blocked issue, a ready issue's number, a kick, a rollup
+ * candidate, or an issue waiting for an agent's answer.
+ */
 export type GraphListItem =
   | ScanResult["blocked"][number]
   | number
   | ScanResult["kicks"][number]
-  | ScanResult["rollupCandidates"][number];
+  | ScanResult["rollupCandidates"][number]
+  | ReplyListEntry;
 
+/**
+ * `replies` comes from the queue view (who trusted people wait for), not the scan: the graph
+ * API reads both and pages each list alike.
+ */
 function pageOf(
   scan: GraphScan,
+  replies: readonly ReplyListEntry[],
   list: GraphList,
   machine: string | undefined,
   cursor: PageCursor | undefined,
   limit: number,
 ): Page<GraphListItem> {
   switch (list) {
+    case "replies":
+      return byNumberPage("replies", replies, cursor?.l === "replies" ? cursor : null, limit);
     case "blocked":
       return blockedPage(scan.result.blocked, cursor?.l === "blocked" ? cursor : null, limit);
     case "kicks":
@@ -250,15 +262,18 @@ function pageOf(
  */
 export function scanOverview(
   scan: GraphScan,
+  replyList: readonly ReplyListEntry[],
   nowMs: number,
   windowHours: number,
   machine: string | undefined,
   limit = DEFAULT_PAGE_LIMIT,
 ) {
-  const blocked = pageOf(scan, "blocked", machine, undefined, limit);
-  const ready = pageOf(scan, "ready", machine, undefined, limit);
-  const kicks = pageOf(scan, "kicks", machine, undefined, limit);
-  const rollups = pageOf(scan, "rollupCandidates", machine, undefined, limit);
+  const page = (list: GraphList) => pageOf(scan, replyList, list, machine, undefined, limit);
+  const blocked = page("blocked");
+  const ready = page("ready");
+  const kicks = page("kicks");
+  const rollups = page("rollupCandidates");
+  const replies = page("replies");
   const { result } = scan;
   return {
     repo: result.repo,
@@ -267,6 +282,7 @@ export function scanOverview(
     rollupCandidates: rollups.items as ScanResult["rollupCandidates"],
     blocked: blocked.items as ScanResult["blocked"],
     ready: ready.items as ScanResult["ready"],
+    replies: replies.items as ReplyListEntry[],
     diagnostics: result.diagnostics,
     stats: result.stats,
     pages: {
@@ -274,6 +290,7 @@ export function scanOverview(
       blocked: { total: blocked.total, next: blocked.next },
       ready: { total: ready.total, next: ready.next },
       rollupCandidates: { total: rollups.total, next: rollups.next },
+      replies: { total: replies.total, next: replies.next },
     },
   };
 }
@@ -281,13 +298,14 @@ export function scanOverview(
 /** One page of one long list of the scan. */
 export function scanPage(
   scan: GraphScan,
+  replies: readonly ReplyListEntry[],
   nowMs: number,
   machine: string | undefined,
   list: GraphList,
   cursor: PageCursor | undefined,
   limit = DEFAULT_PAGE_LIMIT,
 ) {
-  const page = pageOf(scan, list, machine, cursor, limit);
+  const page = pageOf(scan, replies, list, machine, cursor, limit);
   return {
     list,
     now: formatInstant(nowMs),

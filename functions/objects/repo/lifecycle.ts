@@ -1,3 +1,4 @@
+import { PERMIT_LEASE_MS } from "../../../shared/budget/reconcile-permits.ts";
 import type { RepositoryMismatchError } from "../../../shared/github/errors.ts";
 import { DAY_MS, formatInstant, HOUR_MS } from "../../../shared/graph/time.ts";
 import { retentionCutoffs } from "../../../shared/schedule/retention.ts";
@@ -11,10 +12,14 @@ import type { RepoIdentity } from "./repo-store.ts";
 // means. The installation's side is functions/objects/installation/; what GitHub must confirm
 // first is confirmations.ts.
 
-/** Starts watching: learn the whole graph, prune delivery ids daily, kick only recent closes. */
-function activate(c: RepoContext, nowMs: number): void {
+/**
+ * Starts watching: learn the whole graph, prune delivery ids daily, kick only recent closes.
+ * `paced`: the installation put this repository in line for its first full reconcile and tells
+ * it when its turn comes (`permitGranted`); asking after a lease's time is the fallback.
+ */
+function activate(c: RepoContext, nowMs: number, paced = false): void {
   c.store.setWatchingSince(formatInstant(nowMs - c.store.config().kicks.windowHours * HOUR_MS));
-  c.schedules.at("reconcile-full", nowMs);
+  c.schedules.at("reconcile-full", paced ? nowMs + PERMIT_LEASE_MS : nowMs);
   c.schedules.ensure("prune", nowMs + DAY_MS);
   // Back from a suspension: claims may have expired meanwhile and fleet writes may be owed.
   c.schedules.at("claims", nowMs);
@@ -36,7 +41,9 @@ export function adoptFromWebhook(c: RepoContext, identity: RepoIdentity, atMs: n
 export async function setLifecycle(
   c: RepoContext,
   identity: RepoIdentity,
+  options: { paced?: boolean } = {},
 ): Promise<"applied" | "ignored"> {
+  const paced = options.paced === true;
   const before = c.store.identity();
   // A repository moved to another installation: the old one's suspension or removal is not
   // about it any more (its activation by the new one is).
@@ -76,7 +83,7 @@ export async function setLifecycle(
         { from: before.installationId, to: identity.installationId },
         nowMs,
       );
-      if (identity.status === "active") activate(c, nowMs);
+      if (identity.status === "active") activate(c, nowMs, paced);
     } else if (identity.status !== "active") {
       // Work in flight (a fetch, a write) must not land after this: see `stillActive`. Queued
       // writes belong to a plan of a graph that may be stale when (if) it comes back.
@@ -84,7 +91,7 @@ export async function setLifecycle(
       c.store.dropProducerQueue();
       c.schedules.clear();
     } else if (before?.status !== "active") {
-      activate(c, nowMs);
+      activate(c, nowMs, paced);
     }
     c.store.audit("lifecycle", { from: before?.status ?? null, to: identity.status }, nowMs);
     // Removed: every stored row goes, this audit entry too (see `wipe` for what stays).

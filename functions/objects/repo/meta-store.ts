@@ -66,6 +66,11 @@ export interface MetaValues {
   permitHeldSinceMs: number;
   /** The version of the last head pushed to the owner's object (shared/org/head.ts). */
   ownerHeadVersion: number;
+  /**
+   * This repository's issues that other repositories of the owner wait on, as the owner's object
+   * last told (`order=impact` across repositories, owner-push.ts).
+   */
+  crossBlockers: number[];
   /** Operational counters (deliveries applied, duplicates seen). */
   [counter: `counter:${string}`]: number;
 }

@@ -18,9 +18,8 @@ export async function takePermit(
   identity: RepoIdentity,
   nowMs: number,
 ): Promise<boolean> {
-  const answer = await c
-    .installationObject(identity.installationId)
-    .askPermit(identity.repoId, nowMs);
+  // The installation's clock decides (leases, the budget's windows), not this object's.
+  const answer = await c.installationObject(identity.installationId).askPermit(identity.repoId);
   if (answer.granted) {
     if (c.store.meta.get("permitHeldSinceMs") === undefined) {
       c.store.meta.set("permitHeldSinceMs", nowMs);
@@ -46,16 +45,12 @@ export async function givePermit(
   const since = c.store.meta.get("permitHeldSinceMs");
   c.store.meta.delete("permitHeldSinceMs");
   try {
-    await c.installationObject(identity.installationId).releasePermit(
-      identity.repoId,
-      {
-        requests: outcome.requests,
-        durationMs: since === undefined ? 0 : Math.max(0, nowMs - since),
-        readings: outcome.client ? readingsOf(outcome.client) : [],
-        completed: outcome.completed,
-      },
-      nowMs,
-    );
+    await c.installationObject(identity.installationId).releasePermit(identity.repoId, {
+      requests: outcome.requests,
+      durationMs: since === undefined ? 0 : Math.max(0, nowMs - since),
+      readings: outcome.client ? readingsOf(outcome.client) : [],
+      completed: outcome.completed,
+    });
   } catch (error) {
     console.error(`${identity.fullName}: giving back the reconcile permit failed`, error);
   }

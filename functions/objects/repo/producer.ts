@@ -314,7 +314,8 @@ export async function flushOutbox(c: RepoContext): Promise<void> {
   if (c.archived() || c.producer.pending().length === 0) return;
   const client = c.client(`apply the agent:ready plan of ${c.store.identity()?.fullName}`);
   const installation = c.installation();
-  const result = await c.producer.flush(client, () => installation.reserveWrites(1), Date.now);
+  // Label writes wait for the hour's budget too: they never take the webhooks' reserve.
+  const result = await c.producer.flush(client, () => installation.reserveLabelWrites(1), Date.now);
   // Suspended, removed or replaced meanwhile: the run's kicks are planned again later.
   if (result.stopped) return;
   // Retried with the schedule's backoff; after MAX_WRITE_ATTEMPTS the write is parked.

@@ -18,6 +18,7 @@ import { type QueueItem, queueItems } from "../../../shared/queue/queue.ts";
 import {
   decideReply,
   type Reply,
+  replyAuthorToCheck,
   replyExclusion,
   summarizeClassified,
 } from "../../../shared/queue/reply-state.ts";
@@ -49,6 +50,11 @@ export interface QueueView {
   iddSeenMs: number | null;
   /** Marker authors whose write access is unknown: counted as trusted until GitHub says. */
   unknownAuthors: string[];
+  /**
+   * Reply authors whose write access is unknown and decides a reply next
+   * (`replyAuthorToCheck`): their words count as a stranger's until GitHub says.
+   */
+  unknownReplyAuthors: string[];
   /**
    * Open issues whose trusted human input waits for an agent (shared/queue/reply-state.ts),
    * minus the sweep's exclusions; issues whose thread was never read whole are not evaluated.
@@ -124,10 +130,17 @@ export function* buildQueueViewSteps(
       config.priority.project === null ? new Map<number, string>() : store.priority.options();
     const replies = new Map<number, Reply>();
     const unreadThreads: number[] = [];
+    const unknownReplyAuthors = new Set<string>();
     if (config.queue.replies !== "off") {
+      // One read of the permission cache per login per view, however many comments they wrote.
+      const known = new Map<string, boolean | undefined>();
       const trust = {
         replyAuthors: config.queue.replyAuthors,
-        knownWrite: (login: string) => claims.trust(login),
+        knownWrite: (login: string) => {
+          const key = login.toLowerCase();
+          if (!known.has(key)) known.set(key, claims.trust(login, nowMs));
+          return known.get(key);
+        },
       };
       const policy = { replies: config.queue.replies, needsHumanLabel: config.labels.needsHuman };
       // A `done` release answered an input: its reply waits until newer input arrives.
@@ -139,6 +152,8 @@ export function* buildQueueViewSteps(
         if (facts !== undefined && history.comments === undefined)
           unreadThreads.push(history.number);
         if (facts === undefined || replyExclusion(facts) !== null) continue;
+        const ask = replyAuthorToCheck(history, trust);
+        if (ask !== null) unknownReplyAuthors.add(ask.toLowerCase());
         const labels = analysis.graph.issue(history.number)?.labels ?? [];
         const state = decideReply(summarizeClassified(history, trust), labels, policy);
         if (state.state !== "unanswered") continue;
@@ -239,6 +254,7 @@ export function* buildQueueViewSteps(
       own,
       iddSeenMs,
       unknownAuthors: [...unknown].sort(),
+      unknownReplyAuthors: [...unknownReplyAuthors].sort(),
       replies,
       unreadThreads,
     };

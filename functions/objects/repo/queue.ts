@@ -78,6 +78,19 @@ export class QueueViews {
     );
   }
 
+  /**
+   * The kept view's plain lists (replies, IDD holders) if it was built at most `maxAgeMs` before
+   * `nowMs`, whatever changed since: what graph readers may see while a full reconcile streams
+   * pages in, when every page would otherwise void the view (graph-api.ts). Its analysis is not
+   * offered: its arrays go back to the pool once the view is replaced.
+   */
+  recent(nowMs: number, maxAgeMs: number): Pick<QueueView, "replies" | "idd"> | null {
+    const v = this.view;
+    return v !== null && v.builtMs <= nowMs && nowMs - v.builtMs <= maxAgeMs
+      ? { replies: v.replies, idd: v.idd }
+      : null;
+  }
+
   /** The queue view, rebuilt when the graph changed or it has aged. */
   current(nowMs: number): QueueView {
     if (this.holds(nowMs)) return this.view!;
@@ -124,7 +137,8 @@ export class QueueViews {
   }
 
   private keep(built: QueueView, nowMs: number): QueueView {
-    if (built.unknownAuthors.length > 0) this.schedules.at("trust", nowMs);
+    if (built.unknownAuthors.length > 0 || built.unknownReplyAuthors.length > 0)
+      this.schedules.at("trust", nowMs);
     if (built.unreadThreads.length > 0) this.schedules.at("replies", nowMs);
     // A new view: what anyone may claim may have changed, so the owner's head is pushed again.
     this.schedules.at("owner", nowMs);
@@ -247,36 +261,56 @@ export class QueueViews {
   /**
    * The head the owner's object is pushed (functions/objects/repo/owner-push.ts): the first
    * `size` items anyone may claim now, in the repository's own order (no machine rotation),
-   * and how many there are in all. Caller-dependent filters (capabilities, kinds) are the
-   * owner's to apply; the breaker's held-back work is left out.
+   * each with what it may be claimed for now (`work`: its work; `reply`: its reply), and how
+   * many there are in all. Caller-dependent filters (capabilities, kinds) are the owner's to
+   * apply; what the breaker holds back is left out, so a work item held back (or parked) is
+   * pushed only for its reply, if it carries one.
    */
-  head(nowMs: number, size: number): { items: QueueItem[]; total: number; view: QueueView } {
+  head(
+    nowMs: number,
+    size: number,
+  ): {
+    items: Array<{ item: QueueItem; work: boolean; reply: boolean }>;
+    total: number;
+    view: QueueView;
+  } {
     const view = this.current(nowMs);
-    const available = this.availability(nowMs, view);
-    const held = this.holdsBack(view, this.paused(nowMs));
-    const all = orderQueue(view.items, view.config.queue.order).filter(
-      (item) => available(item, as(item)) && !held(item, as(item)),
-    );
+    const takes = this.takes(view, nowMs);
+    const all: Array<{ item: QueueItem; work: boolean; reply: boolean }> = [];
+    for (const item of orderQueue(view.items, view.config.queue.order)) {
+      const work = item.kind !== "reply" && takes(item, "work");
+      const reply = item.reply !== null && takes(item, "reply");
+      if (work || reply) all.push({ item, work, reply });
+    }
     return { items: all.slice(0, size), total: all.length, view };
   }
 
+  /** Whether anyone may take `item` as `as` now: available, and not held back by the breaker. */
+  private takes(view: QueueView, nowMs: number): (item: QueueItem, as: ClaimKind) => boolean {
+    const available = this.availability(nowMs, view);
+    const held = this.holdsBack(view, this.paused(nowMs));
+    return (item, as) => available(item, as) && !held(item, as);
+  }
+
   /**
-   * Whether this caller's claim-next could take issue `number` now (an org grant of a pushed
-   * item): it is in the queue, available, within the caller's capabilities and not held back.
-   * A pushed item since claimed, closed, released `done` or otherwise out is refused here.
+   * Whether this caller's claim-next could take issue `number` now as `kind` (an org grant of a
+   * pushed item): it is in the queue with work (`work`) or unanswered input (`reply`), available
+   * for that, within the caller's capabilities and not held back. A pushed item since claimed,
+   * closed, released `done`, answered or otherwise out is refused here.
    */
   offers(
     view: QueueView,
     number: number,
-    request: Pick<QueueRequest, "capabilities">,
+    request: Pick<QueueRequest, "capabilities"> & { kind?: ClaimKind },
     nowMs: number,
   ): boolean {
     const item = view.itemOf.get(number);
     if (item === undefined) return false;
+    const kind = request.kind ?? as(item);
+    if (kind === "work" ? item.kind === "reply" : item.reply === null) return false;
     return (
-      this.availability(nowMs, view)(item, as(item)) &&
       hasCapabilities(item, capabilitySet(request.capabilities)) &&
-      !this.holdsBack(view, this.paused(nowMs))(item, as(item))
+      this.takes(view, nowMs)(item, kind)
     );
   }
 

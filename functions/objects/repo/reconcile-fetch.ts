@@ -7,12 +7,14 @@ import {
   type SnapshotPage,
 } from "../../../shared/github/fetch-snapshot.ts";
 import { fetchChanges } from "../../../shared/github/incremental.ts";
+import type { ReplyWindow } from "../../../shared/github/reply-windows.ts";
 import { formatInstant, instantMs } from "../../../shared/graph/time.ts";
 import {
   fetchedEvents,
   sinceAfterFull,
   unseenIssueRemovals,
 } from "../../../shared/ingest/from-snapshot.ts";
+import type { ReplyTrust } from "../../../shared/queue/reply-authors.ts";
 import {
   labelsKey,
   type ReconcileProgress,
@@ -39,6 +41,30 @@ export interface ReconcileStep {
   progress: ReconcileProgress;
   /** Whether this step changed anything the graph rules read (the producer may act). */
   changed: boolean;
+}
+
+/**
+ * The reconciles read reply state (issue 22) while replies are on: each open issue's newest
+ * comments, further back only until the config's trusted people (and the permission checks
+ * already made) show an input to decide on.
+ */
+function replyReading(store: RepoStore): { replies?: ReplyTrust } {
+  const { queue } = store.config();
+  if (queue.replies === "off") return {};
+  return {
+    replies: {
+      replyAuthors: queue.replyAuthors,
+      knownWrite: (login) => store.claims.trust(login),
+    },
+  };
+}
+
+/** Records which part of each thread was read (after its comments were applied). */
+function settleWindows(store: RepoStore, windows: readonly ReplyWindow[], nowMs: number): void {
+  for (const w of windows) {
+    const listed = w.comments.map((c) => ({ id: c.id, createdAt: c.created_at }));
+    store.replies.settleWindow(w.number, listed, w.totalCount, w.whole, nowMs);
+  }
 }
 
 /** How a full run is cut into alarm runs: `pageSize` issues a page, `pagesPerRun` pages a step. */
@@ -114,7 +140,13 @@ export async function reconcileFull(
         client,
         identity.fullName,
         run.cursor,
-        { labels, withBody: true, pageSize: settings.pageSize, now: () => new Date(pageStartedMs) },
+        {
+          labels,
+          withBody: true,
+          pageSize: settings.pageSize,
+          now: () => new Date(pageStartedMs),
+          ...replyReading(store),
+        },
         report,
       );
     } catch (error) {
@@ -145,7 +177,10 @@ export async function reconcileFull(
         runs.abandon();
         return null;
       }
-      const result = store.applyEvents(fetchedEvents(fetched.issues, fetched.external, at));
+      const result = store.applyEvents(
+        fetchedEvents(fetched.issues, fetched.external, at, fetched.replies),
+      );
+      settleWindows(store, fetched.replies, nowMs());
       runs.recordPage(runId, {
         next: fetched.next,
         seen: fetched.issues.map((i) => ({ number: i.number, updatedMs: instantMs(i.updatedAt) })),
@@ -224,13 +259,15 @@ export async function reconcileIncremental(
     labels: store.config().labels,
     withBody: true,
     now: () => new Date(nowMs()),
+    ...replyReading(store),
   });
   const refreshed = await refreshExternal(client, store.externalProbes());
   const corrections = store.transaction(() => {
     if (!store.stillActive(generation)) return null;
     const changes = result.changed
-      ? store.apply(fetchedEvents(result.issues, result.external, startedAt))
+      ? store.apply(fetchedEvents(result.issues, result.external, startedAt, result.replies))
       : [];
+    settleWindows(store, result.replies, nowMs());
     for (const r of refreshed) {
       if (r.kind !== "state") continue;
       const event = {

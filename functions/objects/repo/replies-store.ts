@@ -29,6 +29,10 @@ type OpeningRow = {
   comment_count: number | null;
   updated_ms: number;
   rules: number;
+  /** The oldest comment id of the thread's part read last (null: read from its first comment). */
+  known_from: number | null;
+  /** Comments before that part GitHub counted when it was read (not stored, not needed). */
+  skipped: number;
 };
 
 type CommentRow = {
@@ -167,43 +171,57 @@ export class RepliesStore {
   }
 
   /**
-   * Every issue's history that has an opening row, ascending by number: its comments only when
-   * all GitHub counts were seen, classified by the current rules (else not evaluated).
+   * Every issue's history that has an opening row, ascending by number, `chunk` issues read at
+   * a time (a repository's openings are never all in memory at once): its comments only when
+   * every comment GitHub counts in the part of the thread read last (and after it) was seen,
+   * classified by the current rules (else not evaluated). A part that is not the whole thread
+   * is `partial`: the rules decide it only when it shows enough (`summarizeClassified`).
    */
-  histories(): StoredReplyHistory[] {
-    const byIssue = new Map<number, ClassifiedComment[]>();
-    const stale = new Set<number>();
-    for (const r of this.sql<CommentRow>`SELECT * FROM reply_comments
-        WHERE role != 'deleted' ORDER BY number, id`) {
-      if (r.rules !== REPLY_RULES_VERSION) stale.add(r.number);
-      const list = byIssue.get(r.number) ?? [];
-      list.push({
-        author: { login: r.login, type: r.author_type, association: r.association },
-        createdAt: r.created_at,
-        url: r.url,
-        role: r.role as ReplyRole,
-        verdict: r.verdict as ResponseVerdict | null,
-      });
-      byIssue.set(r.number, list);
+  *histories(chunk = 500): Generator<StoredReplyHistory> {
+    let after = 0;
+    for (;;) {
+      const openings = this.sql<OpeningRow>`SELECT * FROM reply_openings WHERE number > ${after}
+        ORDER BY number LIMIT ${chunk}`;
+      if (openings.length === 0) return;
+      const first = openings[0]!.number;
+      after = openings.at(-1)!.number;
+      const byIssue = new Map<number, Array<ClassifiedComment & { id: number }>>();
+      const stale = new Set<number>();
+      for (const r of this.sql<CommentRow>`SELECT * FROM reply_comments
+          WHERE number BETWEEN ${first} AND ${after} AND role != 'deleted' ORDER BY number, id`) {
+        if (r.rules !== REPLY_RULES_VERSION) stale.add(r.number);
+        const list = byIssue.get(r.number) ?? [];
+        list.push({
+          id: r.id,
+          author: { login: r.login, type: r.author_type, association: r.association },
+          createdAt: r.created_at,
+          url: r.url,
+          role: r.role as ReplyRole,
+          verdict: r.verdict as ResponseVerdict | null,
+        });
+        byIssue.set(r.number, list);
+      }
+      for (const o of openings) {
+        const from = o.known_from;
+        const comments = (byIssue.get(o.number) ?? [])
+          .filter((c) => from === null || c.id >= from)
+          .map(({ id: _, ...c }) => c);
+        const complete =
+          o.comment_count !== null &&
+          comments.length + o.skipped >= o.comment_count &&
+          o.rules === REPLY_RULES_VERSION &&
+          !stale.has(o.number);
+        yield {
+          number: o.number,
+          url: o.url,
+          createdAt: o.created_at,
+          author: { login: o.login, type: o.author_type, association: o.association },
+          openingIsHuman: o.human === 1,
+          comments: complete ? comments : undefined,
+          ...(from !== null ? { partial: true } : {}),
+        };
+      }
     }
-    const out: StoredReplyHistory[] = [];
-    for (const o of this.sql<OpeningRow>`SELECT * FROM reply_openings ORDER BY number`) {
-      const comments = byIssue.get(o.number) ?? [];
-      const complete =
-        o.comment_count !== null &&
-        comments.length >= o.comment_count &&
-        o.rules === REPLY_RULES_VERSION &&
-        !stale.has(o.number);
-      out.push({
-        number: o.number,
-        url: o.url,
-        createdAt: o.created_at,
-        author: { login: o.login, type: o.author_type, association: o.association },
-        openingIsHuman: o.human === 1,
-        comments: complete ? comments : undefined,
-      });
-    }
-    return out;
   }
 
   /**
@@ -231,7 +249,43 @@ export class RepliesStore {
         SELECT id, created_at FROM reply_comments WHERE number = ${number} AND role != 'deleted'`) {
       if (!ids.has(r.id) && instantMs(r.created_at) < newest) this.removeComment(r.id, nowMs);
     }
-    this.sql`UPDATE reply_openings SET comment_count = ${listed.length} WHERE number = ${number}`;
+    this.sql`UPDATE reply_openings SET comment_count = ${listed.length}, known_from = NULL,
+      skipped = 0 WHERE number = ${number}`;
+    this.onChange?.();
+  }
+
+  /**
+   * The newest part of issue `number`'s thread as GitHub listed it just now, read backwards
+   * (shared/github/reply-windows.ts): `listed` oldest first, `totalCount` GitHub's count, `whole`
+   * when it reached the first comment (then it is `settleThread`). A stored comment of that part
+   * the list lacks, older than the list's newest, was deleted; what is older than the part is no
+   * longer read (its count is kept as `skipped`).
+   */
+  settleWindow(
+    number: number,
+    listed: ReadonlyArray<{ id: number; createdAt: string }>,
+    totalCount: number,
+    whole: boolean,
+    nowMs: number,
+  ): void {
+    if (whole || listed.length === 0) {
+      if (whole) this.settleThread(number, listed, nowMs);
+      return;
+    }
+    const from = listed.reduce((m, c) => Math.min(m, c.id), Number.POSITIVE_INFINITY);
+    const ids = new Set(listed.map((c) => c.id));
+    const newest = listed.reduce((m, c) => Math.max(m, instantMs(c.createdAt)), 0);
+    for (const r of this.sql<{ id: number; created_at: string }>`
+        SELECT id, created_at FROM reply_comments
+        WHERE number = ${number} AND role != 'deleted' AND id >= ${from}`) {
+      if (!ids.has(r.id) && instantMs(r.created_at) < newest) this.removeComment(r.id, nowMs);
+    }
+    // What is older than the part read is not read again: its rows go (tombstones stay).
+    this
+      .sql`DELETE FROM reply_comments WHERE number = ${number} AND id < ${from} AND role != 'deleted'`;
+    const skipped = Math.max(0, totalCount - listed.length);
+    this.sql`UPDATE reply_openings SET comment_count = ${totalCount}, known_from = ${from},
+      skipped = ${skipped} WHERE number = ${number}`;
     this.onChange?.();
   }
 

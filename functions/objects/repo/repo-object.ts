@@ -8,6 +8,7 @@ import type { KeySummary } from "../../../shared/auth/schemas.ts";
 import type { CiFact } from "../../../shared/breaker/facts.ts";
 import type { GraphEvent } from "../../../shared/ingest/events.ts";
 import type { RepositoryAction } from "../../../shared/ingest/from-webhook.ts";
+import { CrossBlockersSchema } from "../../../shared/org/head.ts";
 import type { ProjectItemNotice } from "../../../shared/queue/project-item.ts";
 import type { InstallationCheckAction } from "../../../shared/schedule/installation-check.ts";
 import type { Env } from "../../env.ts";
@@ -31,6 +32,7 @@ import { type Delivery, externalStates, type IngestOutcome, ingest } from "./ing
 import * as keys from "./keys.ts";
 import type { NewKey } from "./keys-store.ts";
 import { prune, setLifecycle } from "./lifecycle.ts";
+import { tellCrossBlockers } from "./owner-push.ts";
 import { permitGranted } from "./permits.ts";
 import { applyProjectItem } from "./priority.ts";
 import { armReconcile, requestScan } from "./reconcile.ts";
@@ -120,9 +122,15 @@ export class RepoObject extends DurableObject<Env> {
 
   // --- lifecycle, webhooks, reconciliation ---
 
-  /** Installation lifecycle reached this repository (from the InstallationObject). */
-  setLifecycle(identity: RepoIdentity): Promise<"applied" | "ignored"> {
-    return setLifecycle(this.c, identity);
+  /**
+   * Installation lifecycle reached this repository (from the InstallationObject). `paced`: the
+   * installation puts it in line for its first full reconcile and tells it when its turn comes.
+   */
+  setLifecycle(
+    identity: RepoIdentity,
+    options: { paced?: boolean } = {},
+  ): Promise<"applied" | "ignored"> {
+    return setLifecycle(this.c, identity, options);
   }
 
   /** The installation granted this repository a reconcile permit: the full reconcile runs now. */
@@ -248,6 +256,14 @@ export class RepoObject extends DurableObject<Env> {
     nowMs = Date.now(),
   ): Promise<FleetResult> {
     return fleet.orgClaim(this.c, number, request, installationId, nowMs);
+  }
+
+  /**
+   * The owner's object tells which of these issues other repositories of the owner wait on
+   * (`order=impact` across repositories): a push is owed when that changed.
+   */
+  crossBlockers(numbers: unknown, nowMs = Date.now()): boolean {
+    return tellCrossBlockers(this.c, CrossBlockersSchema.parse(numbers), nowMs);
   }
 
   heartbeat(number: number, request: FenceRequest, nowMs = Date.now()): Promise<FleetResult> {

@@ -240,6 +240,12 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       number INTEGER PRIMARY KEY, url TEXT NOT NULL, at TEXT NOT NULL, attempts INTEGER NOT NULL
     )`);
   },
+  (sql) => {
+    // Reply state from the reconciles (issue 22): a thread read backwards is known from its
+    // `known_from` comment id on; `skipped` comments before it were counted, not read.
+    sql.exec(`ALTER TABLE reply_openings ADD COLUMN known_from INTEGER`);
+    sql.exec(`ALTER TABLE reply_openings ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0`);
+  },
 ];
 
 /**

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiErrorSchema } from "../../../shared/auth/schemas.ts";
+import { ReplySchema } from "../../../shared/fleet/schemas.ts";
 import {
   decodeCursor,
   GRAPH_LISTS,
@@ -83,6 +84,24 @@ const InstallProgressSchema = z
       "The installation's pacing of full reconciles: repositories with a full reconcile behind them, waiting and in flight; the requests reconciles spent this hour and the budget they may spend an hour (GitHub's limit less the reserve for webhooks); the estimated time until the rest are done",
   });
 
+/** An entry of the `replies` list (shared/queue/reply-list.ts). */
+const ReplyEntrySchema = ReplySchema.extend({
+  number: z.number().int(),
+  claim: z
+    .object({
+      agentId: z.string(),
+      kind: z.enum(["work", "reply", "idd"]),
+      until: z.string(),
+    })
+    .nullable()
+    .describe(
+      "Who holds the issue now: a switchyard claim (`work` or `reply`, until it expires) or a live IDD marker (`idd`, until it goes stale); null: nobody",
+    ),
+}).meta({
+  description:
+    "An issue whose trusted human input waits for an agent's answer (`GET .../queue?kinds=reply` serves the same inputs as work)",
+});
+
 const graph = createRoute({
   method: "get",
   path: "/v1/repos/{owner}/{repo}/graph",
@@ -106,13 +125,15 @@ const graph = createRoute({
               blocked: PageInfoSchema,
               ready: PageInfoSchema,
               rollupCandidates: PageInfoSchema,
+              replies: PageInfoSchema,
             }),
+            replies: z.array(ReplyEntrySchema),
             firstReconcile: FirstReconcileSchema,
             installation: InstallProgressSchema.nullable(),
           })
           .meta({
             description:
-              "Without `list`: the output of `switchyard scan` (docs/graph.md; `kicks` are those of the closes learned since the producer watermark) with `blocked`, `ready`, `kicks` and `rollupCandidates` cut to their first page (`pages` has each list's total and next cursor), plus `watermarks`, `deliveries`, `config`, `parkedWrites` (the 100 most recent) and `parkedWritesCount`",
+              "Without `list`: the output of `switchyard scan` (docs/graph.md; `kicks` are those of the closes learned since the producer watermark) with `blocked`, `ready`, `kicks` and `rollupCandidates` cut to their first page, plus `replies` (the issues whose trusted human input waits for an agent's answer, first page; `pages` has each list's total and next cursor), `watermarks`, `deliveries`, `config`, `parkedWrites` (the 100 most recent) and `parkedWritesCount`",
           }),
         z
           .object({
@@ -140,7 +161,7 @@ const graph = createRoute({
 /**
  * `GET /v1/repos/{owner}/{repo}/graph[?machine=&limit=]`: the scan of the stored graph plus its
  * watermarks, long lists cut to their first page;
- * `?list=blocked|ready|kicks|rollupCandidates&limit=&cursor=`:
+ * `?list=blocked|ready|kicks|rollupCandidates|replies&limit=&cursor=`:
  * one page of one list. Both are served from the scan kept since the last graph change.
  */
 export const graphRoutes = v1Router().openapi(graph, async (c) => {

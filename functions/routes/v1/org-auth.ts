@@ -119,12 +119,12 @@ export const orgAuth: MiddlewareHandler<OrgV1> = async (c, next) => {
     }
     const parsed = parseOwnerKey(token);
     if (!parsed) return refuse(c, unauthorized("unknown owner key"));
-    const { installationId } = await stub.installation();
-    if (installationId !== parsed.installationId) {
+    const { installationId } = parsed;
+    const verdict = await stub.verifyOwnerKey(await sha256Hex(token), installationId, Date.now());
+    if (!verdict.ok && verdict.reason === "foreign") {
       // Another owner's key, or one of a former installation of this owner.
       return refuse(c, forbidden(`the owner key does not belong to ${owner}'s installation`));
     }
-    const verdict = await stub.verifyKey(await sha256Hex(token), installationId, Date.now());
     if (!verdict.ok) return refuse(c, unauthorized(`${verdict.reason} owner key`));
     c.set("org", { owner, installationId, caller: { kind: "owner-key", keyId: verdict.id } });
     return next();

@@ -22,11 +22,11 @@ export async function proveOwnerKey(
   const fullName = `${owner}/${repo}`;
   // The key is proven by the owner's object before anything is said about the repository.
   const stub = ownerObject(env, owner);
-  const { installationId } = await stub.installation();
-  if (installationId !== parsed.installationId) {
+  const { installationId } = parsed;
+  const verdict = await stub.verifyOwnerKey(await sha256Hex(token), installationId, Date.now());
+  if (!verdict.ok && verdict.reason === "foreign") {
     return forbidden(`the owner key does not belong to ${owner}'s installation`);
   }
-  const verdict = await stub.verifyKey(await sha256Hex(token), installationId, Date.now());
   if (!verdict.ok) return unauthorized(`${verdict.reason} owner key`);
   const entry = await lookupName(env, fullName);
   // A repository of this name that is not installed, or not in the key's installation (moved to

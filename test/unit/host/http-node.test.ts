@@ -18,7 +18,7 @@ interface Seen {
   bytes: number;
 }
 
-async function start(maxBodyBytes?: number) {
+async function start(maxBodyBytes?: number, trustedProxies?: number) {
   const seen: Seen[] = [];
   const server = await serveHttp(
     async (request) => {
@@ -36,6 +36,7 @@ async function start(maxBodyBytes?: number) {
       hostname: "127.0.0.1",
       log: () => {},
       ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+      ...(trustedProxies === undefined ? {} : { trustedProxies }),
     },
   );
   running.push(server);
@@ -82,6 +83,18 @@ describe("switchyard serve's HTTP layer", () => {
     );
     expect(answer).toMatch(/^HTTP\/1\.1 200/);
     expect(seen[0]!.client).toBe("127.0.0.1");
+  });
+
+  it("believes X-Forwarded-For only as far as the trusted proxies go", async () => {
+    const request = (xff: string) =>
+      `GET /healthz HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: ${xff}\r\nConnection: close\r\n\r\n`;
+    const untrusted = await start();
+    await rawRequest(untrusted.server.port, request("203.0.113.7"));
+    expect(untrusted.seen[0]!.client).toBe("127.0.0.1");
+    // One proxy (the peer, 127.0.0.1) appended the client; the client forged 1.1.1.1 before it.
+    const behindOne = await start(undefined, 1);
+    await rawRequest(behindOne.server.port, request("1.1.1.1, 203.0.113.7"));
+    expect(behindOne.seen[0]!.client).toBe("203.0.113.7");
   });
 
   it("takes only the path and query of an absolute request target", async () => {

@@ -3,7 +3,17 @@
 // every dependency path crosses at most one repository boundary.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type CrossEdge, crossImpact, type LocalGraph } from "../../../shared/org/cross-impact.ts";
+import {
+  type CrossEdge,
+  crossEdgesToPush,
+  crossImpact,
+  type LocalGraph,
+  MAX_CROSS_DEPENDENTS,
+  MAX_CROSS_EDGES,
+  orgImpactIndex,
+  viaOf,
+  type WaitGraph,
+} from "../../../shared/org/cross-impact.ts";
 
 /** Everything reachable from `repo#n` along "waits on" edges reversed, `repo#n` excluded. */
 function bruteForce(graphs: LocalGraph[], cross: CrossEdge[], repo: string, n: number): number {
@@ -29,6 +39,44 @@ function bruteForce(graphs: LocalGraph[], cross: CrossEdge[], repo: string, n: n
     }
   }
   return seen.size;
+}
+
+/** A repository's wait relation, every issue open. */
+function waitGraph(g: LocalGraph): WaitGraph {
+  return {
+    waitersOf: (n) => g.waits.filter(([, b]) => b === n).map(([d]) => d),
+    waitsOn: (n) => g.waits.filter(([d]) => d === n).map(([, b]) => b),
+  };
+}
+
+/**
+ * The count the owner's object makes from what each repository pushes: its cross edges, then
+ * (told what others wait on) each item's `via`; local impact as the repository computes it.
+ */
+function fromPushes(graphs: LocalGraph[], cross: CrossEdge[], repo: string, n: number): number {
+  const heads = graphs.map((g) => ({
+    fullName: g.repo,
+    crossEdges: crossEdgesToPush(
+      waitGraph(g),
+      cross
+        .filter((e) => e.dependent.repo === g.repo && e.blocker.repo !== g.repo)
+        .map((e) => ({ dependent: e.dependent.number, blocker: e.blocker })),
+    ),
+  }));
+  const index = orgImpactIndex(heads);
+  const g = graphs.find((x) => x.repo === repo)!;
+  const via = viaOf(waitGraph(g), index.crossBlockers(repo), [n]);
+  const local = new Set<number>();
+  const stack = [n];
+  while (stack.length > 0) {
+    for (const d of waitGraph(g).waitersOf(stack.pop()!)) {
+      if (d !== n && !local.has(d)) {
+        local.add(d);
+        stack.push(d);
+      }
+    }
+  }
+  return index.impact(repo, { impact: local.size, via: via.get(n) });
 }
 
 const SIZE = 8;
@@ -67,9 +115,9 @@ describe("cross-repository impact", () => {
           }));
           for (const repo of names) {
             for (let n = 1; n <= SIZE; n++) {
-              if (crossImpact(graphs, cross, repo, n) !== bruteForce(graphs, cross, repo, n)) {
-                return false;
-              }
+              const exact = bruteForce(graphs, cross, repo, n);
+              if (crossImpact(graphs, cross, repo, n) !== exact) return false;
+              if (fromPushes(graphs, cross, repo, n) !== exact) return false;
             }
           }
           return true;
@@ -92,5 +140,25 @@ describe("cross-repository impact", () => {
     expect(crossImpact(graphs, cross, "a", 1)).toBe(2); // a#2, b#5 (c#9 is two boundaries away)
     expect(bruteForce(graphs, cross, "a", 1)).toBe(3);
     expect(crossImpact(graphs, cross, "b", 5)).toBe(1);
+    expect(fromPushes(graphs, cross, "a", 1)).toBe(2);
+    expect(fromPushes(graphs, cross, "b", 5)).toBe(1);
+  });
+
+  it("pushes at most MAX_CROSS_EDGES edges and MAX_CROSS_DEPENDENTS dependents (a lower bound past them)", () => {
+    const chain: Array<[number, number]> = [];
+    for (let d = 2; d <= 1_500; d++) chain.push([d, d - 1]);
+    const g: LocalGraph = { repo: "b", waits: chain };
+    const waits = Array.from({ length: 150 }, (_, i) => ({
+      dependent: 1 + i,
+      blocker: { repo: "a", number: 1 },
+    }));
+    const pushed = crossEdgesToPush(waitGraph(g), waits);
+    expect(pushed).toHaveLength(MAX_CROSS_EDGES);
+    expect(pushed.reduce((s, e) => s + e.dependents.length, 0)).toBe(MAX_CROSS_DEPENDENTS);
+    expect(pushed[0]!.dependents).toHaveLength(MAX_CROSS_DEPENDENTS);
+    // The owner's count: every issue of b once, as far as the pushed lists reach.
+    const index = orgImpactIndex([{ fullName: "b", crossEdges: pushed }]);
+    expect(index.crossBlockers("A")).toEqual([1]);
+    expect(index.impact("a", { impact: 0, via: [1] })).toBe(MAX_CROSS_DEPENDENTS + 1);
   });
 });

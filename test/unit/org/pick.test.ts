@@ -8,6 +8,7 @@ import {
   nextHeadVersion,
   type RepoHead,
   supersedes,
+  takenAs,
 } from "../../../shared/org/head.ts";
 import {
   type Candidate,
@@ -152,6 +153,43 @@ describe("org pick", () => {
     );
     expect(itemKind({ section: 2, reason: "#3 closed" })).toBe("kick");
     expect(itemKind({ section: 3, reason: "mode all: ready" })).toBe("ready");
+  });
+
+  it("matches kinds as the repository's queue does: by kind, or `reply` by the reply carried", () => {
+    const input = { reason: "unanswered-human-comment", url: "u", author: "a", at: "t" } as const;
+    const work = new Set(["kick", "rollup", "ready"] as const);
+    const replies = new Set(["reply"] as const);
+    const both = new Set(["kick", "reply"] as const);
+    // Work carrying a reply: work for a work loop, its reply for a sweep.
+    const carrying = item(1, { work: true, reply: input });
+    expect([takenAs(carrying, work), takenAs(carrying, replies), takenAs(carrying, both)]).toEqual([
+      "work",
+      "reply",
+      "work",
+    ]);
+    // Its work held back (a red breaker, a dead letter): pushed for its reply alone.
+    const held = item(2, { work: false, reply: input });
+    expect([takenAs(held, work), takenAs(held, replies)]).toEqual([null, "reply"]);
+    // A reply item, also as pushed before `reply` was (kind alone).
+    const only = item(3, { kind: "reply", section: 1, work: false, reply: input });
+    const legacy = item(4, { kind: "reply", section: 1 });
+    expect([takenAs(only, work), takenAs(only, replies), takenAs(legacy, replies)]).toEqual([
+      null,
+      "reply",
+      "reply",
+    ]);
+    // Plain work pushed before `work` was: work.
+    expect([takenAs(item(5), work), takenAs(item(5), replies)]).toEqual(["work", null]);
+    const caller = (kinds: ReadonlySet<"kick" | "rollup" | "ready" | "reply">): OrgCaller => ({
+      capabilities: new Set(),
+      kinds,
+      repos: null,
+    });
+    const heads = [head(1, [carrying, held, only, item(5)])];
+    const numbers = (c: OrgCaller) =>
+      orgCandidates(heads, c, "number", null, 0).map((x) => x.item.number);
+    expect(numbers(caller(work))).toEqual([1, 5]);
+    expect(numbers(caller(replies))).toEqual([1, 2, 3]);
   });
 });
 

@@ -8,9 +8,11 @@ import { analyzeSnapshotCompact } from "../../../shared/graph/analyze.ts";
 import { parseSnapshot } from "../../../shared/graph/snapshot.ts";
 import { isTrustedReplyAuthor } from "../../../shared/queue/reply-authors.ts";
 import {
+  classifyReplyHistory,
   decideReply,
   type ReplyComment,
   type ReplyHistory,
+  replyAuthorToCheck,
   replyState,
   summarizeReplies,
 } from "../../../shared/queue/reply-state.ts";
@@ -139,6 +141,43 @@ describe("reply authors", () => {
     const knownWrite = (login: string) => (login === "alice" ? true : undefined);
     expect(isTrustedReplyAuthor({ login: "alice" }, { ...write, knownWrite })).toBe(true);
     expect(isTrustedReplyAuthor({ login: "bob" }, { ...write, knownWrite })).toBe(false);
+  });
+
+  it("write: whom GitHub must be asked about, walking back from the newest input to a trusted one", () => {
+    const contributor = (login: string) => ({ login, type: "User", association: "CONTRIBUTOR" });
+    const ask = (
+      comments: ReplyComment[],
+      known: Record<string, boolean> = {},
+      replyAuthors: "write" | string[] = "write",
+    ) =>
+      replyAuthorToCheck(classifyReplyHistory(history(comments)), {
+        replyAuthors,
+        knownWrite: (login) => known[login],
+      });
+    const asked = [comment(2, bot, "Which format?")];
+    // The newest input's author first; once GitHub said no, the one before.
+    const thread = [
+      ...asked,
+      comment(3, contributor("carol"), "CSV."),
+      comment(4, contributor("dan"), "XML!"),
+    ];
+    expect(ask(thread)).toBe("dan");
+    expect(ask(thread, { dan: false })).toBe("carol");
+    // A trusted input newer than them: nothing to ask (older words cannot matter).
+    expect(ask([...thread, comment(5, owner, "JSON.")])).toBeNull();
+    expect(ask(thread, { dan: true })).toBeNull();
+    expect(ask(thread, { dan: false, carol: false })).toBeNull();
+    // Bots, authors with a write association and listed logins are never asked about.
+    expect(ask([...asked, comment(3, { login: "x[bot]", type: "Bot" }, "hi")])).toBeNull();
+    expect(ask(thread, {}, ["dan"])).toBeNull();
+    // The opening's author, when no comment is input, and only for a human opening.
+    expect(
+      replyAuthorToCheck(classifyReplyHistory(history(asked, { author: contributor("eve") })), {
+        replyAuthors: "write",
+      }),
+    ).toBe("eve");
+    // A thread never read asks nothing.
+    expect(replyAuthorToCheck(classifyReplyHistory(history(undefined)), write)).toBeNull();
   });
 
   it("a list names exactly its logins (case-insensitive), association or not", () => {
