@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-import { execFile } from "node:child_process";
 // `npm start`: the whole system offline. The GitHub simulator (seeded with the demo
 // repositories) and the Worker under `wrangler dev` (local Durable Object storage), the App
 // "installed", the first reconcile and producer run, then one issue closed so a kick reaches
 // `agent:ready`; then a fleet agent claims work, a person's answer to an agent becomes a `reply`
 // item another agent claims, and an owner key claims across acme's repositories.
 // `--once` stops after the story (used by the tests); otherwise Ctrl-C stops all.
+
+import { execFile } from "node:child_process";
 import process from "node:process";
 import { promisify } from "node:util";
 import { FleetClient } from "../shared/fleet/client.ts";
@@ -312,27 +313,14 @@ for (let turn = 1; turn <= 2; turn++) {
     `    release (${orgReleased.outcome}) on ${orgGrant.repo}'s own route → back in acme's queue`,
   );
 }
-const workLine = `switchyard work --server ${workerUrl} --org acme --agent-id demo-org-worker --once -- sh -c 'echo "working on $SWITCHYARD_REPO#$SWITCHYARD_ISSUE ($SWITCHYARD_BRANCH)"'`;
+const command = 'echo "working on $SWITCHYARD_REPO#$SWITCHYARD_ISSUE ($SWITCHYARD_BRANCH)"';
+const workFlags = ["--org", "acme", "--agent-id", "demo-org-worker", "--once"];
 const worked = await promisify(execFile)(
   process.execPath,
-  [
-    "functions/cli/bin.js",
-    "work",
-    "--server",
-    workerUrl,
-    "--org",
-    "acme",
-    "--agent-id",
-    "demo-org-worker",
-    "--once",
-    "--",
-    "sh",
-    "-c",
-    'echo "working on $SWITCHYARD_REPO#$SWITCHYARD_ISSUE ($SWITCHYARD_BRANCH)"',
-  ],
+  ["functions/cli/bin.js", "work", "--server", workerUrl, ...workFlags, "--", "sh", "-c", command],
   { cwd: root, env: { ...process.env, SWITCHYARD_TOKEN: ownerKey.key }, timeout: 60_000 },
 );
-say(`  ${workLine.replace(/--server \S+ /, "")}`);
+say(`  switchyard work ${workFlags.join(" ")} -- sh -c '${command}'`);
 // It reports what it does as JSON lines on stderr (README, "switchyard work").
 const events = worked.stderr
   .split("\n")

@@ -3,9 +3,10 @@
 // issues and comments by people with and without write access, delivered as signed webhooks,
 // decided as `switchyard scan` decides the same histories from a snapshot.
 import { runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
-import { decodeCursor } from "../../shared/graph/pages.ts";
+import { decodeCursor, encodeCursor } from "../../shared/graph/pages.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
 import type { ReplyFixture } from "../support/worker-reply-fixture.ts";
@@ -401,7 +402,23 @@ describe("replies in the graph API", () => {
         author: "acme",
         claim: { agentId: "answerer", kind: "reply", until: grant.expiresAt },
       }),
-    ]);
+    ]); // Over HTTP, as the route validates it: `list=replies` pages; another list's cursor is 400.
+    const token = "ghp_repliesGraphReader";
+    await sim("/users", { body: { login: "replies-reader", token, repos: { [repo]: "write" } } });
+    const get = async (query: string) => {
+      const r = await exports.default.fetch(
+        `https://switchyard.test/v1/repos/${repo}/graph${query}`,
+        { headers: { authorization: `Bearer ${token}` } },
+      );
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+    };
+    const page = await get(`?list=replies&limit=1&cursor=${first.pages.replies.next}`);
+    expect(page.status).toBe(200);
+    expect((page.body.items as Entry[]).map((e) => e.number)).toEqual([b]);
+    const blockedCursor = encodeCursor({ l: "blocked", a: 1 });
+    const wrong = await get(`?list=replies&cursor=${blockedCursor}`);
+    expect(wrong.status).toBe(400);
+    expect(String(wrong.body.message)).toMatch(/^query cursor: a cursor of list blocked/);
   });
 });
 

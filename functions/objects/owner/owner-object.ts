@@ -44,7 +44,8 @@ export interface OrgClaimRequest extends OrgFilter {
 /**
  * One per installation owner (an organization or a user account, named by its lower-cased
  * login): the org queue (spec 6.2). It holds each repository's pushed queue head (versioned),
- * the owner keys (hashes), per-agent turns for `order=fair`, and nothing else per issue.
+ * per-agent turns for `order=fair`, and nothing else per issue. The owner keys (hashes) are held
+ * by the instance named for the installation (`ownerKeysObject`: a rename keeps them).
  * claim-next picks from the heads and lets the repository's own object grant (which refuses a
  * stale pick: the next candidate is tried, at most `ORG_GRANT_ATTEMPTS`); it never asks every
  * repository.
@@ -374,22 +375,6 @@ export class OwnerObject extends DurableObject<Env> {
   verifyKey(hash: string, installationId: number, nowMs = Date.now()): KeyVerdict {
     return this.store.verifyKey(hash, installationId, nowMs);
   }
-
-  /**
-   * An owner key's check in one call (every org claim-next and every release with an owner key
-   * pays it): `foreign` when the owner's current installation is not the one the key names (a key
-   * of another owner, or of a former installation), else the key's verdict.
-   */
-  verifyOwnerKey(
-    hash: string,
-    installationId: number,
-    nowMs = Date.now(),
-  ): KeyVerdict | { ok: false; reason: "foreign" } {
-    if (this.installation().installationId !== installationId) {
-      return { ok: false, reason: "foreign" };
-    }
-    return this.store.verifyKey(hash, installationId, nowMs);
-  }
 }
 
 function itemOf(c: Candidate) {
@@ -413,4 +398,15 @@ function itemOf(c: Candidate) {
 /** The owner's object, named by the lower-cased login (GitHub logins are case-insensitive). */
 export function ownerObject(env: Env, owner: string) {
   return env.OWNER.get(env.OWNER.idFromName(owner.toLowerCase()));
+}
+
+/**
+ * Where an installation's owner keys live: an object of the same class named by the
+ * installation id, which an organization's rename does not change (the owner's object above is
+ * named by the login, and a renamed owner's repositories push to the new name's object). Owner
+ * keys belong to one installation anyway (`syk_o<installationId>_...`). Only its key methods are
+ * used; a login never contains `:`, so the names cannot meet.
+ */
+export function ownerKeysObject(env: Env, installationId: number) {
+  return env.OWNER.get(env.OWNER.idFromName(`installation:${installationId}`));
 }
