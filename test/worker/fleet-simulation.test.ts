@@ -376,7 +376,8 @@ describe("fleet simulation", () => {
 // following seed 002's "Claim verification": post `claimed-by`, wait the settle delay, re-read;
 // a trusted competing claim in a strictly later second makes the claimant post `unclaimed-by`
 // and stop; a claim IDD's reading ignored stops without a release) race for three issues, while
-// GitHub loses answers to switchyard's marker posts and webhooks arrive late or never.
+// GitHub loses answers to switchyard's marker posts, sits on or loses answers to its holders'
+// fenced writes, and webhooks arrive late or never.
 // Time is virtual: the simulator's clock stamps every comment, and verifications, the IDD
 // agents' and switchyard's, run in the order of that clock (switchyard's is its marker's
 // `created_at` plus IDD's settle delay plus its margin; the object's own verify times are
@@ -396,7 +397,7 @@ type MixedOp =
   | { kind: "sy-claim"; agent: number; issue: number | null; lost: boolean }
   | { kind: "sy-heartbeat"; agent: number }
   | { kind: "sy-release"; agent: number }
-  | { kind: "sy-write"; agent: number; lost: boolean }
+  | { kind: "sy-write"; agent: number; fault: "none" | "lost" | "slow" }
   | { kind: "idd-claim"; agent: number; issue: number; blind: boolean; low: boolean }
   | { kind: "idd-release"; agent: number }
   | { kind: "advance"; ms: number }
@@ -430,8 +431,9 @@ const mixedOp: fc.Arbitrary<MixedOp> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("sy-write" as const),
       agent: mixedAgent,
-      // GitHub applies the comment and its answer is lost: its record stays open a margin.
-      lost: fc.boolean(),
+      // GitHub applies the comment and its answer is lost, or answers after the client gave up
+      // (a slow GitHub): either way its record stays open a margin.
+      fault: fc.constantFrom("none" as const, "lost" as const, "slow" as const),
     }),
   },
   {
@@ -693,17 +695,15 @@ describe("fleet simulation with IDD agents", () => {
             case "sy-write": {
               const h = syHeld.get(o.agent);
               if (!h) break;
-              if (o.lost) {
+              if (o.fault !== "none") {
+                const path = `/repos/${repo}/issues/${h.number}/comments`;
                 await sim("/faults", {
                   method: "POST",
                   body: {
                     requests: [
-                      {
-                        method: "POST",
-                        path: `/repos/${repo}/issues/${h.number}/comments`,
-                        status: 502,
-                        phase: "after",
-                      },
+                      o.fault === "lost"
+                        ? { method: "POST", path, status: 502, phase: "after" }
+                        : { method: "POST", path, delayMs: 2_000 },
                     ],
                   },
                 });
