@@ -139,6 +139,8 @@ export interface RecordForChange {
   id: number;
   number: number;
   kind: string;
+  /** When the write started (its record was opened). */
+  startedMs: number;
   outcome: string | null;
   closeAtMs: number;
   closedMs: number | null;
@@ -147,33 +149,42 @@ export interface RecordForChange {
 
 /**
  * The fenced write a label change or close most likely came from when GitHub applied it after
- * the write's record closed (deadline plus margin), or null. Only a change made with the App's
- * identity counts (its actor is a bot: `slug[bot]`), and for labels only one switchyard does
- * not own (its own label writes, ready, processing and stuck, are never fenced writes, and a
+ * the write's record closed (deadline plus margin), or null. Only a change whose actor is the
+ * App's bot login counts: exactly `botLogin` when it is known, else any `*[bot]` actor (which
+ * also matches other Apps: GitHub Actions, Dependabot). For labels only one switchyard does not
+ * own counts (its own label writes, ready, processing and stuck, are never fenced writes, and a
  * holder cannot set them). Only a write whose last request got no answer (or that never
- * reported back) can land that late: an answered one was applied before its answer. Of the
- * issue's records of the same kind that had closed before the change, the latest is named.
+ * reported back) can land that late: an answered one was applied before its answer. The change
+ * is attributed only to the issue's newest record of the same kind that had started by the
+ * change's time: when that newer write is still open or was answered, the change is taken as
+ * its own on-time write and nothing is reported (no false alarm on an older unanswered record).
  * Reported once per record.
  */
 export function lateChangeRecord<R extends RecordForChange>(
   change: ReportedChange,
   records: readonly R[],
   ownedLabels: readonly string[],
+  botLogin: string | null = null,
 ): R | null {
-  if (!change.actor?.endsWith("[bot]")) return null;
+  const actor = change.actor?.toLowerCase();
+  if (actor === undefined) return null;
+  if (botLogin !== null ? actor !== botLogin.toLowerCase() : !actor.endsWith("[bot]")) return null;
   if (change.kind === "labels") {
     const label = change.label?.toLowerCase();
     if (label === undefined || ownedLabels.some((l) => l.toLowerCase() === label)) return null;
   }
   const atMs = Date.parse(change.at);
   if (Number.isNaN(atMs)) return null;
-  let found: R | null = null;
+  // The newest write of this kind that had started by the change: the only one it can be from.
+  let latest: R | null = null;
   for (const r of records) {
     if (r.number !== change.number || r.kind !== change.kind) continue;
-    if (r.lateReported || r.outcome === "answered" || r.outcome === "not-sent") continue;
-    const closedMs = r.closedMs ?? r.closeAtMs;
-    if (!appliedLate(atMs, closedMs)) continue;
-    if (found === null || r.id > found.id) found = r;
+    if (r.startedMs > atMs) continue;
+    if (latest === null || r.id > latest.id) latest = r;
   }
-  return found;
+  if (latest === null) return null;
+  if (latest.lateReported || latest.outcome === "answered" || latest.outcome === "not-sent") {
+    return null;
+  }
+  return appliedLate(atMs, latest.closedMs ?? latest.closeAtMs) ? latest : null;
 }

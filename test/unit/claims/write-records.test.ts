@@ -111,6 +111,7 @@ describe("a label change or close applied late", () => {
     id: 1,
     number: 1,
     kind: "labels",
+    startedMs: closed - 30_000,
     outcome: "no-answer",
     closeAtMs: closed,
     closedMs: closed as number | null,
@@ -131,7 +132,8 @@ describe("a label change or close applied late", () => {
     const records = [
       rec({ id: 1 }),
       rec({ id: 2 }),
-      rec({ id: 3, closedMs: null, closeAtMs: closed + 60_000 }),
+      // Started after the change: not its write.
+      rec({ id: 3, startedMs: closed + 10_000, closedMs: null, closeAtMs: closed + 60_000 }),
     ];
     expect(lateChangeRecord(change(), records, owned)?.id).toBe(2);
     expect(
@@ -156,5 +158,44 @@ describe("a label change or close applied late", () => {
     expect(lateChangeRecord(change(), [rec({ kind: "close" })], owned)).toBeNull();
     // A write that never reported back (evicted) may land late too.
     expect(lateChangeRecord(change(), [rec({ outcome: "unfinished" })], owned)?.id).toBe(1);
+  });
+
+  it("a change a newer write of the kind made on time is not pinned on an older one (regression)", () => {
+    const older = rec({ id: 1 });
+    // The newer write started before the change and is still open, or GitHub answered it.
+    const open = rec({
+      id: 2,
+      startedMs: closed + 1_000,
+      closedMs: null,
+      closeAtMs: closed + 60_000,
+    });
+    const answered = rec({
+      id: 2,
+      startedMs: closed + 1_000,
+      outcome: "answered",
+      closedMs: closed + 4_000,
+    });
+    expect(lateChangeRecord(change(), [older, open], owned)).toBeNull();
+    expect(lateChangeRecord(change(), [older, answered], owned)).toBeNull();
+    // A newer write that started only after the change leaves the older one named.
+    const later = rec({
+      id: 2,
+      startedMs: closed + 6_000,
+      closedMs: null,
+      closeAtMs: closed + 60_000,
+    });
+    expect(lateChangeRecord(change(), [older, later], owned)?.id).toBe(1);
+  });
+
+  it("only the App's own bot login when it is known, not another App's (regression)", () => {
+    expect(
+      lateChangeRecord(change({ actor: "github-actions[bot]" }), [rec()], owned, "switchyard[bot]"),
+    ).toBeNull();
+    expect(
+      lateChangeRecord(change({ actor: "dependabot[bot]" }), [rec()], owned, "switchyard[bot]"),
+    ).toBeNull();
+    expect(
+      lateChangeRecord(change({ actor: "Switchyard[bot]" }), [rec()], owned, "switchyard[bot]")?.id,
+    ).toBe(1);
   });
 });
