@@ -108,13 +108,19 @@ export interface PushedCrossEdge {
   dependents: number[];
 }
 
-/** Everything reached from `start` by `step` (`start` excluded), in ascending order. */
-function reach(start: number, step: (n: number) => Iterable<number>): number[] {
+/**
+ * What is reached from `start` by `step` (`start` excluded), in ascending order, stopping once
+ * `limit` issues are found: the walk runs on every push of the owner's head, and an unbounded
+ * one over a long chain (100k issues) costs millions of steps. Past the limit the set is a
+ * subset (those found first), so what is built from it stays a lower bound.
+ */
+function reach(start: number, step: (n: number) => Iterable<number>, limit: number): number[] {
   const seen = new Set<number>();
   const stack = [start];
-  while (stack.length > 0) {
+  walk: while (stack.length > 0) {
     for (const next of step(stack.pop()!)) {
       if (next !== start && !seen.has(next)) {
+        if (seen.size >= limit) break walk;
         seen.add(next);
         stack.push(next);
       }
@@ -127,7 +133,8 @@ function reach(start: number, step: (n: number) => Iterable<number>): number[] {
  * The edges a repository pushes, from its open issues' blockers in other repositories of the
  * same owner (`waits`: `[dependent, blocker]`, already filtered to those): sorted by dependent,
  * then blocker; at most `MAX_CROSS_EDGES`, with at most `MAX_CROSS_DEPENDENTS` dependents listed
- * in all (what is cut is not counted: the impact stays a lower bound).
+ * in all (what is cut is not counted: the impact stays a lower bound). Each edge's walk stops at
+ * `MAX_CROSS_DEPENDENTS` issues found (then the kept ones are those found first, not the lowest).
  */
 export function crossEdgesToPush(
   graph: WaitGraph,
@@ -145,7 +152,7 @@ export function crossEdgesToPush(
   for (const w of sorted.slice(0, MAX_CROSS_EDGES)) {
     let dependents = memo.get(w.dependent);
     if (dependents === undefined) {
-      dependents = reach(w.dependent, (n) => graph.waitersOf(n));
+      dependents = reach(w.dependent, (n) => graph.waitersOf(n), MAX_CROSS_DEPENDENTS);
       memo.set(w.dependent, dependents);
     }
     const room = Math.max(0, MAX_CROSS_DEPENDENTS - listed);
@@ -159,7 +166,8 @@ export function crossEdgesToPush(
 /**
  * `via` of each of `items`: the issues of `crossBlockers` (what other repositories wait on) that
  * are the item itself or transitively wait on it. One walk per cross blocker, along what it
- * waits on (there are few of them: `MAX_CROSS_BLOCKERS`).
+ * waits on (there are few of them: `MAX_CROSS_BLOCKERS`), each stopping at `MAX_CROSS_DEPENDENTS`
+ * issues found: an item further up a longer chain gets no `via` (a lower bound).
  */
 export function viaOf(
   graph: WaitGraph,
@@ -169,7 +177,7 @@ export function viaOf(
   const wanted = new Set(items);
   const via = new Map<number, number[]>();
   for (const k of [...crossBlockers].sort((a, b) => a - b).slice(0, MAX_CROSS_BLOCKERS)) {
-    for (const n of [k, ...reach(k, (m) => graph.waitsOn(m))]) {
+    for (const n of [k, ...reach(k, (m) => graph.waitsOn(m), MAX_CROSS_DEPENDENTS)]) {
       if (!wanted.has(n)) continue;
       const list = via.get(n) ?? [];
       list.push(k);

@@ -161,4 +161,30 @@ describe("cross-repository impact", () => {
     expect(index.crossBlockers("A")).toEqual([1]);
     expect(index.impact("a", { impact: 0, via: [1] })).toBe(MAX_CROSS_DEPENDENTS + 1);
   });
+
+  it("stops each walk at MAX_CROSS_DEPENDENTS issues on a huge chain (regression: unbounded on every push)", () => {
+    // 100k issues in one chain: n + 1 waits on n. Steps are the graph's calls, counted.
+    const size = 100_000;
+    let calls = 0;
+    const chain: WaitGraph = {
+      waitersOf: (n) => {
+        calls++;
+        return n < size ? [n + 1] : [];
+      },
+      waitsOn: (n) => {
+        calls++;
+        return n > 1 ? [n - 1] : [];
+      },
+    };
+    const pushed = crossEdgesToPush(chain, [{ dependent: 1, blocker: { repo: "a", number: 1 } }]);
+    expect(pushed[0]!.dependents).toHaveLength(MAX_CROSS_DEPENDENTS);
+    expect(pushed[0]!.dependents.at(-1)).toBe(MAX_CROSS_DEPENDENTS + 1);
+    expect(calls).toBeLessThanOrEqual(MAX_CROSS_DEPENDENTS + 1);
+    calls = 0;
+    // From the chain's far end: the item MAX_CROSS_DEPENDENTS steps up is reached, the top is not.
+    const via = viaOf(chain, [size], [size - MAX_CROSS_DEPENDENTS, 1]);
+    expect(via.get(size - MAX_CROSS_DEPENDENTS)).toEqual([size]);
+    expect(via.has(1)).toBe(false);
+    expect(calls).toBeLessThanOrEqual(MAX_CROSS_DEPENDENTS + 1);
+  });
 });
