@@ -1,7 +1,7 @@
 // The org queue (issue 23): each RepoObject pushes its queue's head to its owner's object, the
 // owner picks for a caller and lets the repository's own object grant. Real workerd, real DO
 // SQLite, the simulator as GitHub.
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { listDurableObjectIds, runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ownerKeysObject, ownerObject } from "../../functions/objects/owner/owner-object.ts";
@@ -475,6 +475,15 @@ describe("the org routes", () => {
     expect(String(viaOidc.body!.message)).toMatch(/repository-scoped/);
     const forged = `syk_o${repos[0]!.installationId}_${"A".repeat(43)}`;
     expect((await call("GET", `/v1/orgs/${org}/queue`, forged)).status).toBe(401);
+    // A key-shaped string naming an installation that is not the owner's: refused before its
+    // keys' object is asked, so none is created for it (regression), on org and repo routes.
+    const stray = 987_654_321;
+    const strayKey = `syk_o${stray}_${"A".repeat(43)}`;
+    expect((await call("GET", `/v1/orgs/${org}/queue`, strayKey)).status).toBe(403);
+    expect((await call("GET", `/v1/repos/${org}/app/queue`, strayKey)).status).toBe(403);
+    const strayId = env.OWNER.idFromName(`installation:${stray}`).toString();
+    const created = (await listDurableObjectIds(env.OWNER)).map((id) => id.toString());
+    expect(created).not.toContain(strayId);
 
     // Revoked: refused at once.
     const second = await call("POST", `/v1/orgs/${org}/keys`, t.owner, { name: "short" });

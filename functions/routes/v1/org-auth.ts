@@ -120,25 +120,20 @@ export const orgAuth: MiddlewareHandler<OrgV1> = async (c, next) => {
     const parsed = parseOwnerKey(token);
     if (!parsed) return refuse(c, unauthorized("unknown owner key"));
     const { installationId } = parsed;
-    // Both asked at once: the owner's current installation, and the key where its installation
-    // keeps it (ownerKeysObject: a rename of the owner does not lose it).
-    const hash = await sha256Hex(token);
-    let [current, verdict] = await Promise.all([
-      stub.installation(),
-      ownerKeysObject(c.env, installationId).verifyKey(hash, installationId, Date.now()),
-    ]);
+    // The owner's current installation first (it also moves keys still under the login), the
+    // key only when its installation is that one: the installation id comes from the unverified
+    // token, and asking its keys' object would create one for any key-shaped string.
+    const current = await stub.installation();
     if (current.installationId !== installationId) {
       // Another owner's key, or one of a former installation of this owner.
       return refuse(c, forbidden(`the owner key does not belong to ${owner}'s installation`));
     }
-    // A key minted before keys lived by installation was just moved there: ask again.
-    if (!verdict.ok && current.movedKeys > 0) {
-      verdict = await ownerKeysObject(c.env, installationId).verifyKey(
-        hash,
-        installationId,
-        Date.now(),
-      );
-    }
+    const hash = await sha256Hex(token);
+    const verdict = await ownerKeysObject(c.env, installationId).verifyKey(
+      hash,
+      installationId,
+      Date.now(),
+    );
     if (!verdict.ok) return refuse(c, unauthorized(`${verdict.reason} owner key`));
     c.set("org", { owner, installationId, caller: { kind: "owner-key", keyId: verdict.id } });
     return next();

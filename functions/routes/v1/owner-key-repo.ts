@@ -22,22 +22,19 @@ export async function proveOwnerKey(
   const fullName = `${owner}/${repo}`;
   // The key is proven by the owner's object before anything is said about the repository.
   const { installationId } = parsed;
-  const hash = await sha256Hex(token);
-  let [current, verdict] = await Promise.all([
-    ownerObject(env, owner).installation(),
-    ownerKeysObject(env, installationId).verifyKey(hash, installationId, Date.now()),
-  ]);
+  // The owner's current installation first (it also moves keys still under the login), the key
+  // only when its installation is that one: the id comes from the unverified token, and asking
+  // its keys' object would create one for any key-shaped string.
+  const current = await ownerObject(env, owner).installation();
   if (current.installationId !== installationId) {
     return forbidden(`the owner key does not belong to ${owner}'s installation`);
   }
-  // A key minted before keys lived by installation was just moved there: ask again.
-  if (!verdict.ok && current.movedKeys > 0) {
-    verdict = await ownerKeysObject(env, installationId).verifyKey(
-      hash,
-      installationId,
-      Date.now(),
-    );
-  }
+  const hash = await sha256Hex(token);
+  const verdict = await ownerKeysObject(env, installationId).verifyKey(
+    hash,
+    installationId,
+    Date.now(),
+  );
   if (!verdict.ok) return unauthorized(`${verdict.reason} owner key`);
   const entry = await lookupName(env, fullName);
   // A repository of this name that is not installed, or not in the key's installation (moved to
