@@ -445,11 +445,13 @@ describe("IDD interop", () => {
       `/repos/${repo}/issues/1/comments`,
     );
     const kinds = list.map((c) => /^<!-- ([a-z-]+): (\S+)/.exec(c.body)?.slice(1).join(" "));
-    // ...after A's owed unclaimed-by (the delayed one lands too; IDD ignores the second), and
-    // in a later second: IDD reads a second's claims before its releases.
+    // ...after A's owed unclaimed-by, posted once: the grant waits for the alarm's post in
+    // flight instead of sending it again (regression), and in a later second: IDD reads a
+    // second's claims before its releases.
     const released = kinds.indexOf("unclaimed-by agent-a");
     const claimedB = kinds.indexOf("claimed-by agent-b");
     expect(kinds[0]).toBe("claimed-by agent-a");
+    expect(kinds.filter((k) => k === "unclaimed-by agent-a")).toHaveLength(1);
     expect(kinds.filter((k) => k === "claimed-by agent-b")).toHaveLength(1);
     expect(released).toBeGreaterThan(0);
     expect(claimedB).toBeGreaterThan(released);

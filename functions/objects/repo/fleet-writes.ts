@@ -33,6 +33,12 @@ export interface FleetWriteContext {
 export class OwedWrites {
   private readonly store: RepoStore;
   private readonly claims: Claims;
+  /**
+   * Writes being performed now, by key (memory only): the alarm's flush and a synchronous grant
+   * (fleet.ts, `mirrorGrant`) may both find the same write owed; the second waits for the first
+   * instead of posting it again.
+   */
+  private readonly running = new Map<string, Promise<void>>();
 
   constructor(store: RepoStore, claims: Claims) {
     this.store = store;
@@ -138,6 +144,31 @@ export class OwedWrites {
     });
   }
 
+  /** The write's performance under way, if one is (`performOwed`). */
+  inFlight(write: FleetWrite): Promise<void> | undefined {
+    return this.running.get(OwedWrites.key(write));
+  }
+
+  /** Marks `write` in flight until `performing` settles; returns `performing`. */
+  track(write: FleetWrite, performing: Promise<void>): Promise<void> {
+    const key = OwedWrites.key(write);
+    const settled = performing.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.running.set(key, settled);
+    void settled.then(() => {
+      if (this.running.get(key) === settled) this.running.delete(key);
+    });
+    return performing;
+  }
+
+  private static key(write: FleetWrite): string {
+    return "claim" in write
+      ? `${write.kind}:${write.claim.claimId}`
+      : `${write.kind}:${write.number}`;
+  }
+
   /** Same write still owed? (It may have become pointless while the budget was reserved.) */
   static same(a: FleetWrite | null, b: FleetWrite): boolean {
     if (a === null || a.kind !== b.kind) return false;
@@ -222,6 +253,8 @@ async function perform(
 /**
  * Performs one owed write and records it. A retryable failure is thrown (the write stays owed);
  * one GitHub will never accept (the issue is gone, say) is dropped rather than wedge the queue.
+ * A write already being performed (by the alarm's flush or a grant) is not sent again: this
+ * waits for that one to settle (if it failed, the write is still owed for the next flush).
  */
 export async function performOwed(
   owed: OwedWrites,
@@ -230,13 +263,20 @@ export async function performOwed(
   repo: string,
   labels: LabelNames,
 ): Promise<void> {
-  try {
-    await perform(write, client, repo, labels);
-    owed.done(write, Date.now());
-  } catch (error) {
-    if (isRetryable(error)) throw error;
-    owed.done(write, Date.now(), error instanceof Error ? error.message : String(error));
-  }
+  const running = owed.inFlight(write);
+  if (running) return running;
+  return owed.track(
+    write,
+    (async () => {
+      try {
+        await perform(write, client, repo, labels);
+        owed.done(write, Date.now());
+      } catch (error) {
+        if (isRetryable(error)) throw error;
+        owed.done(write, Date.now(), error instanceof Error ? error.message : String(error));
+      }
+    })(),
+  );
 }
 
 /**
