@@ -553,6 +553,36 @@ describe("reply state from the reconciles", () => {
     expect(after.reply?.[0]).toBe("neutral-response");
   });
 
+  it("a reply a lagging list read of its thread missed comes back with the next read: only a deleted webhook leaves a tombstone (regression)", async () => {
+    const repo = "acme/replies-lagging-list";
+    const { stub } = await install({
+      repo,
+      issues: [
+        issue(1, [
+          { author: bot, body: ask },
+          { author: owner, body: "CSV, please." },
+        ]),
+      ],
+    });
+    await settle(stub);
+    const replies = () =>
+      runInDurableObject(stub, (o: RepoObject) => [...o.views.current(Date.now()).replies.keys()]);
+    expect(await replies()).toEqual([1]);
+    // GitHub's listing lags: a read lists the agent's question but not the owner's older answer.
+    const tombstones = await runInDurableObject(stub, (o: RepoObject) => {
+      const rows = o.store.sql<{ id: number; role: string }>`SELECT id, role FROM reply_comments
+        WHERE number = 1 ORDER BY id`;
+      o.store.replies.settleThread(1, [{ id: rows[0]!.id, createdAt: at(1) }], Date.now());
+      return o.store.sql<{ n: number }>`SELECT COUNT(*) AS n FROM reply_comments
+        WHERE role = 'deleted'`[0]!.n;
+    });
+    expect(tombstones).toBe(0);
+    // The next read lists the answer again: it is a reply item again.
+    await runInDurableObject(stub, (o: RepoObject) => o.schedules.at("reconcile-full", Date.now()));
+    await settle(stub);
+    expect(await replies()).toEqual([1]);
+  });
+
   it("the incremental reconcile's refetch of a changed issue reads its thread: a reply whose webhooks were all lost appears", async () => {
     const repo = "acme/replies-incremental";
     const { stub } = await install({ repo, issues: [issue(1, [{ author: bot, body: ask }])] });

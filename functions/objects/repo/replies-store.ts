@@ -171,6 +171,16 @@ export class RepliesStore {
   }
 
   /**
+   * A comment a list read did not show: its row goes, with no tombstone. GitHub's listings can
+   * lag behind its writes, so a missing comment may still exist; a tombstone would hide every
+   * later version of it for the tombstones' retention. Only a `deleted` webhook (`removeComment`)
+   * says for certain that it is gone.
+   */
+  private forgetComment(id: number): void {
+    this.sql`DELETE FROM reply_comments WHERE id = ${id} AND role != 'deleted'`;
+  }
+
+  /**
    * Every issue's history that has an opening row, ascending by number, `chunk` issues read at
    * a time (a repository's openings are never all in memory at once): its comments only when
    * every comment GitHub counts in the part of the thread read last (and after it) was seen,
@@ -236,8 +246,8 @@ export class RepliesStore {
   /**
    * The whole thread of issue `number` as GitHub listed it in a read that began at
    * `readStartedMs`: GitHub's count is the list's length, and a stored comment the list lacks
-   * that was created before the read (`readCutoffMs`) was deleted (one posted during the read
-   * may be missing from it: it stays).
+   * that was created before the read (`readCutoffMs`) is forgotten, not tombstoned (one posted
+   * during the read may be missing from it: it stays).
    */
   settleThread(
     number: number,
@@ -248,8 +258,7 @@ export class RepliesStore {
     const cutoff = readCutoffMs(listed, readStartedMs);
     for (const r of this.sql<{ id: number; created_at: string }>`
         SELECT id, created_at FROM reply_comments WHERE number = ${number} AND role != 'deleted'`) {
-      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff)
-        this.removeComment(r.id, readStartedMs);
+      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff) this.forgetComment(r.id);
     }
     this.sql`UPDATE reply_openings SET comment_count = ${listed.length}, known_from = NULL,
       skipped = 0 WHERE number = ${number}`;
@@ -260,8 +269,8 @@ export class RepliesStore {
    * The newest part of issue `number`'s thread as GitHub listed it in a read that began at
    * `readStartedMs`, read backwards (shared/github/reply-windows.ts): `listed` oldest first,
    * `totalCount` GitHub's count, `whole` when it reached the first comment (then it is
-   * `settleThread`). A stored comment of that part the list lacks, created before the read, was
-   * deleted; what is older than the part is no longer kept (its count is kept as `skipped`).
+   * `settleThread`). A stored comment of that part the list lacks, created before the read, is
+   * forgotten; what is older than the part is no longer kept (its count is kept as `skipped`).
    */
   settleWindow(
     number: number,
@@ -280,8 +289,7 @@ export class RepliesStore {
     for (const r of this.sql<{ id: number; created_at: string }>`
         SELECT id, created_at FROM reply_comments
         WHERE number = ${number} AND role != 'deleted' AND id >= ${from}`) {
-      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff)
-        this.removeComment(r.id, readStartedMs);
+      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff) this.forgetComment(r.id);
     }
     // What is older than the part read is not read again: its rows go (tombstones stay).
     this
@@ -344,7 +352,8 @@ export class RepliesStore {
  * Before when a comment a read did not list was deleted, not posted after the read: the newest
  * comment listed, or the second before the read began (GitHub stamps whole seconds, and its
  * clock and the Worker's differ a little), whichever is later. A deletion a race leaves
- * unnoticed is noticed by the next read; a comment wrongly taken for deleted would be lost.
+ * unnoticed is noticed by the next read; a comment wrongly taken for deleted is missing until
+ * a read lists it again (it leaves no tombstone: `forgetComment`).
  */
 function readCutoffMs(listed: ReadonlyArray<{ createdAt: string }>, readStartedMs: number): number {
   const newest = listed.reduce((m, c) => Math.max(m, instantMs(c.createdAt)), 0);
