@@ -602,6 +602,52 @@ describe("reply state from the reconciles", () => {
   });
 });
 
+describe("reply state from the incremental reconcile", () => {
+  it("a changed issue's thread held whole is not cut back to the part its newest comments show (regression)", async () => {
+    const repo = "acme/replies-held-whole";
+    const { stub } = await install({
+      repo,
+      issues: [
+        {
+          number: 1,
+          title: "One",
+          state: "open",
+          stateReason: null,
+          createdAt: "2026-03-01T00:00:00Z",
+          updatedAt: "2026-03-01T00:00:00Z",
+          closedAt: null,
+          labels: [],
+          body: "Export the data.",
+          author: { login: "acme", type: "User" },
+        },
+      ],
+    });
+    // The whole thread arrives by webhooks: 25 notes, an agent's question, the owner's answer.
+    const post = (body: string, actor: string) =>
+      sim(`/repos/${repo}/issues/1/comments`, { body: { body, actor } });
+    for (let i = 0; i < 25; i++) await post(`note ${i}`, "acme");
+    await post("Which format should the export use?", "fleet[bot]");
+    await post("CSV, please.", "acme");
+    await deliverAndSettle(stub);
+    const held = () =>
+      runInDurableObject(stub, (o: RepoObject) => ({
+        rows: o.store.sql<{ n: number }>`SELECT COUNT(*) AS n FROM reply_comments
+          WHERE number = 1 AND role != 'deleted'`[0]!.n,
+        knownFrom: o.store.sql<{ k: number | null }>`SELECT known_from AS k FROM reply_openings
+          WHERE number = 1`[0]!.k,
+        replies: [...o.views.current(Date.now()).replies.keys()],
+      }));
+    expect(await held()).toEqual({ rows: 27, knownFrom: null, replies: [1] });
+    // A stranger comments; its webhooks are lost, so the cron's incremental refetch reads it.
+    await post("Do it now!", "drive-by");
+    await sim("/outbox/drain", { method: "POST" });
+    expect(await stub.armReconcile()).toBe(true);
+    await settle(stub);
+    // The newest 20 comments continue the thread held whole: nothing is cut.
+    expect(await held()).toEqual({ rows: 28, knownFrom: null, replies: [1] });
+  });
+});
+
 describe("reply authors without a write association: the cached permission check", () => {
   // By name or by the repository's id (the RepoObject's client addresses by id).
   const permissionReads = async () =>

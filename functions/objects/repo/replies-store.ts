@@ -278,6 +278,7 @@ export class RepliesStore {
     totalCount: number,
     whole: boolean,
     readStartedMs: number,
+    joins = false,
   ): void {
     if (whole || listed.length === 0) {
       if (whole) this.settleThread(number, listed, readStartedMs);
@@ -291,6 +292,13 @@ export class RepliesStore {
         WHERE number = ${number} AND role != 'deleted' AND id >= ${from}`) {
       if (!ids.has(r.id) && instantMs(r.created_at) < cutoff) this.forgetComment(r.id);
     }
+    if (joins) {
+      // The part read continues the thread held before it (`storedThread`): nothing is cut,
+      // and the part of the thread that counts stays what it was.
+      this.sql`UPDATE reply_openings SET comment_count = ${totalCount} WHERE number = ${number}`;
+      this.onChange?.();
+      return;
+    }
     // What is older than the part read is not read again: its rows go (tombstones stay).
     this
       .sql`DELETE FROM reply_comments WHERE number = ${number} AND id < ${from} AND role != 'deleted'`;
@@ -298,6 +306,22 @@ export class RepliesStore {
     this.sql`UPDATE reply_openings SET comment_count = ${totalCount}, known_from = ${from},
       skipped = ${skipped} WHERE number = ${number}`;
     this.onChange?.();
+  }
+
+  /**
+   * The newest comment id of issue `number`'s thread when it is held whole (read from its first
+   * comment, every comment GitHub counted stored, by the current rules); else null. A reconcile
+   * then needs only the comments after it (shared/github/reply-windows.ts).
+   */
+  storedThread(number: number): number | null {
+    const o = this.sql<OpeningRow>`SELECT * FROM reply_openings WHERE number = ${number}`[0];
+    if (!o || o.known_from !== null || o.comment_count === null) return null;
+    if (o.rules !== REPLY_RULES_VERSION) return null;
+    const r = this.sql<{ n: number; newest: number | null; stale: number }>`
+      SELECT COUNT(*) AS n, MAX(id) AS newest, SUM(rules != ${REPLY_RULES_VERSION}) AS stale
+      FROM reply_comments WHERE number = ${number} AND role != 'deleted'`[0]!;
+    if (r.n < o.comment_count || (r.stale ?? 0) > 0) return null;
+    return r.newest ?? 0;
   }
 
   /** A `done` release answered this input of the issue: its reply waits for newer input. */
