@@ -44,6 +44,12 @@ export interface FetchOptions {
    * stop reading backwards. Default: no comments read.
    */
   replies?: ReplyTrust;
+  /**
+   * With `replies`: the newest comment id of an issue's thread the caller already holds whole
+   * (null when it does not). Such a thread is read back only to that comment: the comments
+   * after it are all that is new (reply-windows.ts). Default: none held.
+   */
+  storedThread?: (number: number) => number | null;
 }
 
 export interface FetchReport {
@@ -238,7 +244,7 @@ export async function replyWindowsOf(
       comments: n.comments,
     });
   }
-  return readReplyWindows(client, repo, open, opts.replies, report);
+  return readReplyWindows(client, repo, open, opts.replies, report, opts.storedThread);
 }
 
 export function emptyReport(): FetchReport {

@@ -4,7 +4,9 @@
 // bring the newest COMMENT_WINDOW of every issue at no extra request; only the issues whose
 // window decides nothing are read further: ISSUE_COMMENTS_BATCH issues a request for their
 // newest 100, then one issue a request, 100 comments at a time, at most MAX_PAGES_BACK times
-// (a longer thread is left "not evaluated" for the `replies` schedule to read whole). Bodies
+// (a longer thread is left "not evaluated" for the `replies` schedule to read whole). A thread
+// the caller already holds whole (the incremental refetch's `storedThread`) is read back only
+// to its newest held comment: the new comments are all it needs. Bodies
 // stay only until the caller classified the page; GraphQL's node limit is far off (20 comments
 // x 100 issues a page; 100 x 10 a batch), and the batches stay small because every comment's
 // body comes back.
@@ -55,6 +57,11 @@ export interface ReplyWindow {
   comments: RestComment[];
   /** The read reached the thread's first comment. */
   whole: boolean;
+  /**
+   * The read reached back into the thread the caller holds whole (`storedThread`): the
+   * comments listed continue it, and nothing before them needs to be cut or read again.
+   */
+  joins?: boolean;
 }
 
 /**
@@ -89,6 +96,8 @@ interface Reading {
   id: string;
   window: ReplyWindow;
   cursor: string | null;
+  /** The newest comment id of the thread the caller holds whole; null when it holds none. */
+  stored: number | null;
 }
 
 function classified(r: Reading) {
@@ -106,8 +115,15 @@ function classified(r: Reading) {
   );
 }
 
+/** The comments read reach back to the newest one the caller holds (all after it are read). */
+function joins(r: Reading): boolean {
+  if (r.stored === null) return false;
+  const oldest = r.window.comments[0]?.id;
+  return oldest !== undefined && oldest <= r.stored;
+}
+
 function suffices(r: Reading, trust: ReplyTrust): boolean {
-  return r.window.whole || windowSuffices(classified(r), trust);
+  return r.window.whole || joins(r) || windowSuffices(classified(r), trust);
 }
 
 function take(r: Reading, conn: GqlCommentWindow, older: boolean): void {
@@ -140,6 +156,7 @@ export async function readReplyWindows(
   }>,
   trust: ReplyTrust,
   report: { commentRequests: number },
+  storedThread: (number: number) => number | null = () => null,
 ): Promise<ReplyWindow[]> {
   const readings: Reading[] = issues.map((issue) => {
     const r: Reading = {
@@ -153,6 +170,7 @@ export async function readReplyWindows(
         whole: true,
       },
       cursor: null,
+      stored: storedThread(issue.number),
     };
     take(r, issue.comments, false);
     return r;
@@ -189,7 +207,12 @@ export async function readReplyWindows(
   }
   // Only the part the rules need is handed on (and kept): from the agent comment before the
   // latest trusted input. A thread that shows none is handed on as read.
+  // A read that joins the thread held whole is handed on as is: it continues that thread.
   for (const r of readings) {
+    if (!r.window.whole && joins(r)) {
+      r.window.joins = true;
+      continue;
+    }
     const from = neededFrom(classified(r), trust);
     if (from > 0) {
       r.window.comments = r.window.comments.slice(from);

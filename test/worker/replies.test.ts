@@ -553,6 +553,36 @@ describe("reply state from the reconciles", () => {
     expect(after.reply?.[0]).toBe("neutral-response");
   });
 
+  it("a reply a lagging list read of its thread missed comes back with the next read: only a deleted webhook leaves a tombstone (regression)", async () => {
+    const repo = "acme/replies-lagging-list";
+    const { stub } = await install({
+      repo,
+      issues: [
+        issue(1, [
+          { author: bot, body: ask },
+          { author: owner, body: "CSV, please." },
+        ]),
+      ],
+    });
+    await settle(stub);
+    const replies = () =>
+      runInDurableObject(stub, (o: RepoObject) => [...o.views.current(Date.now()).replies.keys()]);
+    expect(await replies()).toEqual([1]);
+    // GitHub's listing lags: a read lists the agent's question but not the owner's older answer.
+    const tombstones = await runInDurableObject(stub, (o: RepoObject) => {
+      const rows = o.store.sql<{ id: number; role: string }>`SELECT id, role FROM reply_comments
+        WHERE number = 1 ORDER BY id`;
+      o.store.replies.settleThread(1, [{ id: rows[0]!.id, createdAt: at(1) }], Date.now());
+      return o.store.sql<{ n: number }>`SELECT COUNT(*) AS n FROM reply_comments
+        WHERE role = 'deleted'`[0]!.n;
+    });
+    expect(tombstones).toBe(0);
+    // The next read lists the answer again: it is a reply item again.
+    await runInDurableObject(stub, (o: RepoObject) => o.schedules.at("reconcile-full", Date.now()));
+    await settle(stub);
+    expect(await replies()).toEqual([1]);
+  });
+
   it("the incremental reconcile's refetch of a changed issue reads its thread: a reply whose webhooks were all lost appears", async () => {
     const repo = "acme/replies-incremental";
     const { stub } = await install({ repo, issues: [issue(1, [{ author: bot, body: ask }])] });
@@ -569,6 +599,52 @@ describe("reply state from the reconciles", () => {
     expect(await stub.armReconcile()).toBe(true);
     await settle(stub);
     expect(await replies()).toEqual([1]);
+  });
+});
+
+describe("reply state from the incremental reconcile", () => {
+  it("a changed issue's thread held whole is not cut back to the part its newest comments show (regression)", async () => {
+    const repo = "acme/replies-held-whole";
+    const { stub } = await install({
+      repo,
+      issues: [
+        {
+          number: 1,
+          title: "One",
+          state: "open",
+          stateReason: null,
+          createdAt: "2026-03-01T00:00:00Z",
+          updatedAt: "2026-03-01T00:00:00Z",
+          closedAt: null,
+          labels: [],
+          body: "Export the data.",
+          author: { login: "acme", type: "User" },
+        },
+      ],
+    });
+    // The whole thread arrives by webhooks: 25 notes, an agent's question, the owner's answer.
+    const post = (body: string, actor: string) =>
+      sim(`/repos/${repo}/issues/1/comments`, { body: { body, actor } });
+    for (let i = 0; i < 25; i++) await post(`note ${i}`, "acme");
+    await post("Which format should the export use?", "fleet[bot]");
+    await post("CSV, please.", "acme");
+    await deliverAndSettle(stub);
+    const held = () =>
+      runInDurableObject(stub, (o: RepoObject) => ({
+        rows: o.store.sql<{ n: number }>`SELECT COUNT(*) AS n FROM reply_comments
+          WHERE number = 1 AND role != 'deleted'`[0]!.n,
+        knownFrom: o.store.sql<{ k: number | null }>`SELECT known_from AS k FROM reply_openings
+          WHERE number = 1`[0]!.k,
+        replies: [...o.views.current(Date.now()).replies.keys()],
+      }));
+    expect(await held()).toEqual({ rows: 27, knownFrom: null, replies: [1] });
+    // A stranger comments; its webhooks are lost, so the cron's incremental refetch reads it.
+    await post("Do it now!", "drive-by");
+    await sim("/outbox/drain", { method: "POST" });
+    expect(await stub.armReconcile()).toBe(true);
+    await settle(stub);
+    // The newest 20 comments continue the thread held whole: nothing is cut.
+    expect(await held()).toEqual({ rows: 28, knownFrom: null, replies: [1] });
   });
 });
 

@@ -70,7 +70,14 @@ function settleWindows(
 ): void {
   for (const w of windows) {
     const listed = w.comments.map((c) => ({ id: c.id, createdAt: c.created_at }));
-    store.replies.settleWindow(w.number, listed, w.totalCount, w.whole, readStartedMs);
+    store.replies.settleWindow(
+      w.number,
+      listed,
+      w.totalCount,
+      w.whole,
+      readStartedMs,
+      w.joins === true,
+    );
   }
 }
 
@@ -268,6 +275,8 @@ export async function reconcileIncremental(
     withBody: true,
     now: () => new Date(nowMs()),
     ...replyReading(store),
+    // A changed issue's thread held whole is read back only to its newest held comment.
+    storedThread: (number) => store.replies.storedThread(number),
   });
   const refreshed = await refreshExternal(client, store.externalProbes());
   const corrections = store.transaction(() => {

@@ -171,6 +171,16 @@ export class RepliesStore {
   }
 
   /**
+   * A comment a list read did not show: its row goes, with no tombstone. GitHub's listings can
+   * lag behind its writes, so a missing comment may still exist; a tombstone would hide every
+   * later version of it for the tombstones' retention. Only a `deleted` webhook (`removeComment`)
+   * says for certain that it is gone.
+   */
+  private forgetComment(id: number): void {
+    this.sql`DELETE FROM reply_comments WHERE id = ${id} AND role != 'deleted'`;
+  }
+
+  /**
    * Every issue's history that has an opening row, ascending by number, `chunk` issues read at
    * a time (a repository's openings are never all in memory at once): its comments only when
    * every comment GitHub counts in the part of the thread read last (and after it) was seen,
@@ -236,8 +246,8 @@ export class RepliesStore {
   /**
    * The whole thread of issue `number` as GitHub listed it in a read that began at
    * `readStartedMs`: GitHub's count is the list's length, and a stored comment the list lacks
-   * that was created before the read (`readCutoffMs`) was deleted (one posted during the read
-   * may be missing from it: it stays).
+   * that was created before the read (`readCutoffMs`) is forgotten, not tombstoned (one posted
+   * during the read may be missing from it: it stays).
    */
   settleThread(
     number: number,
@@ -248,8 +258,7 @@ export class RepliesStore {
     const cutoff = readCutoffMs(listed, readStartedMs);
     for (const r of this.sql<{ id: number; created_at: string }>`
         SELECT id, created_at FROM reply_comments WHERE number = ${number} AND role != 'deleted'`) {
-      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff)
-        this.removeComment(r.id, readStartedMs);
+      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff) this.forgetComment(r.id);
     }
     this.sql`UPDATE reply_openings SET comment_count = ${listed.length}, known_from = NULL,
       skipped = 0 WHERE number = ${number}`;
@@ -260,8 +269,8 @@ export class RepliesStore {
    * The newest part of issue `number`'s thread as GitHub listed it in a read that began at
    * `readStartedMs`, read backwards (shared/github/reply-windows.ts): `listed` oldest first,
    * `totalCount` GitHub's count, `whole` when it reached the first comment (then it is
-   * `settleThread`). A stored comment of that part the list lacks, created before the read, was
-   * deleted; what is older than the part is no longer kept (its count is kept as `skipped`).
+   * `settleThread`). A stored comment of that part the list lacks, created before the read, is
+   * forgotten; what is older than the part is no longer kept (its count is kept as `skipped`).
    */
   settleWindow(
     number: number,
@@ -269,6 +278,7 @@ export class RepliesStore {
     totalCount: number,
     whole: boolean,
     readStartedMs: number,
+    joins = false,
   ): void {
     if (whole || listed.length === 0) {
       if (whole) this.settleThread(number, listed, readStartedMs);
@@ -280,8 +290,14 @@ export class RepliesStore {
     for (const r of this.sql<{ id: number; created_at: string }>`
         SELECT id, created_at FROM reply_comments
         WHERE number = ${number} AND role != 'deleted' AND id >= ${from}`) {
-      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff)
-        this.removeComment(r.id, readStartedMs);
+      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff) this.forgetComment(r.id);
+    }
+    if (joins) {
+      // The part read continues the thread held before it (`storedThread`): nothing is cut,
+      // and the part of the thread that counts stays what it was.
+      this.sql`UPDATE reply_openings SET comment_count = ${totalCount} WHERE number = ${number}`;
+      this.onChange?.();
+      return;
     }
     // What is older than the part read is not read again: its rows go (tombstones stay).
     this
@@ -290,6 +306,22 @@ export class RepliesStore {
     this.sql`UPDATE reply_openings SET comment_count = ${totalCount}, known_from = ${from},
       skipped = ${skipped} WHERE number = ${number}`;
     this.onChange?.();
+  }
+
+  /**
+   * The newest comment id of issue `number`'s thread when it is held whole (read from its first
+   * comment, every comment GitHub counted stored, by the current rules); else null. A reconcile
+   * then needs only the comments after it (shared/github/reply-windows.ts).
+   */
+  storedThread(number: number): number | null {
+    const o = this.sql<OpeningRow>`SELECT * FROM reply_openings WHERE number = ${number}`[0];
+    if (!o || o.known_from !== null || o.comment_count === null) return null;
+    if (o.rules !== REPLY_RULES_VERSION) return null;
+    const r = this.sql<{ n: number; newest: number | null; stale: number }>`
+      SELECT COUNT(*) AS n, MAX(id) AS newest, SUM(rules != ${REPLY_RULES_VERSION}) AS stale
+      FROM reply_comments WHERE number = ${number} AND role != 'deleted'`[0]!;
+    if (r.n < o.comment_count || (r.stale ?? 0) > 0) return null;
+    return r.newest ?? 0;
   }
 
   /** A `done` release answered this input of the issue: its reply waits for newer input. */
@@ -344,7 +376,8 @@ export class RepliesStore {
  * Before when a comment a read did not list was deleted, not posted after the read: the newest
  * comment listed, or the second before the read began (GitHub stamps whole seconds, and its
  * clock and the Worker's differ a little), whichever is later. A deletion a race leaves
- * unnoticed is noticed by the next read; a comment wrongly taken for deleted would be lost.
+ * unnoticed is noticed by the next read; a comment wrongly taken for deleted is missing until
+ * a read lists it again (it leaves no tombstone: `forgetComment`).
  */
 function readCutoffMs(listed: ReadonlyArray<{ createdAt: string }>, readStartedMs: number): number {
   const newest = listed.reduce((m, c) => Math.max(m, instantMs(c.createdAt)), 0);

@@ -149,6 +149,28 @@ describe("reply windows", () => {
     expect(long.totalCount).toBe(262);
   });
 
+  it("reads a thread the caller holds whole only back to its newest held comment (regression)", async () => {
+    // 250 heartbeats decide nothing: without what is held, the thread is read whole again.
+    const { sim, client } = seedThreads([[...Array<Kind>(250).fill("heartbeat"), "stranger"]]);
+    const ids = (await fetchIssueComments(client, REPO, 1)).map((c) => c.id);
+    const held = ids.at(-2)!; // everything but the stranger's new comment is held
+    sim.counter.reset();
+    const unheld = await fetchSnapshotPage(client, REPO, null, { replies: trust });
+    // The page, the batch of the newest 100, then 100 and 51 further back.
+    expect(sim.counter.snapshot().total).toBe(4);
+    expect(unheld.replies[0]!.whole).toBe(true);
+    sim.counter.reset();
+    const page = await fetchSnapshotPage(client, REPO, null, {
+      replies: trust,
+      storedThread: (n) => (n === 1 ? held : null),
+    });
+    // The page's newest 20 reach back to the held comment: no further request.
+    expect(sim.counter.snapshot().total).toBe(1);
+    const [w] = page.replies as [ReplyWindow];
+    expect(w).toMatchObject({ joins: true, whole: false, totalCount: 251 });
+    expect(w.comments.map((c) => c.id)).toEqual(ids.slice(-20));
+  });
+
   it("names a bot as REST does", () => {
     expect(actorOf({ __typename: "Bot", login: "fleet" })).toEqual({
       login: "fleet[bot]",
