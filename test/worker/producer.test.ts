@@ -14,6 +14,7 @@ import {
   failLabelWrites,
   faultsLeft,
   install,
+  installationStub,
   issueRecord,
   labelsOf,
   repoStub,
@@ -381,5 +382,40 @@ describe("suspension", () => {
     }
     expect(await labelsOf(repo, 2)).toContain("agent:ready");
     expect(installationId).toBeGreaterThan(0);
+  });
+});
+
+describe("label writes and the hour's budget", () => {
+  it("a close's kick is written while the reconciles' part of the hour is spent; the first reconcile's plan has drained", async () => {
+    const { stub, repo, installationId } = await install(fanOut("prod-budget/app"));
+    // The first reconcile's plan has drained: nothing is marked bulk any more.
+    const bulk = () =>
+      runInDurableObject(stub, (o: RepoObject) => o.store.meta.get("bulkLabelWrites") ?? false);
+    expect(await bulk()).toBe(false);
+    // The installation's reconciles have spent their part of the hour (GitHub says 4 left of 40:
+    // the webhooks' reserve, and a reconcile holding a permit expects more).
+    const inst = installationStub(installationId);
+    const now = Date.now();
+    const left = (remaining: number) => ({
+      requests: 4,
+      durationMs: 100,
+      readings: [{ resource: "core", limit: 40, remaining, resetMs: now + 30 * 60_000 }],
+      completed: true,
+    });
+    const spent = left(4);
+    await inst.askPermit(990_001, now);
+    await inst.releasePermit(990_001, spent, now);
+    await inst.askPermit(990_002, now);
+    expect((await inst.reserveLabelWrites(1, now)).granted).toBe(0);
+    try {
+      // A close makes #2, #3 and #4 ready: a webhook's own need, written at once.
+      await sim(`/repos/${repo}/issues/1/close`, { body: {} });
+      await deliverAll();
+      await settle(stub);
+      for (const n of [2, 3, 4]) expect(await labelsOf(repo, n)).toContain("agent:ready");
+    } finally {
+      // The reconcile ends; GitHub says 20 are left: room beyond the reserve again.
+      await inst.releasePermit(990_002, left(20), now);
+    }
   });
 });

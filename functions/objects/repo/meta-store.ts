@@ -71,6 +71,13 @@ export interface MetaValues {
    * last told (`order=impact` across repositories, owner-push.ts).
    */
   crossBlockers: number[];
+  /**
+   * A full reconcile's plan is being written: its label writes (one per ready issue after a
+   * first reconcile) take the reconciles' part of the hour, never the webhooks' reserve, until
+   * the outbox has drained once. Other label writes (a close making an issue ready) are a
+   * webhook's own need and use the write budget alone.
+   */
+  bulkLabelWrites: boolean;
   /** Operational counters (deliveries applied, duplicates seen). */
   [counter: `counter:${string}`]: number;
 }

@@ -306,16 +306,25 @@ export async function runProducer(c: RepoContext, nowMs: number): Promise<void> 
   await c.views.prepare(nowMs, pause);
   // Notices a stuck label taken off by hand and asks for whatever fleet writes it implies.
   c.views.current(nowMs);
-  if (c.producer.pending().length > 0) await flushOutbox(c);
+  await flushOutbox(c);
 }
 
 /** The `outbox` schedule: sends queued label writes, each within the installation's write budget. */
 export async function flushOutbox(c: RepoContext): Promise<void> {
-  if (c.archived() || c.producer.pending().length === 0) return;
+  if (c.archived()) return;
+  const bulk = c.store.meta.get("bulkLabelWrites") === true;
+  if (c.producer.pending().length === 0) {
+    if (bulk) c.store.meta.delete("bulkLabelWrites");
+    return;
+  }
   const client = c.client(`apply the agent:ready plan of ${c.store.identity()?.fullName}`);
   const installation = c.installation();
-  // Label writes wait for the hour's budget too: they never take the webhooks' reserve.
-  const result = await c.producer.flush(client, () => installation.reserveLabelWrites(1), Date.now);
+  // A full reconcile's plan waits for the hour's budget like the reconciles themselves (never
+  // the webhooks' reserve); a close's kick is a webhook's own need: the write budget alone.
+  const reserve = bulk
+    ? () => installation.reserveLabelWrites(1)
+    : () => installation.reserveWrites(1);
+  const result = await c.producer.flush(client, reserve, Date.now);
   // Suspended, removed or replaced meanwhile: the run's kicks are planned again later.
   if (result.stopped) return;
   // Retried with the schedule's backoff; after MAX_WRITE_ATTEMPTS the write is parked.
@@ -324,6 +333,7 @@ export async function flushOutbox(c: RepoContext): Promise<void> {
     // Over budget (or stopped): the writes wait for room, they are not dropped.
     c.schedules.at("outbox", result.retryAtMs ?? Date.now() + 60_000);
   } else {
+    if (bulk) c.store.meta.delete("bulkLabelWrites");
     // The run is complete; plan again for whatever changed while it was writing.
     c.schedules.at("producer", Date.now());
   }

@@ -63,7 +63,10 @@ export async function runConfig(
 function afterReconcile(c: RepoContext, full: boolean): void {
   const nowMs = Date.now();
   if (c.store.config().breaker !== null) c.schedules.ensure("ci", nowMs);
-  if (full) requestProjectRead(c, nowMs);
+  if (full) {
+    requestProjectRead(c, nowMs);
+    c.store.meta.set("bulkLabelWrites", true);
+  }
 }
 
 /** The `reconcile` (incremental) and `reconcile-full` schedules. */
