@@ -136,3 +136,18 @@ export function releasesOwedOn(
       c.number === number && (c.marker === "posted" || c.marker === "repost") && !isLive(c, nowMs),
   );
 }
+
+/**
+ * IDD orders the markers of one second claims first, then releases: a `claimed-by` landing in
+ * the same second as the previous claim's `unclaimed-by` is read while that claim is still
+ * active and ignored. So a synchronous grant that posted an owed release waits until a full
+ * second has passed since GitHub answered it before posting its own marker: GitHub's clock runs
+ * at the rate of ours, so the marker then lands in a later second of GitHub's clock.
+ */
+export const RELEASE_BEFORE_CLAIM_GAP_MS = 1_000;
+
+/** How long to wait before the grant's marker, the last release answered at `answeredMs`. */
+export function waitBeforeClaimMs(answeredMs: number | null, nowMs: number): number {
+  if (answeredMs === null) return 0;
+  return Math.max(0, answeredMs + RELEASE_BEFORE_CLAIM_GAP_MS - nowMs);
+}

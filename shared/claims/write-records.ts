@@ -117,3 +117,63 @@ export function parseWriteMarker(body: string): { claimId: string; fence: number
 export function appliedLate(createdMs: number, closedMs: number): boolean {
   return createdMs >= Math.floor(closedMs / 1000) * 1000 + 1000;
 }
+
+// --- label changes and closes GitHub applied late ------------------------------------------
+
+/**
+ * A label change or a close GitHub reported in an `issues` webhook (`labeled`, `unlabeled`:
+ * the issue's `updated_at`; `closed`: its `closed_at`), with who made it.
+ */
+export interface ReportedChange {
+  number: number;
+  kind: "labels" | "close";
+  /** GitHub's time of the change. */
+  at: string;
+  actor: string | null;
+  /** The label added or removed (`labels` only). */
+  label: string | null;
+}
+
+/** A write record as the late-change rule reads it. */
+export interface RecordForChange {
+  id: number;
+  number: number;
+  kind: string;
+  outcome: string | null;
+  closeAtMs: number;
+  closedMs: number | null;
+  lateReported: boolean;
+}
+
+/**
+ * The fenced write a label change or close most likely came from when GitHub applied it after
+ * the write's record closed (deadline plus margin), or null. Only a change made with the App's
+ * identity counts (its actor is a bot: `slug[bot]`), and for labels only one switchyard does
+ * not own (its own label writes, ready, processing and stuck, are never fenced writes, and a
+ * holder cannot set them). Only a write whose last request got no answer (or that never
+ * reported back) can land that late: an answered one was applied before its answer. Of the
+ * issue's records of the same kind that had closed before the change, the latest is named.
+ * Reported once per record.
+ */
+export function lateChangeRecord<R extends RecordForChange>(
+  change: ReportedChange,
+  records: readonly R[],
+  ownedLabels: readonly string[],
+): R | null {
+  if (!change.actor?.endsWith("[bot]")) return null;
+  if (change.kind === "labels") {
+    const label = change.label?.toLowerCase();
+    if (label === undefined || ownedLabels.some((l) => l.toLowerCase() === label)) return null;
+  }
+  const atMs = Date.parse(change.at);
+  if (Number.isNaN(atMs)) return null;
+  let found: R | null = null;
+  for (const r of records) {
+    if (r.number !== change.number || r.kind !== change.kind) continue;
+    if (r.lateReported || r.outcome === "answered" || r.outcome === "not-sent") continue;
+    const closedMs = r.closedMs ?? r.closeAtMs;
+    if (!appliedLate(atMs, closedMs)) continue;
+    if (found === null || r.id > found.id) found = r;
+  }
+  return found;
+}

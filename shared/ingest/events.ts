@@ -49,6 +49,11 @@ export const GraphEventSchema = z.discriminatedUnion("type", [
      * only) cannot: a late redelivery must not resurrect a deleted issue.
      */
     observedAt: instant.optional(),
+    /**
+     * Who closed it, on an `issues` `closed` webhook (its sender): a fenced close GitHub applied
+     * late is told apart from a person's close by it (shared/claims/write-records.ts).
+     */
+    closedBy: z.string().optional(),
   }),
   /** Deleted or transferred away: gone from this repository as of `at`. */
   z.object({ type: z.literal("issue-removed"), number: z.number().int().positive(), at: instant }),

@@ -196,7 +196,13 @@ export function routeWebhook(webhook: HandledWebhook, receivedAt: string): Route
       if (action === "deleted" || action === "transferred") {
         return { kind: "repository", repo, events: [], confirmIssueRemoved: payload.issue.number };
       }
-      const events: GraphEvent[] = [{ type: "issue", issue: issueRecord(payload.issue) }];
+      const events: GraphEvent[] = [
+        {
+          type: "issue",
+          issue: issueRecord(payload.issue),
+          ...(action === "closed" ? { closedBy: payload.sender.login } : {}),
+        },
+      ];
       if ((action === "labeled" || action === "unlabeled") && payload.label) {
         events.push({
           type: "label-event",

@@ -278,7 +278,8 @@ export function replyAuthorToCheck(history: ClassifiedHistory, trust: ReplyTrust
     .filter(({ c }) => c.role === "human")
     .sort((a, b) => b.at - a.at || b.index - a.index)
     .map(({ c }) => c.author);
-  if (history.openingIsHuman) humans.push(history.author);
+  // A partial thread's opening is older than input the window left out: never what decides.
+  if (history.openingIsHuman && history.partial !== true) humans.push(history.author);
   for (const author of humans) {
     if (author !== null && needsPermissionCheck(author, trust)) return author.login;
     if (isTrustedReplyAuthor(author, trust)) return null;

@@ -445,12 +445,17 @@ describe("IDD interop", () => {
       `/repos/${repo}/issues/1/comments`,
     );
     const kinds = list.map((c) => /^<!-- ([a-z-]+): (\S+)/.exec(c.body)?.slice(1).join(" "));
-    // ...after A's owed unclaimed-by (the delayed one lands last, and IDD ignores it then).
-    expect(kinds.slice(0, 3)).toEqual([
-      "claimed-by agent-a",
-      "unclaimed-by agent-a",
-      "claimed-by agent-b",
-    ]);
+    // ...after A's owed unclaimed-by (the delayed one lands too; IDD ignores the second), and
+    // in a later second: IDD reads a second's claims before its releases.
+    const released = kinds.indexOf("unclaimed-by agent-a");
+    const claimedB = kinds.indexOf("claimed-by agent-b");
+    expect(kinds[0]).toBe("claimed-by agent-a");
+    expect(kinds.filter((k) => k === "claimed-by agent-b")).toHaveLength(1);
+    expect(released).toBeGreaterThan(0);
+    expect(claimedB).toBeGreaterThan(released);
+    expect(Date.parse(list[claimedB]!.created_at)).toBeGreaterThan(
+      Date.parse(list[released]!.created_at),
+    );
     const reading = resolveClaims(
       list.map((c) => ({
         id: c.id,
@@ -1074,6 +1079,53 @@ describe("fenced write records (a write never outlives its claim)", () => {
     await deliverAll();
     expect((await stub.auditLog(50)).filter((e) => e.kind === "fenced-write-late")).toHaveLength(1);
   });
+
+  for (const write of [
+    {
+      what: "a label change",
+      op: { kind: "labels" as const, add: ["bug"], remove: [] },
+      request: { method: "POST", path: "labels" },
+      change: "label bug",
+    },
+    {
+      what: "a close",
+      op: { kind: "close" as const, reason: "completed" as const },
+      request: { method: "PATCH", path: "" },
+      change: "closed",
+    },
+  ]) {
+    it(`${write.what} GitHub applies after its record closed is found by its webhook's time and reported late, once`, async () => {
+      const name = `records-late-${write.op.kind}/app`;
+      const { stub, repo, fence } = await holdFor55s(name);
+      const path = `/repos/${repo}/issues/1${write.request.path ? `/${write.request.path}` : ""}`;
+      // GitHub sits on every attempt (a label write and a close are retried) past the time the
+      // client gives up on all of them: the write ends without an answer.
+      await sim("/faults", {
+        method: "PUT",
+        body: { requests: [{ method: write.request.method, path, delayMs: 8_000, times: 4 }] },
+      });
+      expect((await stub.write(1, fence, write.op)).status).toBe(502);
+      // The record closes (the margin passed) before GitHub applied the change.
+      await recordsDue(stub);
+      expect(await openRecords(stub)).toEqual([]);
+      await sim("/settled");
+      await deliverAll();
+      const late = (await stub.auditLog(50)).filter((e) => e.kind === "fenced-write-late");
+      expect(late).toHaveLength(1);
+      expect(late[0]!.detail).toMatchObject({
+        number: 1,
+        claimId: fence.claimId,
+        fence: fence.fence,
+        kind: write.op.kind,
+        change: write.change,
+      });
+      // Delivered again (GitHub redelivers): reported once.
+      await deliverAll();
+      expect((await stub.auditLog(50)).filter((e) => e.kind === "fenced-write-late")).toHaveLength(
+        1,
+      );
+    });
+  }
 
   it("a lost answer (GitHub applied it): the record stays open a margin, then the issue is free", async () => {
     const { stub, repo, t0, fence } = await holdFor55s("records-lost/app");

@@ -157,11 +157,9 @@ describe("marker comments re-read by the full reconcile", () => {
     const audit = (await stub.auditLog(100)).find(
       (a) => a.kind === "reconcile" && a.detail.kind === "full",
     );
-    expect(audit?.detail.markers).toMatchObject({
-      issues: [1, 2, 3],
-      requests: 3,
-      corrected: [expect.stringMatching(/^marker comment \d+ on #1$/)],
-    });
+    // The graph fetch now reads each issue's newest comments (reply state, issue 22), so the
+    // lost marker arrives with it and the re-read that follows has nothing left to correct.
+    expect(audit?.detail.markers).toMatchObject({ issues: [1, 2, 3], requests: 3, corrected: [] });
     // The graph fetch's own request count is reported apart from the comment reads.
     expect(audit?.detail.requests).toBeLessThanOrEqual(3);
 

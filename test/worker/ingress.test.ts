@@ -11,7 +11,7 @@ import {
   signatureCorpus,
 } from "../support/ingress-corpus.ts";
 import { WEBHOOK_SECRET } from "./global-setup.ts";
-import { postWebhook, repoStub } from "./helpers.ts";
+import { postWebhook, repoStub, seed, seedIssue } from "./helpers.ts";
 
 const encoder = new TextEncoder();
 let nextRepo = 70_000;
@@ -138,8 +138,7 @@ describe("payload corpus", () => {
 
 describe("cross-event replay (GitHub does not sign X-GitHub-Event)", () => {
   /** A real-shaped `issue_comment.deleted` body about issue 1 of `repoId`. */
-  function commentDeleted(repoId: number) {
-    const opened = issuesOpened(repoId);
+  function commentDeleted(repoId: number, opened = issuesOpened(repoId)) {
     return {
       action: "deleted",
       issue: { ...opened.issue, updated_at: "2026-11-29T11:00:00Z" },
@@ -165,9 +164,15 @@ describe("cross-event replay (GitHub does not sign X-GitHub-Event)", () => {
   }
 
   it("an issue_comment.deleted body sent as issues is refused and the issue stays", async () => {
-    const repoId = nextRepo++;
-    expect((await send("issues", issuesOpened(repoId))).status).toBe(200);
-    const replay = await send("issues", commentDeleted(repoId));
+    // A repository GitHub knows: an unknown one is (rightly) removed once the installation
+    // asks GitHub about it, which would race the last check below.
+    const { repoId, installationId } = await seed({
+      repo: "corpus/replayed",
+      issues: [seedIssue(1)],
+    });
+    const opened = issuesOpened(repoId, "corpus/replayed", installationId);
+    expect((await send("issues", opened)).status).toBe(200);
+    const replay = await send("issues", commentDeleted(repoId, opened));
     expect(replay.status).toBe(400);
     expect(replay.answer.error).toBe(
       "invalid issues.deleted payload at comment: the key belongs to another event",
@@ -175,7 +180,7 @@ describe("cross-event replay (GitHub does not sign X-GitHub-Event)", () => {
     const graph = await repoStub(repoId).graph();
     expect(graph.stats.issues).toBe(1);
     // The real event is still welcome under its own name.
-    expect((await send("issue_comment", commentDeleted(repoId))).status).toBe(200);
+    expect((await send("issue_comment", commentDeleted(repoId, opened))).status).toBe(200);
     expect((await repoStub(repoId).graph()).stats.issues).toBe(1);
   });
 

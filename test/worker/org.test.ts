@@ -4,7 +4,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ownerObject } from "../../functions/objects/owner/owner-object.ts";
+import { ownerKeysObject, ownerObject } from "../../functions/objects/owner/owner-object.ts";
 import { OrgFleetClient } from "../../shared/fleet/org-client.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
@@ -381,7 +381,7 @@ describe("the org routes", () => {
     const listed = await call("GET", `/v1/orgs/${org}/keys`, ownerKey);
     expect(listed.status).toBe(200);
     expect(JSON.stringify(listed.body)).not.toContain(ownerKey);
-    const audit = await ownerObject(env, org).auditLog(10);
+    const audit = await ownerKeysObject(env, repos[0]!.installationId).auditLog(10);
     expect(
       audit
         .filter((a) => a.kind === "key-created")
@@ -488,7 +488,7 @@ describe("the org routes", () => {
     // Expired: a key stored with an expiry already past (the store's path, as minting's).
     const { mintOwnerKey } = await import("../../shared/org/owner-keys.ts");
     const old = await mintOwnerKey(repos[0]!.installationId);
-    await ownerObject(env, org).createKey({
+    await ownerKeysObject(env, repos[0]!.installationId).createKey({
       id: "expired-key",
       name: "old",
       hash: old.hash,
@@ -526,6 +526,80 @@ describe("the org routes", () => {
         body: { permissions: { members: "read" } },
       });
     }
+  });
+});
+
+describe("an organization rename", () => {
+  it("keeps the owner keys: they live with the installation, not under the login", async () => {
+    const org = "orgq-ren";
+    const renamed = "orgq-ren-new";
+    const repos = await installOrg([{ repo: `${org}/app`, issues: [ready(1)] }]);
+    const token = await user("ren-owner", "ghu_renowner000000000000000000000000");
+    await member(org, "ren-owner", "admin");
+    const minted = await call("POST", `/v1/orgs/${org}/keys`, token, { name: "fleet" });
+    expect(minted.status).toBe(201);
+    const key = String(minted.body!.key);
+    // Before the rename reaches the new name, it is not installed there as far as switchyard knows.
+    expect((await call("GET", `/v1/orgs/${renamed}/queue`, key)).status).toBe(403);
+    // The repository, having read its new name, pushes its head to the new name's object (as
+    // owner-push.ts does with the renamed identity).
+    const [head] = await ownerObject(env, org).heads();
+    const { pushedMs: _p, withdrawnMs: _w, ...pushed } = head!;
+    expect(
+      await ownerObject(env, renamed).push({
+        ...pushed,
+        fullName: `${renamed}/app`,
+        version: pushed.version + 1,
+      }),
+    ).toBe("applied");
+    // The key minted under the old name works under the new one: queue, claim, keys listed.
+    const queue = await call("GET", `/v1/orgs/${renamed}/queue`, key);
+    expect(queue.status).toBe(200);
+    expect((queue.body!.items as Array<{ repo: string }>).map((i) => i.repo)).toEqual([
+      `${renamed}/app`,
+    ]);
+    const grant = await call("POST", `/v1/orgs/${renamed}/claims`, key, { agentId: "r1" });
+    expect(grant).toMatchObject({ status: 201, body: { issue: { number: 1 } } });
+    const listed = await call("GET", `/v1/orgs/${renamed}/keys`, key);
+    expect((listed.body!.keys as Array<{ id: string }>).map((k) => k.id)).toEqual([
+      minted.body!.id,
+    ]);
+    // One key, whichever name: revoked (the simulator knows the organization by its old name
+    // only, so its owner is proven there), refused under both.
+    const revoke = await call("DELETE", `/v1/orgs/${org}/keys/${minted.body!.id}`, token);
+    expect(revoke.status).toBe(204);
+    expect((await call("GET", `/v1/orgs/${org}/queue`, key)).status).toBe(401);
+    expect((await call("GET", `/v1/orgs/${renamed}/queue`, key)).status).toBe(401);
+    expect(repos[0]!.installationId).toBe(pushed.installationId);
+  });
+
+  it("keys minted while they lived under the login are moved to the installation, not lost", async () => {
+    const org = "orgq-legacy";
+    const repos = await installOrg([{ repo: `${org}/app`, issues: [ready(1)] }]);
+    const installationId = repos[0]!.installationId;
+    const { mintOwnerKey } = await import("../../shared/org/owner-keys.ts");
+    // As the login-named object stored keys before they moved (the same store, the same rows).
+    const minted = await mintOwnerKey(installationId);
+    await ownerObject(env, org).createKey({
+      id: "legacy-key",
+      name: "before the move",
+      hash: minted.hash,
+      installationId,
+      createdBy: "legacy-owner",
+      createdMs: Date.now(),
+      expiresMs: Date.now() + 86_400_000,
+    });
+    expect((await ownerKeysObject(env, installationId).listKeys()).map((k) => k.id)).toEqual([]);
+    // The first call with it finds it where it lives now (moved on the way), and so do the rest.
+    expect((await call("GET", `/v1/orgs/${org}/queue`, minted.key)).status).toBe(200);
+    const grant = await call("POST", `/v1/orgs/${org}/claims`, minted.key, { agentId: "l1" });
+    expect(grant).toMatchObject({ status: 201, body: { repo: `${org}/app` } });
+    expect((await ownerKeysObject(env, installationId).listKeys()).map((k) => k.id)).toEqual([
+      "legacy-key",
+    ]);
+    expect(await ownerObject(env, org).listKeys()).toEqual([]);
+    const audit = await ownerObject(env, org).auditLog(5);
+    expect(audit.map((e: { kind: string }) => e.kind)).toContain("keys-moved");
   });
 });
 

@@ -3,11 +3,12 @@
 // issues and comments by people with and without write access, delivered as signed webhooks,
 // decided as `switchyard scan` decides the same histories from a snapshot.
 import { runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RepliesStore } from "../../functions/objects/repo/replies-store.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
-import { decodeCursor } from "../../shared/graph/pages.ts";
+import { decodeCursor, encodeCursor } from "../../shared/graph/pages.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
 import type { GraphEvent } from "../../shared/ingest/events.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
@@ -404,7 +405,23 @@ describe("replies in the graph API", () => {
         author: "acme",
         claim: { agentId: "answerer", kind: "reply", until: grant.expiresAt },
       }),
-    ]);
+    ]); // Over HTTP, as the route validates it: `list=replies` pages; another list's cursor is 400.
+    const token = "ghp_repliesGraphReader";
+    await sim("/users", { body: { login: "replies-reader", token, repos: { [repo]: "write" } } });
+    const get = async (query: string) => {
+      const r = await exports.default.fetch(
+        `https://switchyard.test/v1/repos/${repo}/graph${query}`,
+        { headers: { authorization: `Bearer ${token}` } },
+      );
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+    };
+    const page = await get(`?list=replies&limit=1&cursor=${first.pages.replies.next}`);
+    expect(page.status).toBe(200);
+    expect((page.body.items as Entry[]).map((e) => e.number)).toEqual([b]);
+    const blockedCursor = encodeCursor({ l: "blocked", a: 1 });
+    const wrong = await get(`?list=replies&cursor=${blockedCursor}`);
+    expect(wrong.status).toBe(400);
+    expect(String(wrong.body.message)).toMatch(/^query cursor: a cursor of list blocked/);
   });
 });
 
@@ -500,6 +517,43 @@ describe("reply state from the reconciles", () => {
         o.store.sql<{ n: number }>`SELECT COUNT(*) AS n FROM reply_comments WHERE number = 5`,
     );
     expect(stored[0]!.n).toBeLessThan(262);
+  });
+
+  it("a thread read in part whose input is deleted is read whole again, and decided from its older comments", async () => {
+    const repo = "acme/replies-partial-deleted";
+    const { stub } = await install(
+      {
+        repo,
+        issues: [
+          issue(1, [
+            ...chatter(150),
+            { author: bot, body: ask },
+            { author: owner, body: "JSON." },
+            ...heartbeats(110),
+          ]),
+        ],
+      },
+      { ".github/switchyard.yml": JSON.stringify({ queue: { replies: "all" } }) },
+    );
+    const state = () =>
+      runInDurableObject(stub, (o: RepoObject) => {
+        const r = o.views.current(Date.now()).replies.get(1);
+        const rows = o.store.sql<{ n: number }>`SELECT COUNT(*) AS n FROM reply_comments
+          WHERE number = 1 AND role != 'deleted'`[0]!.n;
+        return { reply: r ? [r.reason, r.url.replace(/^.*#/, "#")] : null, rows };
+      });
+    const before = await state();
+    expect(before.reply?.[0]).toBe("unanswered-human-comment");
+    expect(before.rows).toBeLessThan(150);
+    // The person's answer is deleted (its webhook delivered): the part read shows no input.
+    const answer = Number(/#issuecomment-(\d+)$/.exec(before.reply![1]!)![1]);
+    await sim(`/comments/${answer}`, { method: "DELETE", body: { actor: "acme" } });
+    await deliverAndSettle(stub);
+    const after = await state();
+    // Read whole: the latest trusted input is now the owner's last note, and the agent's
+    // question after it a neutral response.
+    expect(after.rows).toBe(261);
+    expect(after.reply?.[0]).toBe("neutral-response");
   });
 
   it("the incremental reconcile's refetch of a changed issue reads its thread: a reply whose webhooks were all lost appears", async () => {

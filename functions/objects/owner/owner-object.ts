@@ -17,7 +17,7 @@ import { capabilitySet } from "../../../shared/queue/queue.ts";
 import type { Env } from "../../env.ts";
 import type { AuditEntry } from "../journal-store.ts";
 import type { FleetResult } from "../repo/fleet-api.ts";
-import { type HeldHead, type NewOwnerKey, OwnerStore } from "./owner-store.ts";
+import { type HeldHead, type NewOwnerKey, type OwnerKeyMove, OwnerStore } from "./owner-store.ts";
 
 /** Which repositories of the owner a caller's credential reaches (the route proves it). */
 export interface OrgScope {
@@ -44,7 +44,8 @@ export interface OrgClaimRequest extends OrgFilter {
 /**
  * One per installation owner (an organization or a user account, named by its lower-cased
  * login): the org queue (spec 6.2). It holds each repository's pushed queue head (versioned),
- * the owner keys (hashes), per-agent turns for `order=fair`, and nothing else per issue.
+ * per-agent turns for `order=fair`, and nothing else per issue. The owner keys (hashes) are held
+ * by the instance named for the installation (`ownerKeysObject`: a rename keeps them).
  * claim-next picks from the heads and lets the repository's own object grant (which refuses a
  * stale pick: the next candidate is tried, at most `ORG_GRANT_ATTEMPTS`); it never asks every
  * repository.
@@ -166,12 +167,61 @@ export class OwnerObject extends DurableObject<Env> {
   }
 
   /** The owner's current installation (the latest active push's), or null before any push. */
-  installation(): { installationId: number | null; owner: string | null } {
+  /**
+   * The owner's current installation. Keys minted before they lived in `ownerKeysObject` are
+   * still in this (login-named) object: they are moved first, and `movedKeys` says how many, so
+   * a caller whose key was not found where it now lives asks again.
+   */
+  async installation(): Promise<{
+    installationId: number | null;
+    owner: string | null;
+    movedKeys: number;
+  }> {
+    const movedKeys = await this.moveLegacyKeys();
     const id = this.store.meta("installationId");
     return {
       installationId: id === undefined ? null : Number(id),
       owner: this.store.meta("owner") ?? null,
+      movedKeys,
     };
+  }
+
+  /** Whether this instance still holds keys to move (memory only; checked once per start). */
+  private legacyKeys: boolean | null = null;
+
+  /**
+   * Moves every key this instance holds to its installation's keys object, and deletes it here
+   * only once that object holds it (a failed move is tried again on the next call). Only a
+   * login-named instance that served key routes before the keys moved holds any.
+   */
+  private async moveLegacyKeys(): Promise<number> {
+    if (this.legacyKeys === false) return 0;
+    const rows = this.store.keyRows();
+    if (rows.length === 0) {
+      this.legacyKeys = false;
+      return 0;
+    }
+    const byInstallation = new Map<number, typeof rows>();
+    for (const r of rows) {
+      byInstallation.set(r.installation_id, [...(byInstallation.get(r.installation_id) ?? []), r]);
+    }
+    let moved = 0;
+    for (const [installationId, group] of byInstallation) {
+      // A keys object holds its own rows for good: nothing to move.
+      if (this.env.OWNER.idFromName(keysObjectName(installationId)).equals(this.ctx.id)) continue;
+      await ownerKeysObject(this.env, installationId).adoptKeys(group);
+      this.store.transaction(() => {
+        this.store.deleteKeys(group.map((r) => r.id));
+        this.store.journal.audit(
+          "keys-moved",
+          { installation: installationId, ids: group.map((r) => r.id) },
+          Date.now(),
+        );
+      });
+      moved += group.length;
+    }
+    this.legacyKeys = false;
+    return moved;
   }
 
   /** What the owner holds, for tests and the status page. */
@@ -375,20 +425,9 @@ export class OwnerObject extends DurableObject<Env> {
     return this.store.verifyKey(hash, installationId, nowMs);
   }
 
-  /**
-   * An owner key's check in one call (every org claim-next and every release with an owner key
-   * pays it): `foreign` when the owner's current installation is not the one the key names (a key
-   * of another owner, or of a former installation), else the key's verdict.
-   */
-  verifyOwnerKey(
-    hash: string,
-    installationId: number,
-    nowMs = Date.now(),
-  ): KeyVerdict | { ok: false; reason: "foreign" } {
-    if (this.installation().installationId !== installationId) {
-      return { ok: false, reason: "foreign" };
-    }
-    return this.store.verifyKey(hash, installationId, nowMs);
+  /** Keys moved here from the login-named object that held them before (`moveLegacyKeys`). */
+  adoptKeys(rows: OwnerKeyMove[]): void {
+    this.store.transaction(() => this.store.adoptKeys(rows));
   }
 }
 
@@ -413,4 +452,19 @@ function itemOf(c: Candidate) {
 /** The owner's object, named by the lower-cased login (GitHub logins are case-insensitive). */
 export function ownerObject(env: Env, owner: string) {
   return env.OWNER.get(env.OWNER.idFromName(owner.toLowerCase()));
+}
+
+/**
+ * Where an installation's owner keys live: an object of the same class named by the
+ * installation id, which an organization's rename does not change (the owner's object above is
+ * named by the login, and a renamed owner's repositories push to the new name's object). Owner
+ * keys belong to one installation anyway (`syk_o<installationId>_...`). Only its key methods are
+ * used; a login never contains `:`, so the names cannot meet.
+ */
+export function ownerKeysObject(env: Env, installationId: number) {
+  return env.OWNER.get(env.OWNER.idFromName(keysObjectName(installationId)));
+}
+
+function keysObjectName(installationId: number): string {
+  return `installation:${installationId}`;
 }

@@ -52,6 +52,8 @@ export interface HeldHead extends RepoHead {
 
 type HeadRow = { head: string; pushed_ms: number; withdrawn_ms: number | null };
 type OwnerKeyRow = KeyRow & { installation_id: number };
+/** A stored owner key as it moves between objects: its hash, never the key. */
+export type OwnerKeyMove = OwnerKeyRow & { hash: string };
 
 export interface NewOwnerKey {
   id: string;
@@ -221,6 +223,26 @@ export class OwnerStore {
     if (this.sql`SELECT id FROM owner_keys WHERE id = ${id}`.length === 0) return false;
     this.sql`UPDATE owner_keys SET revoked_ms = ${nowMs} WHERE id = ${id} AND revoked_ms IS NULL`;
     return true;
+  }
+
+  /** Every key row, hashes included (moving keys minted before `ownerKeysObject` existed). */
+  keyRows(): OwnerKeyMove[] {
+    return this.sql<OwnerKeyMove>`SELECT id, name, hash, installation_id, created_by, created_ms,
+      last_used_ms, expires_ms, revoked_ms FROM owner_keys ORDER BY created_ms, id`;
+  }
+
+  /** Takes moved rows as they were (a row already here is kept: a repeated move is harmless). */
+  adoptKeys(rows: readonly OwnerKeyMove[]): void {
+    for (const r of rows) {
+      this.sql`INSERT OR IGNORE INTO owner_keys (id, name, hash, installation_id, created_by,
+        created_ms, last_used_ms, expires_ms, revoked_ms) VALUES (${r.id}, ${r.name}, ${r.hash},
+        ${r.installation_id}, ${r.created_by}, ${r.created_ms}, ${r.last_used_ms},
+        ${r.expires_ms}, ${r.revoked_ms})`;
+    }
+  }
+
+  deleteKeys(ids: readonly string[]): void {
+    for (const id of ids) this.sql`DELETE FROM owner_keys WHERE id = ${id}`;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { waitBeforeClaimMs } from "../../../shared/claims/owed.ts";
 import {
   MIRROR_FAILED_RETRY_SECONDS,
   mirrorsSynchronously,
@@ -131,13 +132,18 @@ async function mirrorGrant(
   }
   const fullName = c.store.identity()!.fullName;
   const client = c.client(`mirror the claim on ${fullName}#${row.number}`);
+  let releasedMs: number | null = null;
   if (budget.granted > releases.length) {
     for (const release of releases) {
       await performOwed(c.owed, release, client, fullName, c.store.config().labels).catch(
         () => undefined,
       );
+      releasedMs = Date.now();
     }
   }
+  // The marker lands in a later second than the release (IDD reads a second's claims first).
+  const waitMs = waitBeforeClaimMs(releasedMs, Date.now());
+  if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
   try {
     await createComment(client, fullName, row.number, claimedByBody(row));
   } catch (error) {

@@ -81,6 +81,8 @@ export async function graph(c: RepoContext, nowMs: number, machine?: string, lim
     limit,
   );
   const pacing = await pacingOf(c, nowMs);
+  // A queue view made for the replies may have asked for schedules (trust, threads, the push).
+  await c.schedules.rearm();
   return {
     ...result,
     watermarks,
@@ -153,7 +155,7 @@ export async function graphPage(
 ) {
   if (request.list === "replies") await prepareReplies(c, nowMs);
   const scan = await readerScan(c, nowMs);
-  return scanPage(
+  const page = scanPage(
     scan,
     request.list === "replies" ? readerReplies(c, nowMs) : [],
     nowMs,
@@ -162,4 +164,6 @@ export async function graphPage(
     request.cursor,
     request.limit,
   );
+  if (request.list === "replies") await c.schedules.rearm();
+  return page;
 }

@@ -5,7 +5,7 @@ import type { RepoContext } from "./context.ts";
 import { type CrossRepoDelivery, receiveNotices, recordStateChanges } from "./cross-repo.ts";
 import { adoptFromWebhook } from "./lifecycle.ts";
 import { producerDue } from "./producer.ts";
-import { reportLateWrites } from "./write-records.ts";
+import { reportedChanges, reportLateChanges, reportLateWrites } from "./write-records.ts";
 
 // The acknowledgement path (spec 6.1): a webhook delivery's events applied in one transaction,
 // never a call to GitHub. How an event changes the graph is shared/ingest/merge-event.ts.
@@ -107,6 +107,8 @@ export async function ingest(
       facts.flatMap((e) => (e.type === "comment" ? [e] : [])),
       delivery.receivedMs,
     );
+    // So is a fenced label change or close GitHub applied after its record closed.
+    reportLateChanges(store, reportedChanges(facts), delivery.receivedMs);
     const { changes, graphChanged, stateChanges } = store.applyEvents(facts);
     // A thread a comment event left not seen whole is read from GitHub (reply-reads.ts).
     if (facts.some((e) => e.type === "comment" || e.type === "comment-removed"))

@@ -147,15 +147,20 @@ export function* buildQueueViewSteps(
       const answered = store.replies.answered();
       // An input whose reply claims kept ending without `done` is parked until newer input.
       const attempts = store.replies.attempts();
+      let read = 0;
       for (const history of store.replies.histories()) {
+        // Every open issue has a history once reconciled: webhooks get their turn in between.
+        if (++read % 500 === 0) yield;
         const facts = analysis.factsOf(history.number);
-        if (facts !== undefined && history.comments === undefined)
-          unreadThreads.push(history.number);
+        const summary = summarizeClassified(history, trust);
+        // Not seen whole, or a part read backwards that no longer shows its input (edited or
+        // deleted since): the `replies` schedule reads the thread.
+        if (facts !== undefined && summary === null) unreadThreads.push(history.number);
         if (facts === undefined || replyExclusion(facts) !== null) continue;
         const ask = replyAuthorToCheck(history, trust);
         if (ask !== null) unknownReplyAuthors.add(ask.toLowerCase());
         const labels = analysis.graph.issue(history.number)?.labels ?? [];
-        const state = decideReply(summarizeClassified(history, trust), labels, policy);
+        const state = decideReply(summary, labels, policy);
         if (state.state !== "unanswered") continue;
         const done = answered.get(history.number);
         if (done !== undefined && done.url === state.reply.url && done.at === state.reply.at)

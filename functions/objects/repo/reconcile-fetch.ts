@@ -59,11 +59,18 @@ function replyReading(store: RepoStore): { replies?: ReplyTrust } {
   };
 }
 
-/** Records which part of each thread was read (after its comments were applied). */
-function settleWindows(store: RepoStore, windows: readonly ReplyWindow[], nowMs: number): void {
+/**
+ * Records which part of each thread was read (after its comments were applied), by a read that
+ * began at `readStartedMs`.
+ */
+function settleWindows(
+  store: RepoStore,
+  windows: readonly ReplyWindow[],
+  readStartedMs: number,
+): void {
   for (const w of windows) {
     const listed = w.comments.map((c) => ({ id: c.id, createdAt: c.created_at }));
-    store.replies.settleWindow(w.number, listed, w.totalCount, w.whole, nowMs);
+    store.replies.settleWindow(w.number, listed, w.totalCount, w.whole, readStartedMs);
   }
 }
 
@@ -180,7 +187,7 @@ export async function reconcileFull(
       const result = store.applyEvents(
         fetchedEvents(fetched.issues, fetched.external, at, fetched.replies),
       );
-      settleWindows(store, fetched.replies, nowMs());
+      settleWindows(store, fetched.replies, pageStartedMs);
       runs.recordPage(runId, {
         next: fetched.next,
         seen: fetched.issues.map((i) => ({ number: i.number, updatedMs: instantMs(i.updatedAt) })),
@@ -254,7 +261,8 @@ export async function reconcileIncremental(
   const watermark = store.watermarks().incremental;
   if (!identity || watermark === null) return reconcileFull(store, client, nowMs, settings);
   const generation = store.generation();
-  const startedAt = formatInstant(Math.floor(nowMs() / 1000) * 1000);
+  const startedMs = nowMs();
+  const startedAt = formatInstant(Math.floor(startedMs / 1000) * 1000);
   const result = await fetchChanges(client, identity.fullName, watermark, {
     labels: store.config().labels,
     withBody: true,
@@ -267,7 +275,7 @@ export async function reconcileIncremental(
     const changes = result.changed
       ? store.apply(fetchedEvents(result.issues, result.external, startedAt, result.replies))
       : [];
-    settleWindows(store, result.replies, nowMs());
+    settleWindows(store, result.replies, startedMs);
     for (const r of refreshed) {
       if (r.kind !== "state") continue;
       const event = {

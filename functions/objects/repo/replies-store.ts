@@ -294,20 +294,22 @@ export class RepliesStore {
   }
 
   /**
-   * The whole thread of issue `number` as GitHub listed it just now: GitHub's count is the
-   * list's length, and a stored comment the list lacks that is older than the list's newest was
-   * deleted (a newer one may have been posted after the read: it stays).
+   * The whole thread of issue `number` as GitHub listed it in a read that began at
+   * `readStartedMs`: GitHub's count is the list's length, and a stored comment the list lacks
+   * that was created before the read (`readCutoffMs`) was deleted (one posted during the read
+   * may be missing from it: it stays).
    */
   settleThread(
     number: number,
     listed: ReadonlyArray<{ id: number; createdAt: string }>,
-    nowMs: number,
+    readStartedMs: number,
   ): void {
     const ids = new Set(listed.map((c) => c.id));
-    const newest = listed.reduce((m, c) => Math.max(m, instantMs(c.createdAt)), 0);
+    const cutoff = readCutoffMs(listed, readStartedMs);
     for (const r of this.sql<{ id: number; created_at: string }>`
         SELECT id, created_at FROM reply_comments WHERE number = ${number} AND role != 'deleted'`) {
-      if (!ids.has(r.id) && instantMs(r.created_at) < newest) this.removeComment(r.id, nowMs);
+      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff)
+        this.removeComment(r.id, readStartedMs);
     }
     this.sql`UPDATE reply_openings SET comment_count = ${listed.length}, known_from = NULL,
       skipped = 0 WHERE number = ${number}`;
@@ -316,30 +318,31 @@ export class RepliesStore {
   }
 
   /**
-   * The newest part of issue `number`'s thread as GitHub listed it just now, read backwards
-   * (shared/github/reply-windows.ts): `listed` oldest first, `totalCount` GitHub's count, `whole`
-   * when it reached the first comment (then it is `settleThread`). A stored comment of that part
-   * the list lacks, older than the list's newest, was deleted; what is older than the part is no
-   * longer read (its count is kept as `skipped`).
+   * The newest part of issue `number`'s thread as GitHub listed it in a read that began at
+   * `readStartedMs`, read backwards (shared/github/reply-windows.ts): `listed` oldest first,
+   * `totalCount` GitHub's count, `whole` when it reached the first comment (then it is
+   * `settleThread`). A stored comment of that part the list lacks, created before the read, was
+   * deleted; what is older than the part is no longer kept (its count is kept as `skipped`).
    */
   settleWindow(
     number: number,
     listed: ReadonlyArray<{ id: number; createdAt: string }>,
     totalCount: number,
     whole: boolean,
-    nowMs: number,
+    readStartedMs: number,
   ): void {
     if (whole || listed.length === 0) {
-      if (whole) this.settleThread(number, listed, nowMs);
+      if (whole) this.settleThread(number, listed, readStartedMs);
       return;
     }
     const from = listed.reduce((m, c) => Math.min(m, c.id), Number.POSITIVE_INFINITY);
     const ids = new Set(listed.map((c) => c.id));
-    const newest = listed.reduce((m, c) => Math.max(m, instantMs(c.createdAt)), 0);
+    const cutoff = readCutoffMs(listed, readStartedMs);
     for (const r of this.sql<{ id: number; created_at: string }>`
         SELECT id, created_at FROM reply_comments
         WHERE number = ${number} AND role != 'deleted' AND id >= ${from}`) {
-      if (!ids.has(r.id) && instantMs(r.created_at) < newest) this.removeComment(r.id, nowMs);
+      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff)
+        this.removeComment(r.id, readStartedMs);
     }
     // What is older than the part read is not read again: its rows go (tombstones stay).
     this
@@ -434,6 +437,17 @@ function historyOf(o: OpeningRow, rows: readonly CommentRow[]): StoredReplyHisto
     comments: complete ? comments : undefined,
     ...(from !== null ? { partial: true } : {}),
   };
+}
+
+/**
+ * Before when a comment a read did not list was deleted, not posted after the read: the newest
+ * comment listed, or the second before the read began (GitHub stamps whole seconds, and its
+ * clock and the Worker's differ a little), whichever is later. A deletion a race leaves
+ * unnoticed is noticed by the next read; a comment wrongly taken for deleted would be lost.
+ */
+function readCutoffMs(listed: ReadonlyArray<{ createdAt: string }>, readStartedMs: number): number {
+  const newest = listed.reduce((m, c) => Math.max(m, instantMs(c.createdAt)), 0);
+  return Math.max(newest, Math.floor(readStartedMs / 1000) * 1000 - 1000);
 }
 
 function issueUrl(repo: string | null, number: number): string {

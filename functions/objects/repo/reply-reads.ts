@@ -20,13 +20,14 @@ export async function readReplyThreads(
   if (unread.length === 0) return;
   const client = c.client(`read reply threads of ${fullName}`);
   for (const number of unread.slice(0, THREADS_PER_RUN)) {
+    const readStartedMs = Date.now();
     const comments = await fetchIssueComments(client, fullName, number);
     c.store.transaction(() => {
       c.store.applyEvents(commentEvents(number, comments));
       c.store.replies.settleThread(
         number,
         comments.map((comment) => ({ id: comment.id, createdAt: comment.created_at })),
-        Date.now(),
+        readStartedMs,
       );
     });
   }

@@ -130,6 +130,12 @@ export class WriteRecordsStore {
       ORDER BY id DESC`.map(record);
   }
 
+  /** The records of one kind on issue `number` (finding a late label change's or close's write). */
+  ofIssue(number: number, kind: string): WriteRecord[] {
+    return this.sql<Row>`SELECT * FROM write_records
+      WHERE number = ${number} AND kind = ${kind} ORDER BY id DESC`.map(record);
+  }
+
   markLateReported(id: number): void {
     this.sql`UPDATE write_records SET late_reported = 1 WHERE id = ${id}`;
   }

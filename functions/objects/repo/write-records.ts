@@ -1,9 +1,12 @@
 import {
   appliedLate,
   closeAtFor,
+  lateChangeRecord,
   parseWriteMarker,
+  type ReportedChange,
   type WriteEnd,
 } from "../../../shared/claims/write-records.ts";
+import type { GraphEvent } from "../../../shared/ingest/events.ts";
 import type { RepoStore } from "./repo-store.ts";
 import type { Schedules } from "./schedules-store.ts";
 import type { WriteRecord } from "./write-records-store.ts";
@@ -92,5 +95,61 @@ export function reportLateWrites(
       );
       break;
     }
+  }
+}
+
+/** The label changes and closes (with who made them) a delivery's events report. */
+export function reportedChanges(events: readonly GraphEvent[]): ReportedChange[] {
+  const out: ReportedChange[] = [];
+  for (const e of events) {
+    if (e.type === "label-event") {
+      out.push({ number: e.number, kind: "labels", at: e.at, actor: e.actor, label: e.label });
+    } else if (e.type === "issue" && e.closedBy !== undefined && e.issue.closedAt !== null) {
+      out.push({
+        number: e.issue.number,
+        kind: "close",
+        at: e.issue.closedAt,
+        actor: e.closedBy,
+        label: null,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Label changes and closes a delivery reports that a fenced write made after its record closed
+ * (GitHub applied it past deadline plus margin; shared/claims/write-records.ts,
+ * `lateChangeRecord`): reported in the audit log like a late comment, once per record. Runs
+ * inside the delivery's transaction.
+ */
+export function reportLateChanges(
+  store: RepoStore,
+  changes: readonly ReportedChange[],
+  nowMs: number,
+): void {
+  if (changes.length === 0) return;
+  const { ready, processing, stuck } = store.config().labels;
+  for (const change of changes) {
+    const r = lateChangeRecord(change, store.writes.ofIssue(change.number, change.kind), [
+      ready,
+      processing,
+      stuck,
+    ]);
+    if (r === null) continue;
+    store.writes.markLateReported(r.id);
+    store.audit(
+      "fenced-write-late",
+      {
+        number: r.number,
+        claimId: r.claimId,
+        fence: r.fence,
+        kind: r.kind,
+        change: change.kind === "close" ? "closed" : `label ${change.label}`,
+        at: change.at,
+        recordClosedMs: r.closedMs ?? r.closeAtMs,
+      },
+      nowMs,
+    );
   }
 }

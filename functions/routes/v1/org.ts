@@ -20,7 +20,7 @@ import {
   OrgQueueResponseSchema,
   OwnerParamsSchema,
 } from "../../../shared/org/schemas.ts";
-import { ownerObject } from "../../objects/owner/owner-object.ts";
+import { ownerKeysObject, ownerObject } from "../../objects/owner/owner-object.ts";
 import { jsonBody, jsonContent, send, v1Router } from "./context.ts";
 import { mayManageKeys, type OrgV1, orgScope } from "./org-auth.ts";
 
@@ -160,11 +160,11 @@ export const orgRoutes = v1Router<OrgV1>()
   .openapi(createKey, async (c) => {
     const refused = await mayManageKeys(c, "manage");
     if (refused) return refusal(refused);
-    const { owner, installationId, caller } = c.var.org;
+    const { installationId, caller } = c.var.org;
     const body = c.req.valid("json");
     const { key, hash } = await mintOwnerKey(installationId);
     const createdMs = Date.now();
-    const created = await ownerObject(c.env, owner).createKey({
+    const created = await ownerKeysObject(c.env, installationId).createKey({
       id: crypto.randomUUID(),
       name: body.name,
       hash,
@@ -187,14 +187,15 @@ export const orgRoutes = v1Router<OrgV1>()
   .openapi(listKeys, async (c) => {
     const refused = await mayManageKeys(c, "list");
     if (refused) return refusal(refused);
-    return c.json({ keys: await ownerObject(c.env, c.var.org.owner).listKeys() }, 200);
+    const keys = ownerKeysObject(c.env, c.var.org.installationId);
+    return c.json({ keys: await keys.listKeys() }, 200);
   })
   .openapi(revokeKey, async (c) => {
     const refused = await mayManageKeys(c, "manage");
     if (refused) return refusal(refused);
     const { id } = c.req.valid("param");
     const caller = c.var.org.caller;
-    const revoked = await ownerObject(c.env, c.var.org.owner).revokeKey(
+    const revoked = await ownerKeysObject(c.env, c.var.org.installationId).revokeKey(
       id,
       caller.kind === "user" ? caller.login : "unknown",
     );

@@ -8,7 +8,7 @@ import { sha256Hex } from "../../../shared/auth/hash.ts";
 import { parseOwnerKey } from "../../../shared/org/owner-keys.ts";
 import type { Env } from "../../env.ts";
 import { lookupName } from "../../objects/directory/name-lookup.ts";
-import { ownerObject } from "../../objects/owner/owner-object.ts";
+import { ownerKeysObject, ownerObject } from "../../objects/owner/owner-object.ts";
 import type { Proven } from "./auth.ts";
 
 export async function proveOwnerKey(
@@ -21,11 +21,22 @@ export async function proveOwnerKey(
   if (!parsed) return unauthorized("unknown owner key");
   const fullName = `${owner}/${repo}`;
   // The key is proven by the owner's object before anything is said about the repository.
-  const stub = ownerObject(env, owner);
   const { installationId } = parsed;
-  const verdict = await stub.verifyOwnerKey(await sha256Hex(token), installationId, Date.now());
-  if (!verdict.ok && verdict.reason === "foreign") {
+  const hash = await sha256Hex(token);
+  let [current, verdict] = await Promise.all([
+    ownerObject(env, owner).installation(),
+    ownerKeysObject(env, installationId).verifyKey(hash, installationId, Date.now()),
+  ]);
+  if (current.installationId !== installationId) {
     return forbidden(`the owner key does not belong to ${owner}'s installation`);
+  }
+  // A key minted before keys lived by installation was just moved there: ask again.
+  if (!verdict.ok && current.movedKeys > 0) {
+    verdict = await ownerKeysObject(env, installationId).verifyKey(
+      hash,
+      installationId,
+      Date.now(),
+    );
   }
   if (!verdict.ok) return unauthorized(`${verdict.reason} owner key`);
   const entry = await lookupName(env, fullName);

@@ -2,9 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   addSpend,
+  askAgainAfterMs,
   budgetRoom,
   DEFAULT_PERMIT_SETTINGS,
   decidePermits,
+  deferrableWrites,
   installationHourlyLimit,
   installProgress,
   PERMIT_BOUND,
@@ -232,3 +234,49 @@ function simulate(size: number, settings: PermitSettings, plans: Plan[]): void {
   }
   expect(done.size).toBe(size);
 }
+
+describe("a refused repository asking again by itself (the fallback: it is told sooner)", () => {
+  const settings = { leaseMs: 10 * MINUTE_MS };
+  it("waits a lease at least, longer the further back it is, an hour and a half-lease at most", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.nat(20_000), (repoId, ahead) => {
+        const ms = askAgainAfterMs(repoId, ahead + 1, settings);
+        expect(ms).toBeGreaterThanOrEqual(settings.leaseMs);
+        expect(ms).toBeLessThan(HOUR_MS + settings.leaseMs / 2);
+        expect(askAgainAfterMs(repoId, ahead + 101, settings)).toBeGreaterThanOrEqual(ms);
+      }),
+    );
+  });
+  it("a line refused together does not come back on the same tick", () => {
+    const times = new Set(
+      Array.from({ length: 1_000 }, (_, i) => askAgainAfterMs(5_000 + i, 1, settings)),
+    );
+    expect(times.size).toBeGreaterThan(990);
+  });
+});
+
+describe("deferrable writes (the producer's label writes) beside the reconciles", () => {
+  it("never take the webhooks' reserve nor the holders' expected cost; refused ones wait for the window", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 10, max: 5_000 }),
+        fc.nat(5_000),
+        fc.nat(PERMIT_BOUND),
+        fc.integer({ min: 1, max: 100 }),
+        (limit, used, held, requested) => {
+          const remaining = Math.max(0, limit - used);
+          const reading = { resource: "core", limit, remaining, resetMs: NOW + 30_000 };
+          const s = state([], { repositories: 1_000, readings: [reading] });
+          const decision = deferrableWrites(s, held, requested, NOW, DEFAULT_PERMIT_SETTINGS);
+          const room = remaining - limit * DEFAULT_PERMIT_SETTINGS.reserve;
+          const holders = held * DEFAULT_PERMIT_SETTINGS.costPerReconcile;
+          expect(decision.granted).toBeGreaterThanOrEqual(0);
+          expect(decision.granted).toBeLessThanOrEqual(Math.max(0, room - holders));
+          expect(decision.granted).toBeLessThanOrEqual(requested);
+          if (decision.granted < requested) expect(decision.retryAtMs).toBe(NOW + 30_000);
+          else expect(decision.retryAtMs).toBeNull();
+        },
+      ),
+    );
+  });
+});

@@ -3,7 +3,9 @@ import {
   nextOwedWrite,
   type OwedClaim,
   type OwedIssue,
+  RELEASE_BEFORE_CLAIM_GAP_MS,
   releasesOwedOn,
+  waitBeforeClaimMs,
 } from "../../../shared/claims/owed.ts";
 import { STUCK_ECHO_MARGIN_MS, stuckLabelRemovedByHand } from "../../../shared/claims/rules.ts";
 import { ConfigSchema, DEFAULT_CONFIG } from "../../../shared/config/schema.ts";
@@ -148,6 +150,13 @@ describe("releases a synchronous grant posts before its own marker", () => {
     ];
     expect(releasesOwedOn(claims, 1, NOW).map((c) => c.claimId)).toEqual(["sy-old", "sy-reposted"]);
     expect(releasesOwedOn(claims, 3, NOW)).toEqual([]);
+  });
+
+  it("the grant's marker waits a full second after the last release was answered", () => {
+    expect(waitBeforeClaimMs(null, NOW)).toBe(0);
+    expect(waitBeforeClaimMs(NOW, NOW)).toBe(RELEASE_BEFORE_CLAIM_GAP_MS);
+    expect(waitBeforeClaimMs(NOW - 400, NOW)).toBe(600);
+    expect(waitBeforeClaimMs(NOW - 5_000, NOW)).toBe(0);
   });
 });
 

@@ -6,6 +6,7 @@ import { nextFence } from "../../../shared/claims/fence.ts";
 import {
   appliedLate,
   closeAtFor,
+  lateChangeRecord,
   MAX_WRITE_MS,
   parseWriteMarker,
   renderWriteMarker,
@@ -101,5 +102,59 @@ describe("the fenced comment marker", () => {
     expect(
       appliedLate(Date.parse("2026-12-02T10:00:06Z"), Date.parse("2026-12-02T10:00:05.400Z")),
     ).toBe(true);
+  });
+});
+
+describe("a label change or close applied late", () => {
+  const closed = Date.parse("2026-12-01T10:00:00Z");
+  const rec = (patch: Partial<Parameters<typeof lateChangeRecord>[1][number]> = {}) => ({
+    id: 1,
+    number: 1,
+    kind: "labels",
+    outcome: "no-answer",
+    closeAtMs: closed,
+    closedMs: closed as number | null,
+    lateReported: false,
+    ...patch,
+  });
+  const change = (patch: Partial<Parameters<typeof lateChangeRecord>[0]> = {}) => ({
+    number: 1,
+    kind: "labels" as const,
+    at: "2026-12-01T10:00:05Z",
+    actor: "switchyard[bot]",
+    label: "bug",
+    ...patch,
+  });
+  const owned = ["agent:ready", "agent:processing", "agent:stuck"];
+
+  it("names the latest record of the kind that closed before the App's change", () => {
+    const records = [
+      rec({ id: 1 }),
+      rec({ id: 2 }),
+      rec({ id: 3, closedMs: null, closeAtMs: closed + 60_000 }),
+    ];
+    expect(lateChangeRecord(change(), records, owned)?.id).toBe(2);
+    expect(
+      lateChangeRecord(change({ kind: "close", label: null }), [rec({ kind: "close" })], owned)?.id,
+    ).toBe(1);
+    // A record past its close the alarm has not closed yet counts at its close time.
+    expect(lateChangeRecord(change(), [rec({ closedMs: null })], owned)?.id).toBe(1);
+  });
+
+  it("not a person's or another's change, not switchyard's own labels, not inside the close's second", () => {
+    expect(lateChangeRecord(change({ actor: "octocat" }), [rec()], owned)).toBeNull();
+    expect(lateChangeRecord(change({ actor: null }), [rec()], owned)).toBeNull();
+    expect(lateChangeRecord(change({ label: "Agent:Processing" }), [rec()], owned)).toBeNull();
+    expect(lateChangeRecord(change({ at: "2026-12-01T10:00:00Z" }), [rec()], owned)).toBeNull();
+  });
+
+  it("not a write GitHub answered, one already reported, another issue's or another kind's", () => {
+    expect(lateChangeRecord(change(), [rec({ outcome: "answered" })], owned)).toBeNull();
+    expect(lateChangeRecord(change(), [rec({ outcome: "not-sent" })], owned)).toBeNull();
+    expect(lateChangeRecord(change(), [rec({ lateReported: true })], owned)).toBeNull();
+    expect(lateChangeRecord(change(), [rec({ number: 2 })], owned)).toBeNull();
+    expect(lateChangeRecord(change(), [rec({ kind: "close" })], owned)).toBeNull();
+    // A write that never reported back (evicted) may land late too.
+    expect(lateChangeRecord(change(), [rec({ outcome: "unfinished" })], owned)?.id).toBe(1);
   });
 });

@@ -176,6 +176,9 @@ describe("reply authors", () => {
         replyAuthors: "write",
       }),
     ).toBe("eve");
+    // A partial window's opening is older than input it left out: never asked about.
+    const window = classifyReplyHistory(history(asked, { author: contributor("eve") }));
+    expect(replyAuthorToCheck({ ...window, partial: true }, { replyAuthors: "write" })).toBeNull();
     // A thread never read asks nothing.
     expect(replyAuthorToCheck(classifyReplyHistory(history(undefined)), write)).toBeNull();
   });
