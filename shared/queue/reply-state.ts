@@ -271,20 +271,52 @@ export function neededFrom(comments: readonly ClassifiedComment[], trust: ReplyT
  * no, the next one back is asked. One login per issue per round, each answer cached for all
  * issues: the cost follows the people who spoke, never the number of comments.
  */
-export function replyAuthorToCheck(history: ClassifiedHistory, trust: ReplyTrust): string | null {
-  if (trust.replyAuthors !== "write" || history.comments === undefined) return null;
-  const humans: Array<ReplyAuthor | null> = history.comments
+export function replyAuthorToCheck(
+  history: ClassifiedHistory,
+  trust: ReplyTrust,
+  scope: ReplyAuthorScope = "any",
+): string | null {
+  if (scope === "none" || trust.replyAuthors !== "write" || history.comments === undefined)
+    return null;
+  // Oldest first, as the rules read a thread (a same-second tie keeps the listing's order).
+  const order = history.comments
     .map((c, index) => ({ c, index, at: Date.parse(c.createdAt) }))
-    .filter(({ c }) => c.role === "human")
-    .sort((a, b) => b.at - a.at || b.index - a.index)
-    .map(({ c }) => c.author);
+    .sort((a, b) => a.at - b.at || a.index - b.index);
+  // `answers`: only input after an agent spoke can count, so nobody before the first agent
+  // comment (nor the opening) is worth a request (the first one: a superset, never fewer).
+  const from = scope === "answers" ? order.findIndex(({ c }) => c.role === "agent") : 0;
+  const humans: Array<ReplyAuthor | null> =
+    from < 0
+      ? []
+      : order
+          .slice(from)
+          .filter(({ c }) => c.role === "human")
+          .reverse()
+          .map(({ c }) => c.author);
   // A partial thread's opening is older than input the window left out: never what decides.
-  if (history.openingIsHuman && history.partial !== true) humans.push(history.author);
+  if (history.openingIsHuman && history.partial !== true && scope === "any") {
+    humans.push(history.author);
+  }
   for (const author of humans) {
     if (author !== null && needsPermissionCheck(author, trust)) return author.login;
     if (isTrustedReplyAuthor(author, trust)) return null;
   }
   return null;
+}
+
+/**
+ * Which input can count for an issue, so whose authors are worth asking GitHub about: `none`
+ * (`queue.replies: off`), `answers` (`answers` on an issue without `labels.needsHuman`: only
+ * input after an agent comment) or `any`.
+ */
+export type ReplyAuthorScope = "none" | "answers" | "any";
+
+/** The scope of `replyAuthorToCheck` for an issue with these labels under `policy`. */
+export function replyAuthorScope(labels: readonly string[], policy: ReplyPolicy): ReplyAuthorScope {
+  if (policy.replies === "off") return "none";
+  if (policy.replies === "all") return "any";
+  const needsHuman = policy.needsHumanLabel.toLowerCase();
+  return labels.some((l) => l.toLowerCase() === needsHuman) ? "any" : "answers";
 }
 
 export interface ReplyPolicy {

@@ -18,6 +18,7 @@ import { type QueueItem, queueItems } from "../../../shared/queue/queue.ts";
 import {
   decideReply,
   type Reply,
+  replyAuthorScope,
   replyAuthorToCheck,
   replyExclusion,
   summarizeClassified,
@@ -157,9 +158,9 @@ export function* buildQueueViewSteps(
         // deleted since): the `replies` schedule reads the thread.
         if (facts !== undefined && summary === null) unreadThreads.push(history.number);
         if (facts === undefined || replyExclusion(facts) !== null) continue;
-        const ask = replyAuthorToCheck(history, trust);
-        if (ask !== null) unknownReplyAuthors.add(ask.toLowerCase());
         const labels = analysis.graph.issue(history.number)?.labels ?? [];
+        const ask = replyAuthorToCheck(history, trust, replyAuthorScope(labels, policy));
+        if (ask !== null) unknownReplyAuthors.add(ask.toLowerCase());
         const state = decideReply(summary, labels, policy);
         if (state.state !== "unanswered") continue;
         const done = answered.get(history.number);

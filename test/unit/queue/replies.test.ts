@@ -12,6 +12,7 @@ import {
   decideReply,
   type ReplyComment,
   type ReplyHistory,
+  replyAuthorScope,
   replyAuthorToCheck,
   replyState,
   summarizeReplies,
@@ -181,6 +182,42 @@ describe("reply authors", () => {
     expect(replyAuthorToCheck({ ...window, partial: true }, { replyAuthors: "write" })).toBeNull();
     // A thread never read asks nothing.
     expect(replyAuthorToCheck(classifyReplyHistory(history(undefined)), write)).toBeNull();
+  });
+
+  it("asks only about input that can count: after an agent comment under `answers`, none when off", () => {
+    const contributor = (login: string) => ({ login, type: "User", association: "CONTRIBUTOR" });
+    // frank spoke before any agent did; gina answered the agent's question.
+    const thread = classifyReplyHistory(
+      history(
+        [
+          comment(1, contributor("frank"), "Any news?"),
+          comment(2, bot, "Which format?"),
+          comment(3, contributor("gina"), "CSV."),
+        ],
+        { author: contributor("eve") },
+      ),
+    );
+    const known = (answers: Record<string, boolean>) => ({
+      replyAuthors: "write" as const,
+      knownWrite: (login: string) => answers[login],
+    });
+    expect(replyAuthorToCheck(thread, known({}), "answers")).toBe("gina");
+    // GitHub said no to gina: under `answers` nobody before the agent matters (no request).
+    expect(replyAuthorToCheck(thread, known({ gina: false }), "answers")).toBeNull();
+    expect(replyAuthorToCheck(thread, known({ gina: false }), "any")).toBe("frank");
+    expect(replyAuthorToCheck(thread, known({ gina: false, frank: false }), "any")).toBe("eve");
+    expect(replyAuthorToCheck(thread, known({}), "none")).toBeNull();
+    // No agent comment at all: under `answers` nothing can count.
+    const unasked = classifyReplyHistory(
+      history([comment(1, contributor("frank"), "Any news?")], { author: contributor("eve") }),
+    );
+    expect(replyAuthorToCheck(unasked, known({}), "answers")).toBeNull();
+    // The scope follows the policy and the issue's labels.
+    const policy = { replies: "answers" as const, needsHumanLabel: "agent:needs-human" };
+    expect(replyAuthorScope([], policy)).toBe("answers");
+    expect(replyAuthorScope(["Agent:Needs-Human"], policy)).toBe("any");
+    expect(replyAuthorScope([], { ...policy, replies: "all" })).toBe("any");
+    expect(replyAuthorScope([], { ...policy, replies: "off" })).toBe("none");
   });
 
   it("a list names exactly its logins (case-insensitive), association or not", () => {
