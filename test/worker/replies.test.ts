@@ -4,10 +4,13 @@
 // decided as `switchyard scan` decides the same histories from a snapshot.
 import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { RepliesStore } from "../../functions/objects/repo/replies-store.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { decodeCursor, encodeCursor } from "../../shared/graph/pages.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
+import type { GraphEvent } from "../../shared/ingest/events.ts";
 import { signBody } from "../../shared/webhooks/signature.ts";
 import type { ReplyFixture } from "../support/worker-reply-fixture.ts";
 import { WEBHOOK_SECRET } from "./global-setup.ts";
@@ -17,7 +20,7 @@ import {
   deliverAndSettle,
   install,
   postWebhook,
-  type repoStub,
+  repoStub,
   settle,
   sim,
 } from "./helpers.ts";
@@ -716,5 +719,139 @@ describe("reply authors without a write association: the cached permission check
     expect(seen).toMatchObject({ replies: [a, b, c], dana: true, stranger: false });
     // One read per login, not per comment.
     expect((await permissionReads()) - before).toBe(2);
+  });
+});
+
+// The histories are kept in memory between queue views (issue 21: every view read them all from
+// storage): after any mix of writes, a rollback among them, what is kept reads as a fresh read
+// of the tables does.
+describe("reply histories kept in memory", () => {
+  const at = (s: number) => `2026-11-01T00:00:${String(s).padStart(2, "0")}Z`;
+  const issue = fc.integer({ min: 1, max: 4 });
+  const comment = fc.integer({ min: 1, max: 8 });
+  const second = fc.integer({ min: 0, max: 30 });
+  const author = fc.constantFrom(
+    { login: "alice", type: "User" },
+    { login: "bob", type: "User" },
+    { login: "switchyard[bot]", type: "Bot" },
+  );
+  const body = fc.constantFrom(
+    "Please use CSV.",
+    "Which format should the export use?",
+    "Done in PR #5.",
+    "<!-- claimed-by: idd-bot c-1 supersedes: none 2026-11-01T00:00:00Z branch: issue/1-x -->",
+  );
+  const event: fc.Arbitrary<GraphEvent> = fc.oneof(
+    fc
+      .record({ number: issue, s: second, count: fc.integer({ min: 0, max: 4 }), author, body })
+      .map(
+        (e): GraphEvent => ({
+          type: "issue",
+          issue: {
+            number: e.number,
+            title: `Issue ${e.number}`,
+            state: "open",
+            stateReason: null,
+            createdAt: at(0),
+            updatedAt: at(e.s),
+            closedAt: null,
+            id: null,
+            body: e.body,
+            author: { ...e.author, association: e.author.type === "Bot" ? "NONE" : "OWNER" },
+            commentCount: e.count,
+          },
+        }),
+      ),
+    fc.record({ id: comment, number: issue, s: second, author, body }).map(
+      (e): GraphEvent => ({
+        type: "comment",
+        id: e.id,
+        number: e.number,
+        author: e.author,
+        association: "OWNER",
+        body: e.body,
+        createdAt: at(e.s),
+        updatedAt: at(e.s),
+      }),
+    ),
+    fc
+      .record({ id: comment, s: second })
+      .map((e): GraphEvent => ({ type: "comment-removed", id: e.id, at: at(e.s) })),
+    fc
+      .record({ number: issue, s: second })
+      .map((e): GraphEvent => ({ type: "issue-removed", number: e.number, at: at(e.s) })),
+  );
+  const listed = fc.uniqueArray(
+    fc.record({ id: comment, s: second }).map((c) => ({ id: c.id, createdAt: at(c.s) })),
+    { selector: (c) => c.id, maxLength: 4 },
+  );
+  type Op =
+    | { op: "apply"; events: GraphEvent[] }
+    | { op: "rollback"; events: GraphEvent[] }
+    | { op: "thread"; number: number; listed: Array<{ id: number; createdAt: string }> }
+    | { op: "window"; number: number; listed: Array<{ id: number; createdAt: string }> }
+    | { op: "prune" };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        op: fc.constant("apply" as const),
+        events: fc.array(event, { minLength: 1, maxLength: 3 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constant("rollback" as const),
+        events: fc.array(event, { minLength: 1, maxLength: 3 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ op: fc.constant("thread" as const), number: issue, listed }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ op: fc.constant("window" as const), number: issue, listed }),
+    },
+    { weight: 1, arbitrary: fc.record({ op: fc.constant("prune" as const) }) },
+  );
+
+  it("reads as the tables do after any writes", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), async (ops) => {
+        run += 1;
+        await runInDurableObject(repoStub(921_000 + run), (o: RepoObject) => {
+          const store = o.store;
+          const fresh = () => [...new RepliesStore(store.sql).histories(2)];
+          for (const step of ops) {
+            if (step.op === "apply") store.transaction(() => store.apply(step.events));
+            else if (step.op === "rollback") {
+              expect(() =>
+                store.transaction(() => {
+                  store.apply(step.events);
+                  throw new Error("rolled back");
+                }),
+              ).toThrow("rolled back");
+            } else if (step.op === "thread")
+              store.transaction(() => store.replies.settleThread(step.number, step.listed, 1));
+            else if (step.op === "window")
+              store.transaction(() =>
+                store.replies.settleWindow(
+                  step.number,
+                  step.listed,
+                  step.listed.length + 2,
+                  false,
+                  1,
+                ),
+              );
+            else store.transaction(() => store.replies.prune(0));
+            expect([...store.replies.histories()]).toEqual(fresh());
+          }
+        });
+      }),
+      { numRuns: 40 },
+    );
   });
 });

@@ -55,13 +55,47 @@ export interface StoredReplyHistory extends ClassifiedHistory {
   number: number;
 }
 
+/**
+ * Above this many issues with an opening row the histories are not kept in memory (a Durable
+ * Object has 128 MB): every queue view reads them from storage, chunk by chunk, as before.
+ */
+export const HISTORY_CACHE_MAX = 10_000;
+/** More changed issues than this since the last read: one full read beats one read each. */
+const HISTORY_REFRESH_MAX = 200;
+
 export class RepliesStore {
   private readonly sql: Sql;
   /** Called when an answered input is recorded (the queue view rebuilds). */
   onChange: (() => void) | null = null;
+  /**
+   * Every issue's history as `histories()` last read it, ascending by number, or null (not
+   * read yet, dropped, or too many issues). The queue view is rebuilt after every change to the
+   * graph (a marker comment's webhook, say) and read each history: kept here, only the issues
+   * a write touched since are read again (`stale`). Every write to `reply_openings` or
+   * `reply_comments` names its issue in `touched`, or drops the whole cache.
+   */
+  private cache: Map<number, StoredReplyHistory> | null = null;
+  private readonly stale = new Set<number>();
+  /** Bumped by every write: a read that saw one meanwhile does not keep what it read. */
+  private writes = 0;
 
   constructor(sql: Sql) {
     this.sql = sql;
+  }
+
+  /** Issue `number`'s history changed: the cache reads it again. */
+  private touched(number: number): void {
+    this.writes += 1;
+    if (this.cache === null) return;
+    this.stale.add(number);
+    if (this.stale.size > HISTORY_REFRESH_MAX) this.dropCache();
+  }
+
+  /** Forgets every kept history (a rollback, a wipe): the next read is from storage. */
+  dropCache(): void {
+    this.writes += 1;
+    this.cache = null;
+    this.stale.clear();
   }
 
   /** Applies what `events` say about openings and comments (after the graph took them). */
@@ -77,6 +111,7 @@ export class RepliesStore {
         this.sql`DELETE FROM reply_comments WHERE number = ${event.number}`;
         this.sql`DELETE FROM reply_answered WHERE number = ${event.number}`;
         this.sql`DELETE FROM reply_attempts WHERE number = ${event.number}`;
+        this.touched(event.number);
         changed = true;
       }
     }
@@ -116,6 +151,7 @@ export class RepliesStore {
         association = excluded.association, human = excluded.human, created_at = excluded.created_at,
         url = excluded.url, comment_count = excluded.comment_count, updated_ms = excluded.updated_ms,
         rules = excluded.rules`;
+    this.touched(issue.number);
     return true;
   }
 
@@ -152,6 +188,9 @@ export class RepliesStore {
         association = excluded.association, created_at = excluded.created_at, url = excluded.url,
         role = excluded.role, verdict = excluded.verdict, updated_ms = excluded.updated_ms,
         rules = excluded.rules`;
+    // A comment moved to another issue (a transfer keeps ids) leaves its former one too.
+    if (row && row.number !== event.number) this.touched(row.number);
+    this.touched(event.number);
     return true;
   }
 
@@ -161,6 +200,7 @@ export class RepliesStore {
     if (row) {
       this.sql`UPDATE reply_comments SET role = 'deleted', verdict = NULL,
         updated_ms = ${Math.max(row.updated_ms, atMs)} WHERE id = ${id}`;
+      this.touched(row.number);
     } else {
       // Not seen yet: its issue is unknown too, so the tombstone names no issue (number 0).
       this.sql`INSERT INTO reply_comments (id, number, login, author_type, association, created_at,
@@ -181,57 +221,75 @@ export class RepliesStore {
   }
 
   /**
-   * Every issue's history that has an opening row, ascending by number, `chunk` issues read at
-   * a time (a repository's openings are never all in memory at once): its comments only when
+   * Every issue's history that has an opening row, ascending by number: kept in memory up to
+   * `HISTORY_CACHE_MAX` issues (then only what was written since is read again), else read
+   * `chunk` issues at a time (a large repository's openings are never all in memory): its comments only when
    * every comment GitHub counts in the part of the thread read last (and after it) was seen,
    * classified by the current rules (else not evaluated). A part that is not the whole thread
    * is `partial`: the rules decide it only when it shows enough (`summarizeClassified`).
    */
   *histories(chunk = 500): Generator<StoredReplyHistory> {
+    if (this.cache !== null) {
+      this.refresh();
+      // A copy: a write during the caller's loop marks its issue stale, never this list.
+      if (this.cache !== null) {
+        yield* [...this.cache.values()];
+        return;
+      }
+    }
+    const writes = this.writes;
+    let kept: Map<number, StoredReplyHistory> | null = new Map();
     let after = 0;
     for (;;) {
       const openings = this.sql<OpeningRow>`SELECT * FROM reply_openings WHERE number > ${after}
         ORDER BY number LIMIT ${chunk}`;
-      if (openings.length === 0) return;
+      if (openings.length === 0) break;
       const first = openings[0]!.number;
       after = openings.at(-1)!.number;
-      const byIssue = new Map<number, Array<ClassifiedComment & { id: number }>>();
-      const stale = new Set<number>();
+      const byIssue = new Map<number, CommentRow[]>();
       for (const r of this.sql<CommentRow>`SELECT * FROM reply_comments
           WHERE number BETWEEN ${first} AND ${after} AND role != 'deleted' ORDER BY number, id`) {
-        if (r.rules !== REPLY_RULES_VERSION) stale.add(r.number);
-        const list = byIssue.get(r.number) ?? [];
-        list.push({
-          id: r.id,
-          author: { login: r.login, type: r.author_type, association: r.association },
-          createdAt: r.created_at,
-          url: r.url,
-          role: r.role as ReplyRole,
-          verdict: r.verdict as ResponseVerdict | null,
-        });
-        byIssue.set(r.number, list);
+        const list = byIssue.get(r.number);
+        if (list) list.push(r);
+        else byIssue.set(r.number, [r]);
       }
       for (const o of openings) {
-        const from = o.known_from;
-        const comments = (byIssue.get(o.number) ?? [])
-          .filter((c) => from === null || c.id >= from)
-          .map(({ id: _, ...c }) => c);
-        const complete =
-          o.comment_count !== null &&
-          comments.length + o.skipped >= o.comment_count &&
-          o.rules === REPLY_RULES_VERSION &&
-          !stale.has(o.number);
-        yield {
-          number: o.number,
-          url: o.url,
-          createdAt: o.created_at,
-          author: { login: o.login, type: o.author_type, association: o.association },
-          openingIsHuman: o.human === 1,
-          comments: complete ? comments : undefined,
-          ...(from !== null ? { partial: true } : {}),
-        };
+        const history = historyOf(o, byIssue.get(o.number) ?? []);
+        if (kept !== null && kept.size >= HISTORY_CACHE_MAX) kept = null;
+        kept?.set(o.number, history);
+        yield history;
       }
     }
+    // Kept only when read whole with no write meanwhile.
+    if (kept !== null && this.writes === writes) {
+      this.cache = kept;
+      this.stale.clear();
+    }
+  }
+
+  /** Reads again the kept histories of the issues written since (`stale`). */
+  private refresh(): void {
+    const cache = this.cache;
+    if (cache === null || this.stale.size === 0) return;
+    let added = false;
+    for (const number of this.stale) {
+      const o = this.sql<OpeningRow>`SELECT * FROM reply_openings WHERE number = ${number}`[0];
+      if (o === undefined) {
+        cache.delete(number);
+        continue;
+      }
+      const rows = this.sql<CommentRow>`SELECT * FROM reply_comments
+        WHERE number = ${number} AND role != 'deleted' ORDER BY id`;
+      added ||= !cache.has(number);
+      cache.set(number, historyOf(o, rows));
+    }
+    this.stale.clear();
+    if (cache.size > HISTORY_CACHE_MAX) {
+      this.dropCache();
+      return;
+    }
+    // A new opening: the kept order (ascending by number) is made again.
+    if (added) this.cache = new Map([...cache].sort((a, b) => a[0] - b[0]));
   }
 
   /**
@@ -239,6 +297,8 @@ export class RepliesStore {
    * deleted comment cannot bring it back meanwhile); openings and comments go with their issue.
    */
   prune(tombstonesBeforeMs: number): void {
+    // Deleted comments are in no history; dropped anyway, as every bulk write does.
+    this.dropCache();
     this
       .sql`DELETE FROM reply_comments WHERE role = 'deleted' AND updated_ms < ${tombstonesBeforeMs}`;
   }
@@ -262,6 +322,7 @@ export class RepliesStore {
     }
     this.sql`UPDATE reply_openings SET comment_count = ${listed.length}, known_from = NULL,
       skipped = 0 WHERE number = ${number}`;
+    this.touched(number);
     this.onChange?.();
   }
 
@@ -296,6 +357,7 @@ export class RepliesStore {
       // The part read continues the thread held before it (`storedThread`): nothing is cut,
       // and the part of the thread that counts stays what it was.
       this.sql`UPDATE reply_openings SET comment_count = ${totalCount} WHERE number = ${number}`;
+      this.touched(number);
       this.onChange?.();
       return;
     }
@@ -305,6 +367,7 @@ export class RepliesStore {
     const skipped = Math.max(0, totalCount - listed.length);
     this.sql`UPDATE reply_openings SET comment_count = ${totalCount}, known_from = ${from},
       skipped = ${skipped} WHERE number = ${number}`;
+    this.touched(number);
     this.onChange?.();
   }
 
@@ -365,11 +428,48 @@ export class RepliesStore {
   }
 
   clear(): void {
+    this.dropCache();
     this.sql`DELETE FROM reply_openings`;
     this.sql`DELETE FROM reply_comments`;
     this.sql`DELETE FROM reply_answered`;
     this.sql`DELETE FROM reply_attempts`;
   }
+}
+
+/**
+ * One issue's history from its opening row and its comment rows (not deleted, ascending by id):
+ * its comments only when every comment GitHub counts in the part of the thread read last (and
+ * after it) was seen, classified by the current rules (else not evaluated).
+ */
+function historyOf(o: OpeningRow, rows: readonly CommentRow[]): StoredReplyHistory {
+  const from = o.known_from;
+  let stale = false;
+  const comments: ClassifiedComment[] = [];
+  for (const r of rows) {
+    if (r.rules !== REPLY_RULES_VERSION) stale = true;
+    if (from !== null && r.id < from) continue;
+    comments.push({
+      author: { login: r.login, type: r.author_type, association: r.association },
+      createdAt: r.created_at,
+      url: r.url,
+      role: r.role as ReplyRole,
+      verdict: r.verdict as ResponseVerdict | null,
+    });
+  }
+  const complete =
+    o.comment_count !== null &&
+    comments.length + o.skipped >= o.comment_count &&
+    o.rules === REPLY_RULES_VERSION &&
+    !stale;
+  return {
+    number: o.number,
+    url: o.url,
+    createdAt: o.created_at,
+    author: { login: o.login, type: o.author_type, association: o.association },
+    openingIsHuman: o.human === 1,
+    comments: complete ? comments : undefined,
+    ...(from !== null ? { partial: true } : {}),
+  };
 }
 
 /**

@@ -115,6 +115,7 @@ export class RepoStore {
       return this.storage.transactionSync(fn);
     } catch (error) {
       this.meta.clearCache();
+      this.replies.dropCache();
       this.parsedConfig = null;
       // The rows rolled back; the compact graph kept in step with them did not.
       this.graph.drop();

@@ -81,6 +81,27 @@ describe("sql.exec", () => {
     expect(() => sql.exec("SELECT 1; SELECT ?", 1)).toThrow(/bindings/);
     storage.close();
   });
+
+  it("reads a cached statement's columns again after a migration changed its table", () => {
+    const storage = fresh().open();
+    const sql = storage.sql;
+    sql.exec("CREATE TABLE t (n INTEGER)");
+    sql.exec("INSERT INTO t (n) VALUES (1)");
+    const read = () => sql.exec("SELECT * FROM t");
+    expect(read().columnNames).toEqual(["n"]);
+    expect(read().toArray()).toEqual([{ n: 1 }]);
+    sql.exec("ALTER TABLE t ADD COLUMN note TEXT DEFAULT 'x'");
+    expect(read().columnNames).toEqual(["n", "note"]);
+    expect(read().toArray()).toEqual([{ n: 1, note: "x" }]);
+    // Several statements in one call, the schema change not first: forgotten as well.
+    sql.exec("INSERT INTO t (n) VALUES (2); ALTER TABLE t ADD COLUMN more INTEGER");
+    expect(read().columnNames).toEqual(["n", "note", "more"]);
+    expect([...read().raw()]).toEqual([
+      [1, "x", null],
+      [2, "x", null],
+    ]);
+    storage.close();
+  });
 });
 
 describe("transactions", () => {
