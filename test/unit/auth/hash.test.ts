@@ -1,4 +1,4 @@
-// The synchronous SHA-256 behind every key lookup (shared/auth/hash.ts) is WebCrypto's digest.
+// The synchronous SHA-256 behind every key lookup (shared/auth/hash.ts, @noble/hashes) is WebCrypto's digest.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sha256, sha256Hex, sha256HexSync } from "../../../shared/auth/hash.ts";
