@@ -302,11 +302,13 @@ export async function runProducer(c: RepoContext, nowMs: number): Promise<void> 
   // The scan is made in steps too; the plan below reads it (unless a change voided it).
   await c.scans.prepare(nowMs, pause);
   c.producer.plan(nowMs);
+  // The plan's label writes first: a close's kick must not wait for the queue view (its reply
+  // histories make it the longer analysis on a large repository).
+  await flushOutbox(c);
   // The queue view is a second analysis: made in steps too, webhooks between.
   await c.views.prepare(nowMs, pause);
   // Notices a stuck label taken off by hand and asks for whatever fleet writes it implies.
   c.views.current(nowMs);
-  await flushOutbox(c);
 }
 
 /** The `outbox` schedule: sends queued label writes, each within the installation's write budget. */
