@@ -36,6 +36,25 @@ export const forbidden = (message: string): AuthFailure => ({
   error: "forbidden",
   message,
 });
+/** GitHub rate-limited a check: 429, retried when GitHub said (a minute when it did not). */
+export const rateLimited = (message: string, retryAfterMs: number | undefined): AuthFailure => ({
+  ok: false,
+  status: 429,
+  error: "rate-limited",
+  message,
+  retryAfterSeconds: Math.max(1, Math.ceil((retryAfterMs ?? 60_000) / 1000)),
+});
+/** GitHub did not answer a check, or answered something else: 503, try again shortly. */
+export const unavailable = (message: string, retryAfterSeconds = 5): AuthFailure => ({
+  ok: false,
+  status: 503,
+  error: "unavailable",
+  message,
+  retryAfterSeconds,
+});
+/** An error answer in a message: its kind and, when there was one, its status. */
+export const describeError = (answer: { errorKind: string; status: number | null }): string =>
+  `${answer.errorKind}${answer.status === null ? "" : ` ${answer.status}`}`;
 export const notInstalled = (fullName: string): AuthFailure => ({
   ok: false,
   status: 404,
@@ -89,32 +108,19 @@ export function userAccess(fullName: string, answer: GitHubAnswer): UserAccess {
       case "not-found":
         return forbidden(`the token has no access to ${fullName} on GitHub`);
       case "rate-limited":
-        return {
-          ok: false,
-          status: 429,
-          error: "rate-limited",
-          message: "GitHub rate-limits the token; its permission check cannot be made now",
-          retryAfterSeconds: Math.max(1, Math.ceil((answer.retryAfterMs ?? 60_000) / 1000)),
-        };
+        return rateLimited(
+          "GitHub rate-limits the token; its permission check cannot be made now",
+          answer.retryAfterMs,
+        );
       default:
-        return {
-          ok: false,
-          status: 503,
-          error: "unavailable",
-          message: `GitHub did not answer the permission check of ${fullName} (${answer.errorKind}${answer.status === null ? "" : ` ${answer.status}`}); try again`,
-          retryAfterSeconds: 5,
-        };
+        return unavailable(
+          `GitHub did not answer the permission check of ${fullName} (${describeError(answer)}); try again`,
+        );
     }
   }
   const parsed = GitHubRepoAnswerSchema.safeParse(answer.body);
   if (!parsed.success) {
-    return {
-      ok: false,
-      status: 503,
-      error: "unavailable",
-      message: `GitHub's answer for ${fullName} is not a repository; try again`,
-      retryAfterSeconds: 5,
-    };
+    return unavailable(`GitHub's answer for ${fullName} is not a repository; try again`);
   }
   const { permissions, id } = parsed.data;
   if (!permissions) {

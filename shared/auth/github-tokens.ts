@@ -6,10 +6,13 @@
 import { z } from "zod";
 import {
   type AuthFailure,
+  describeError,
   forbidden,
   type GitHubAnswer,
+  rateLimited,
   type UserAccess,
   unauthorized,
+  unavailable,
   userAccess,
 } from "./access.ts";
 
@@ -185,41 +188,26 @@ export function appTokenVerdict(clientId: string, answer: GitHubAnswer): AppToke
       case "invalid":
         return unauthorized(NOT_OURS);
       case "unauthorized":
-        return {
-          ok: false,
-          status: 503,
-          error: "unavailable",
-          message:
-            "GitHub refused the App's client credentials (the GITHUB_APP_CLIENT_ID and GITHUB_APP_CLIENT_SECRET settings), so a ghu_ token cannot be checked",
-          retryAfterSeconds: 60,
-        };
+        return unavailable(
+          "GitHub refused the App's client credentials (the GITHUB_APP_CLIENT_ID and GITHUB_APP_CLIENT_SECRET settings), so a ghu_ token cannot be checked",
+          60,
+        );
       case "rate-limited":
-        return {
-          ok: false,
-          status: 429,
-          error: "rate-limited",
-          message: "GitHub rate-limits the App's token check; it cannot be made now",
-          retryAfterSeconds: Math.max(1, Math.ceil((answer.retryAfterMs ?? 60_000) / 1000)),
-        };
+        return rateLimited(
+          "GitHub rate-limits the App's token check; it cannot be made now",
+          answer.retryAfterMs,
+        );
       default:
-        return {
-          ok: false,
-          status: 503,
-          error: "unavailable",
-          message: `GitHub did not answer the App's check of the token (${answer.errorKind}${answer.status === null ? "" : ` ${answer.status}`}); try again`,
-          retryAfterSeconds: 5,
-        };
+        return unavailable(
+          `GitHub did not answer the App's check of the token (${describeError(answer)}); try again`,
+        );
     }
   }
   const parsed = AppTokenAnswerSchema.safeParse(answer.body);
   if (!parsed.success) {
-    return {
-      ok: false,
-      status: 503,
-      error: "unavailable",
-      message: "GitHub's answer to the App's token check is not an authorization; try again",
-      retryAfterSeconds: 5,
-    };
+    return unavailable(
+      "GitHub's answer to the App's token check is not an authorization; try again",
+    );
   }
   if (parsed.data.app.client_id !== clientId) return unauthorized(NOT_OURS);
   return { ok: true, login: parsed.data.user?.login ?? null };

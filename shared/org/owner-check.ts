@@ -3,7 +3,7 @@
 // caller's login from `GET /user` with their own token); for a user account, the account
 // itself. Each refusal names the rule.
 import { z } from "zod";
-import { type AuthFailure, forbidden } from "../auth/access.ts";
+import { type AuthFailure, forbidden, unavailable } from "../auth/access.ts";
 
 export const MembershipAnswerSchema = z.object({
   state: z.string(),
@@ -37,23 +37,15 @@ export function ownerVerdict(
         `the App lacks the organization permission "${MEMBERS_PERMISSION}" on installation ${installationId} (${owner}), so organization owners cannot be told apart; accept the permission in the installation's settings`,
       );
     }
-    return {
-      ok: false,
-      status: 503,
-      error: "unavailable",
-      message: `GitHub did not answer the membership check of ${login} in ${owner}${answer.status === null ? "" : ` (${answer.status})`}; try again`,
-      retryAfterSeconds: 5,
-    };
+    return unavailable(
+      `GitHub did not answer the membership check of ${login} in ${owner}${answer.status === null ? "" : ` (${answer.status})`}; try again`,
+    );
   }
   const parsed = MembershipAnswerSchema.safeParse(answer.body);
   if (!parsed.success) {
-    return {
-      ok: false,
-      status: 503,
-      error: "unavailable",
-      message: `GitHub's membership answer for ${login} in ${owner} is not a membership; try again`,
-      retryAfterSeconds: 5,
-    };
+    return unavailable(
+      `GitHub's membership answer for ${login} in ${owner} is not a membership; try again`,
+    );
   }
   const { role, state } = parsed.data;
   if (role !== "admin") {
