@@ -12,7 +12,12 @@
 // body comes back.
 
 import type { ReplyTrust } from "../queue/reply-authors.ts";
-import { classifyReplyComment, neededFrom, windowSuffices } from "../queue/reply-state.ts";
+import {
+  classifyReplyComment,
+  neededFrom,
+  type ReplyComment,
+  windowSuffices,
+} from "../queue/reply-state.ts";
 import type { GitHubClient } from "./client.ts";
 import type { RestComment } from "./comments.ts";
 import {
@@ -100,19 +105,22 @@ interface Reading {
   stored: number | null;
 }
 
+/** A comment as GitHub lists it, as the reply rules read it. */
+export function replyCommentOf(c: RestComment): ReplyComment {
+  return {
+    author: {
+      login: c.user?.login ?? "ghost",
+      type: c.user?.type ?? "User",
+      association: c.author_association ?? null,
+    },
+    body: c.body ?? "",
+    createdAt: c.created_at,
+    url: c.html_url ?? "",
+  };
+}
+
 function classified(r: Reading) {
-  return r.window.comments.map((c) =>
-    classifyReplyComment({
-      author: {
-        login: c.user?.login ?? "ghost",
-        type: c.user?.type ?? "User",
-        association: c.author_association ?? null,
-      },
-      body: c.body ?? "",
-      createdAt: c.created_at,
-      url: c.html_url ?? "",
-    }),
-  );
+  return r.window.comments.map((c) => classifyReplyComment(replyCommentOf(c)));
 }
 
 /** The comments read reach back to the newest one the caller holds (all after it are read). */

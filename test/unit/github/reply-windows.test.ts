@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fetchIssueComments } from "../../../shared/github/comments.ts";
 import { fetchSnapshotPage } from "../../../shared/github/fetch-snapshot.ts";
-import { actorOf, type ReplyWindow } from "../../../shared/github/reply-windows.ts";
+import { actorOf, type ReplyWindow, replyCommentOf } from "../../../shared/github/reply-windows.ts";
 import type { ReplyTrust } from "../../../shared/queue/reply-authors.ts";
 import {
   classifyReplyComment,
@@ -69,17 +69,6 @@ function decided(comments: ReplyComment[], partial: boolean) {
   );
 }
 
-const asReply = (c: Awaited<ReturnType<typeof fetchIssueComments>>[number]): ReplyComment => ({
-  author: {
-    login: c.user?.login ?? "ghost",
-    type: c.user?.type ?? "User",
-    association: c.author_association ?? null,
-  },
-  body: c.body ?? "",
-  createdAt: c.created_at,
-  url: c.html_url ?? "",
-});
-
 describe("reply windows", () => {
   it("decide what the whole thread decides, reading back only as far as needed (property)", async () => {
     // Threads up to 260 comments on up to 4 issues: each run seeds and reads about a thousand
@@ -105,8 +94,8 @@ describe("reply windows", () => {
           const ids = rest.map((c) => c.id);
           expect(w.comments.map((c) => c.id)).toEqual(ids.slice(ids.length - w.comments.length));
           expect(w.whole).toBe(w.comments.length === rest.length);
-          expect(decided(w.comments.map(asReply), !w.whole)).toEqual(
-            decided(rest.map(asReply), false),
+          expect(decided(w.comments.map(replyCommentOf), !w.whole)).toEqual(
+            decided(rest.map(replyCommentOf), false),
           );
         }
       }),
