@@ -58,5 +58,6 @@ describe("convergence", () => {
       ),
       { numRuns: 12 },
     );
-  });
+    // Twelve installs and their reconciles: a few seconds alone, more on a loaded CI machine.
+  }, 120_000);
 });

@@ -78,7 +78,8 @@ describe("order-insensitive ingestion", () => {
       ),
       { numRuns: 12 },
     );
-  });
+    // Twelve installs and their webhooks: ~2 s alone, several times that on a loaded CI machine.
+  }, 120_000);
 });
 
 describe("late deliveries", () => {
