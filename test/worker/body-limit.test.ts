@@ -1,36 +1,10 @@
 // `/v1` request bodies are read up to FLEET_BODY_MAX_BYTES and no further, on every host (the
 // limit is the Worker's own, not the platform's): a larger body, declared or streamed, is 413
 // before the caller is proven and before any Durable Object is asked.
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../functions/app.ts";
-import type { Env } from "../../functions/env.ts";
 import { FLEET_BODY_MAX_BYTES } from "../../shared/fleet/limits.ts";
-
-/** Bindings whose Durable Object namespaces record every use instead of answering. */
-function trapped() {
-  const touched: string[] = [];
-  const namespace = (name: string) =>
-    new Proxy(
-      {},
-      {
-        get(_, prop) {
-          return () => {
-            touched.push(`${name}.${String(prop)}`);
-            throw new Error(`${name} must not be asked`);
-          };
-        },
-      },
-    );
-  const bindings = {
-    ...env,
-    DIRECTORY: namespace("DIRECTORY"),
-    NAMES: namespace("NAMES"),
-    REPO: namespace("REPO"),
-    INSTALLATION: namespace("INSTALLATION"),
-  } as unknown as Env;
-  return { bindings, touched };
-}
+import { trapped } from "./helpers.ts";
 
 const BEARER = "Bearer gho_body_limit_test";
 

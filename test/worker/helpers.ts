@@ -4,6 +4,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { inject } from "vitest";
+import type { Env } from "../../functions/env.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
 import type { IssueRecord } from "../../shared/ingest/events.ts";
@@ -227,4 +228,29 @@ export async function failLabelWrites(repo: string, number: number, status: numb
       requests: [{ method: "POST", path: `/repos/${repo}/issues/${number}/labels`, status, times }],
     },
   });
+}
+
+/** Bindings whose Durable Object namespaces record every use instead of answering. */
+export function trapped() {
+  const touched: string[] = [];
+  const namespace = (name: string) =>
+    new Proxy(
+      {},
+      {
+        get(_, prop) {
+          return () => {
+            touched.push(`${name}.${String(prop)}`);
+            throw new Error(`${name} must not be asked`);
+          };
+        },
+      },
+    );
+  const bindings = {
+    ...env,
+    DIRECTORY: namespace("DIRECTORY"),
+    NAMES: namespace("NAMES"),
+    REPO: namespace("REPO"),
+    INSTALLATION: namespace("INSTALLATION"),
+  } as unknown as Env;
+  return { bindings, touched };
 }

@@ -1,35 +1,9 @@
 // `/v1` query parameters are checked before any Durable Object is asked (issue 9, fix 7):
 // a present, well-formed Authorization header first (401), then the query (400), and only then
 // the directory, the RepoObject's keys or GitHub.
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../functions/app.ts";
-import type { Env } from "../../functions/env.ts";
-
-/** Bindings whose Durable Object namespaces record every use instead of answering. */
-function trapped() {
-  const touched: string[] = [];
-  const namespace = (name: string) =>
-    new Proxy(
-      {},
-      {
-        get(_, prop) {
-          return () => {
-            touched.push(`${name}.${String(prop)}`);
-            throw new Error(`${name} must not be asked`);
-          };
-        },
-      },
-    );
-  const bindings = {
-    ...env,
-    DIRECTORY: namespace("DIRECTORY"),
-    NAMES: namespace("NAMES"),
-    REPO: namespace("REPO"),
-    INSTALLATION: namespace("INSTALLATION"),
-  } as unknown as Env;
-  return { bindings, touched };
-}
+import { trapped } from "./helpers.ts";
 
 // A GitHub user token: proving it asks the directory's name shard (and GitHub) at once.
 const BEARER = { authorization: "Bearer gho_query_validation_test" };
