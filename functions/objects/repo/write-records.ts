@@ -80,17 +80,10 @@ export function reportLateWrites(
     for (const r of store.writes.commentsOf(ref.claimId, ref.fence)) {
       if (r.number !== comment.number || r.lateReported || r.outcome === "answered") continue;
       if (r.closedMs === null || !appliedLate(createdMs, r.closedMs)) continue;
-      store.writes.markLateReported(r.id);
-      store.audit(
-        "fenced-write-late",
-        {
-          number: r.number,
-          claimId: r.claimId,
-          fence: r.fence,
-          commentId: comment.id,
-          createdAt: comment.createdAt,
-          recordClosedMs: r.closedMs,
-        },
+      reportLate(
+        store,
+        r,
+        { commentId: comment.id, createdAt: comment.createdAt, recordClosedMs: r.closedMs },
         nowMs,
       );
       break;
@@ -137,13 +130,10 @@ export function reportLateChanges(
       stuck,
     ]);
     if (r === null) continue;
-    store.writes.markLateReported(r.id);
-    store.audit(
-      "fenced-write-late",
+    reportLate(
+      store,
+      r,
       {
-        number: r.number,
-        claimId: r.claimId,
-        fence: r.fence,
         kind: r.kind,
         change: change.kind === "close" ? "closed" : `label ${change.label}`,
         at: change.at,
@@ -152,4 +142,19 @@ export function reportLateChanges(
       nowMs,
     );
   }
+}
+
+/** Record `r`'s write was applied late: audited once, with what showed it. */
+function reportLate(
+  store: RepoStore,
+  r: WriteRecord,
+  evidence: Record<string, unknown>,
+  nowMs: number,
+): void {
+  store.writes.markLateReported(r.id);
+  store.audit(
+    "fenced-write-late",
+    { number: r.number, claimId: r.claimId, fence: r.fence, ...evidence },
+    nowMs,
+  );
 }
