@@ -38,17 +38,20 @@ async function readerScan(c: RepoContext, nowMs: number) {
  * Call after `readerScan`, and read the scan it gave first: this may build the view at once.
  */
 async function prepareReplies(c: RepoContext, nowMs: number): Promise<void> {
-  if (c.store.reconcileProgress() !== null && c.views.recent(nowMs, RECONCILING_SCAN_MAX_AGE_MS))
-    return;
+  if (reconcilingView(c, nowMs) !== null) return;
   await c.views.prepare(nowMs, pause);
+}
+
+/** While a full reconcile runs, a queue view young enough is served as is (like the scan). */
+function reconcilingView(c: RepoContext, nowMs: number) {
+  return c.store.reconcileProgress() !== null
+    ? c.views.recent(nowMs, RECONCILING_SCAN_MAX_AGE_MS)
+    : null;
 }
 
 /** The `replies` list from the queue view `prepareReplies` made ready (read synchronously). */
 function readerReplies(c: RepoContext, nowMs: number): ReplyListEntry[] {
-  const view =
-    (c.store.reconcileProgress() !== null
-      ? c.views.recent(nowMs, RECONCILING_SCAN_MAX_AGE_MS)
-      : null) ?? c.views.current(nowMs);
+  const view = reconcilingView(c, nowMs) ?? c.views.current(nowMs);
   return replyList(view.replies, {
     claims: c.store.claims.live(nowMs).map((claim) => ({
       number: claim.number,
