@@ -117,24 +117,44 @@ export function nextOwedWrite(input: OwedInput): OwedDecision {
   return decision;
 }
 
+/** How many other issues' owed `unclaimed-by` markers one synchronous grant pays first. */
+export const RELEASES_PAID_PER_GRANT = 3;
+
 /**
- * The earlier claims of issue `number` whose `unclaimed-by` is still owed, oldest fence first:
- * a grant that posts its own `claimed-by` at once (synchronous mirroring) posts these before it.
- * IDD reads one marker per comment (a comment is a marker only when the token is its first
- * bytes and at most one italic note line follows), so an old claim's release cannot ride in the
- * new claim's comment; and IDD's reading ignores a fresh claim while another is active, so the
- * release must land first or IDD's reading would name nobody (then the old claim) instead of
- * the new holder. These writes never hold the grant back: they open no write record.
+ * The `unclaimed-by` markers a synchronous grant of issue `number` posts before its own marker,
+ * oldest fence first:
+ * - `own`: the issue's earlier claims. IDD reads one marker per comment (a comment is a marker
+ *   only when the token is its first bytes and at most one italic note line follows), so an old
+ *   claim's release cannot ride in the new claim's comment; and IDD's reading ignores a fresh
+ *   claim while another is active, so the release must land first or IDD's reading would name
+ *   nobody (then the old claim) instead of the new holder.
+ * - `others`: the repository's other owed releases, at most RELEASES_PAID_PER_GRANT. A grant's
+ *   marker and a release's draw on the same write budget, and a grant answers at once while a
+ *   release waits for the alarm's flush: with the budget spent, grants took every slot that
+ *   freed and releases fell behind without bound (IDD agents then read released issues as still
+ *   held; `npm run bench -- claims` saw 100 owed after two minutes). Releases first keeps that
+ *   debt bounded.
+ * The grant goes on only when the budget has room for all of them and its own marker
+ * (grantWaitsForReleases); GitHub refusing a release does not hold it back (these writes open no
+ * write record).
  */
-export function releasesOwedOn(
+export function releasesBeforeGrant(
   claims: readonly OwedClaim[],
   number: number,
   nowMs: number,
-): OwedClaim[] {
-  return claims.filter(
-    (c) =>
-      c.number === number && (c.marker === "posted" || c.marker === "repost") && !isLive(c, nowMs),
+): { own: OwedClaim[]; others: OwedClaim[] } {
+  const owed = claims.filter(
+    (c) => (c.marker === "posted" || c.marker === "repost") && !isLive(c, nowMs),
   );
+  return {
+    own: owed.filter((c) => c.number === number),
+    others: owed.filter((c) => c.number !== number).slice(0, RELEASES_PAID_PER_GRANT),
+  };
+}
+
+/** Whether a grant must wait: the writes granted do not cover the releases owed and its marker. */
+export function grantWaitsForReleases(granted: number, releasesOwed: number): boolean {
+  return granted < releasesOwed + 1;
 }
 
 /**

@@ -3,6 +3,7 @@
 // limits, IDD mirroring both ways, and eviction.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { InstallationObject } from "../../functions/objects/installation/installation-object.ts";
 import { fencedWrite } from "../../functions/objects/repo/fenced-write.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { parseWriteMarker, withWriteMarker } from "../../shared/claims/write-records.ts";
@@ -469,6 +470,63 @@ describe("IDD interop", () => {
     );
     expect(liveHolder(reading)).toMatchObject({ agentId: "agent-b", claimId: b.body.claimId });
     expect((await stub.heartbeat(1, b.body)).status).toBe(200);
+  });
+
+  it("where IDD agents work, other issues' owed unclaimed-by markers take the write budget before a new grant's marker", async () => {
+    const { stub, repo, installationId } = await install({
+      repo: "idd-sync-debt/app",
+      issues: [ready(1), ready(2), ready(3)],
+    });
+    await sim("/users", {
+      body: { login: "writer", token: "tok-idd-sync-debt", repos: { [repo]: "write" } },
+    });
+    await sim(`/repos/${repo}/issues/3/comments`, {
+      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
+    });
+    await deliverAll();
+    const inst = installationStub(installationId);
+    /** The installation's write budget has room for `room` more writes now. */
+    const budgetRoom = (room: number) =>
+      runInDurableObject(inst, (o: InstallationObject, state) => {
+        o.reserveWrites(100_000);
+        state.storage.sql.exec(
+          "DELETE FROM writes WHERE rowid IN (SELECT rowid FROM writes ORDER BY at_ms DESC LIMIT ?)",
+          room,
+        );
+      });
+    const kinds = async (n: number) =>
+      (await comments(repo, n)).map((b) => /^<!-- ([a-z-]+): (\S+)/.exec(b)?.slice(1).join(" "));
+
+    const a = (await grant(stub, 1, "agent-a")).body;
+    expect(await kinds(1)).toEqual(["claimed-by agent-a"]);
+    // The budget is spent when A releases #1: its unclaimed-by is owed.
+    await budgetRoom(0);
+    expect(
+      (await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" })).status,
+    ).toBe(200);
+
+    // Room for one write: it goes to A's release, and B's grant of #2 waits.
+    await budgetRoom(1);
+    const waiting = await stub.claim(2, { agentId: "agent-b" });
+    expect(waiting).toMatchObject({
+      status: 503,
+      body: {
+        reason: "mirror-failed",
+        message: expect.stringMatching(/unclaimed-by markers go first/),
+      },
+    });
+    expect(Number(waiting.headers?.["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect(await kinds(1)).toEqual(["claimed-by agent-a", "unclaimed-by agent-a"]);
+    expect(await kinds(2)).toEqual([]);
+
+    // Room for one more: nothing is owed now, and B's grant posts its marker.
+    await budgetRoom(1);
+    const b = await grant(stub, 2, "agent-b");
+    expect(b.status).toBe(201);
+    expect(await kinds(2)).toEqual(["claimed-by agent-b"]);
+    // A's release was posted once, not again by the alarm's flush.
+    await settleAll(stub);
+    expect(await kinds(1)).toEqual(["claimed-by agent-a", "unclaimed-by agent-a"]);
   });
 
   /** Time passes until every claim's verification is due, and the alarm runs. */

@@ -1,5 +1,5 @@
 import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
-import { nextOwedWrite, releasesOwedOn } from "../../../shared/claims/owed.ts";
+import { nextOwedWrite, releasesBeforeGrant } from "../../../shared/claims/owed.ts";
 import { stuckComment } from "../../../shared/claims/rules.ts";
 import type { LabelNames } from "../../../shared/config/schema.ts";
 import type { GitHubClient } from "../../../shared/github/client.ts";
@@ -81,16 +81,15 @@ export class OwedWrites {
   }
 
   /**
-   * The `unclaimed-by` markers still owed for earlier claims of issue `number`, oldest fence
-   * first (a synchronous grant posts them before its own marker: shared/claims/owed.ts).
+   * The `unclaimed-by` markers a synchronous grant of issue `number` posts before its own:
+   * the issue's own, then a few of the repository's others (shared/claims/owed.ts).
    */
-  releasesOn(number: number, nowMs: number): FleetWrite[] {
-    return this.store.transaction(() =>
-      releasesOwedOn(this.store.claims.markersDue(), number, nowMs).map((claim) => ({
-        kind: "unclaimed-marker" as const,
-        claim,
-      })),
+  releasesBefore(number: number, nowMs: number): { own: FleetWrite[]; others: FleetWrite[] } {
+    const { own, others } = this.store.transaction(() =>
+      releasesBeforeGrant(this.store.claims.markersDue(), number, nowMs),
     );
+    const write = (claim: (typeof own)[number]) => ({ kind: "unclaimed-marker" as const, claim });
+    return { own: own.map(write), others: others.map(write) };
   }
 
   /** Records a write GitHub accepted (or refused for good), so it is never owed again. */

@@ -1,4 +1,4 @@
-import { waitBeforeClaimMs } from "../../../shared/claims/owed.ts";
+import { grantWaitsForReleases, waitBeforeClaimMs } from "../../../shared/claims/owed.ts";
 import {
   MIRROR_FAILED_RETRY_SECONDS,
   mirrorsSynchronously,
@@ -121,25 +121,35 @@ async function mirrorGrant(
       headers: { "retry-after": String(seconds) },
     };
   };
-  // An earlier claim's `unclaimed-by` still owed goes first, or IDD's reading would ignore this
-  // claim's marker (shared/claims/owed.ts, releasesOwedOn). It never holds the grant back: when
-  // the budget has no room for it or GitHub refuses it, it stays owed and the grant goes on (the
-  // marker's verification mends IDD's reading then: preemption.ts).
-  const releases = c.owed.releasesOn(row.number, now());
-  const budget = await c.installation().reserveWrites(1 + releases.length);
-  if (budget.granted < 1) {
-    return failed(false, "the installation's GitHub write budget is spent", budget.retryAtMs);
-  }
+  // Owed `unclaimed-by` markers go first: the issue's own (or IDD's reading would ignore this
+  // claim's marker), then a few of the repository's others (or grants would outrun releases for
+  // the budget). All of them and this marker must fit the budget, or the grant waits; GitHub
+  // refusing a release does not hold it back (the marker's verification mends IDD's reading
+  // then: preemption.ts). shared/claims/owed.ts, releasesBeforeGrant.
+  const owedReleases = () => {
+    const owed = c.owed.releasesBefore(row.number, now());
+    return [...owed.own, ...owed.others];
+  };
+  const budget = await c.installation().reserveWrites(1 + owedReleases().length);
+  // Read again after the wait for the budget: the alarm's flush may have posted some meanwhile.
+  const releases = owedReleases();
   const fullName = c.store.identity()!.fullName;
   const client = c.client(`mirror the claim on ${fullName}#${row.number}`);
   let releasedMs: number | null = null;
-  if (budget.granted > releases.length) {
-    for (const release of releases) {
-      await performOwed(c.owed, release, client, fullName, c.store.config().labels).catch(
-        () => undefined,
-      );
+  for (const release of releases.slice(0, budget.granted)) {
+    await performOwed(c.owed, release, client, fullName, c.store.config().labels).catch(
+      () => undefined,
+    );
+    if (release.kind === "unclaimed-marker" && release.claim.number === row.number) {
       releasedMs = Date.now();
     }
+  }
+  if (grantWaitsForReleases(budget.granted, releases.length)) {
+    const why =
+      releases.length > 0
+        ? `the installation's GitHub write budget is spent (${releases.length} earlier claims' unclaimed-by markers go first)`
+        : "the installation's GitHub write budget is spent";
+    return failed(false, why, budget.retryAtMs);
   }
   // The marker lands in a later second than the release (IDD reads a second's claims first).
   const waitMs = waitBeforeClaimMs(releasedMs, Date.now());

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
+  grantWaitsForReleases,
   nextOwedWrite,
   type OwedClaim,
   type OwedIssue,
   RELEASE_BEFORE_CLAIM_GAP_MS,
-  releasesOwedOn,
+  RELEASES_PAID_PER_GRANT,
+  releasesBeforeGrant,
   waitBeforeClaimMs,
 } from "../../../shared/claims/owed.ts";
 import { STUCK_ECHO_MARGIN_MS, stuckLabelRemovedByHand } from "../../../shared/claims/rules.ts";
@@ -138,7 +140,12 @@ describe("writes owed for the fleet", () => {
 });
 
 describe("releases a synchronous grant posts before its own marker", () => {
-  it("the issue's ended claims whose marker is on GitHub, oldest fence first; nothing else", () => {
+  const ids = (owed: { own: OwedClaim[]; others: OwedClaim[] }) => ({
+    own: owed.own.map((c) => c.claimId),
+    others: owed.others.map((c) => c.claimId),
+  });
+
+  it("the issue's ended claims whose marker is on GitHub, oldest fence first, then other issues'; nothing else", () => {
     const ended = { endedMs: NOW - 10 };
     const claims = [
       claim({ claimId: "sy-old", marker: "posted", ...ended }),
@@ -147,9 +154,33 @@ describe("releases a synchronous grant posts before its own marker", () => {
       claim({ claimId: "sy-released", marker: "released", ...ended }),
       claim({ claimId: "sy-live", marker: "posted" }),
       claim({ claimId: "sy-other-issue", number: 2, marker: "posted", ...ended }),
+      claim({ claimId: "sy-other-live", number: 4, marker: "posted" }),
     ];
-    expect(releasesOwedOn(claims, 1, NOW).map((c) => c.claimId)).toEqual(["sy-old", "sy-reposted"]);
-    expect(releasesOwedOn(claims, 3, NOW)).toEqual([]);
+    expect(ids(releasesBeforeGrant(claims, 1, NOW))).toEqual({
+      own: ["sy-old", "sy-reposted"],
+      others: ["sy-other-issue"],
+    });
+    expect(ids(releasesBeforeGrant(claims, 3, NOW))).toEqual({
+      own: [],
+      others: ["sy-old", "sy-reposted", "sy-other-issue"],
+    });
+  });
+
+  it("pays at most a few other issues' releases, the oldest; the grant waits unless all fit", () => {
+    const ended = { endedMs: NOW - 10, marker: "posted" as const };
+    const claims = Array.from({ length: RELEASES_PAID_PER_GRANT + 2 }, (_, i) =>
+      claim({ claimId: `sy-${i}`, number: 10 + i, ...ended }),
+    );
+    const owed = releasesBeforeGrant(claims, 1, NOW);
+    expect(owed.own).toEqual([]);
+    expect(owed.others.map((c) => c.claimId)).toEqual(
+      claims.slice(0, RELEASES_PAID_PER_GRANT).map((c) => c.claimId),
+    );
+    // Room for the releases but not the marker, or for less: the grant waits.
+    expect(grantWaitsForReleases(RELEASES_PAID_PER_GRANT, RELEASES_PAID_PER_GRANT)).toBe(true);
+    expect(grantWaitsForReleases(0, 0)).toBe(true);
+    expect(grantWaitsForReleases(RELEASES_PAID_PER_GRANT + 1, RELEASES_PAID_PER_GRANT)).toBe(false);
+    expect(grantWaitsForReleases(1, 0)).toBe(false);
   });
 
   it("the grant's marker waits a full second after the last release was answered", () => {
