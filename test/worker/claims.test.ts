@@ -4,9 +4,12 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { InstallationObject } from "../../functions/objects/installation/installation-object.ts";
+import type { RepoContext } from "../../functions/objects/repo/context.ts";
 import { fencedWrite } from "../../functions/objects/repo/fenced-write.ts";
+import { performOwed } from "../../functions/objects/repo/fleet-writes.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import { parseWriteMarker, withWriteMarker } from "../../shared/claims/write-records.ts";
+import { DEFAULT_CONFIG } from "../../shared/config/schema.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
 import { liveHolder, resolveClaims } from "../../shared/idd/claims.ts";
 import { parseCommentMarker, renderUnclaimedBy } from "../../shared/idd/comment-markers.ts";
@@ -527,6 +530,27 @@ describe("IDD interop", () => {
     // A's release was posted once, not again by the alarm's flush.
     await settleAll(stub);
     expect(await kinds(1)).toEqual(["claimed-by agent-a", "unclaimed-by agent-a"]);
+    // Nor by a path that read it as owed before it was posted (the flush and a grant each wait
+    // for the budget and GitHub between reading what is owed and posting it): GitHub is not asked.
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      const c = (o as unknown as { c: RepoContext }).c;
+      const asked: string[] = [];
+      const github = new Proxy({} as GitHubClient, {
+        get(_, prop) {
+          asked.push(String(prop));
+          throw new Error("GitHub must not be asked");
+        },
+      });
+      const claim = { ...c.store.claims.get(a.claimId)!, marker: "posted" as const };
+      await performOwed(
+        c.owed,
+        { kind: "unclaimed-marker", claim },
+        github,
+        repo,
+        DEFAULT_CONFIG.labels,
+      );
+      expect(asked).toEqual([]);
+    });
   });
 
   /** Time passes until every claim's verification is due, and the alarm runs. */

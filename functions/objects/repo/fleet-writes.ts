@@ -144,6 +144,17 @@ export class OwedWrites {
   }
 
   /** The write's performance under way, if one is (`performOwed`). */
+  /**
+   * Whether a release read as owed a while ago still is: the alarm's flush and a synchronous
+   * grant each read what is owed, then wait (for the budget, for GitHub); whichever comes second
+   * must not post the same `unclaimed-by` again. The flush reads its other writes afresh.
+   */
+  stillOwed(write: FleetWrite): boolean {
+    if (write.kind !== "unclaimed-marker") return true;
+    const marker = this.store.claims.get(write.claim.claimId)?.marker;
+    return marker === "posted" || marker === "repost";
+  }
+
   inFlight(write: FleetWrite): Promise<void> | undefined {
     return this.running.get(OwedWrites.key(write));
   }
@@ -264,6 +275,7 @@ export async function performOwed(
 ): Promise<void> {
   const running = owed.inFlight(write);
   if (running) return running;
+  if (!owed.stillOwed(write)) return Promise.resolve();
   return owed.track(
     write,
     (async () => {
