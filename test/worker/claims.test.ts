@@ -478,7 +478,7 @@ describe("IDD interop", () => {
   it("where IDD agents work, other issues' owed unclaimed-by markers take the write budget before a new grant's marker", async () => {
     const { stub, repo, installationId } = await install({
       repo: "idd-sync-debt/app",
-      issues: [ready(1), ready(2), ready(3)],
+      issues: [ready(1), ready(2), ready(3), ready(4)],
     });
     await sim("/users", {
       body: { login: "writer", token: "tok-idd-sync-debt", repos: { [repo]: "write" } },
@@ -507,6 +507,8 @@ describe("IDD interop", () => {
     expect(
       (await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" })).status,
     ).toBe(200);
+    // The alarm's flush finds no room and waits for the budget's next slot (a minute away).
+    await runDurableObjectAlarm(stub);
 
     // Room for one write: it goes to A's release, and B's grant of #2 waits.
     await budgetRoom(1);
@@ -530,6 +532,20 @@ describe("IDD interop", () => {
     // A's release was posted once, not again by the alarm's flush.
     await settleAll(stub);
     expect(await kinds(1)).toEqual(["claimed-by agent-a", "unclaimed-by agent-a"]);
+
+    // Two grants at once, one owed release: one of them takes it, the other does not reserve
+    // room for it too, so room for three writes is enough for both.
+    await budgetRoom(0);
+    const bFence = { claimId: b.body.claimId, fence: b.body.fence };
+    expect((await stub.release(2, { ...bFence, outcome: "abandoned" })).status).toBe(200);
+    await runDurableObjectAlarm(stub);
+    await budgetRoom(3);
+    const both = await Promise.all([
+      stub.claim(1, { agentId: "agent-c" }),
+      stub.claim(4, { agentId: "agent-d" }),
+    ]);
+    expect(both.map((r) => r.status)).toEqual([201, 201]);
+    expect(await kinds(2)).toEqual(["claimed-by agent-b", "unclaimed-by agent-b"]);
     // Nor by a path that read it as owed before it was posted (the flush and a grant each wait
     // for the budget and GitHub between reading what is owed and posting it): GitHub is not asked.
     await runInDurableObject(stub, async (o: RepoObject) => {

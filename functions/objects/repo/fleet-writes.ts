@@ -39,6 +39,12 @@ export class OwedWrites {
    * instead of posting it again.
    */
   private readonly running = new Map<string, Promise<void>>();
+  /**
+   * Claims whose `unclaimed-by` a synchronous grant has taken to post (memory only), from its
+   * read of what is owed until it has posted them: concurrent grants and the flush leave them
+   * alone, so no two paths reserve budget for the same release (the second's room was wasted).
+   */
+  private readonly taken = new Set<string>();
 
   constructor(store: RepoStore, claims: Claims) {
     this.store = store;
@@ -61,7 +67,7 @@ export class OwedWrites {
       const decision = nextOwedWrite({
         nowMs,
         config: this.store.config(),
-        claims: rows.markersDue(),
+        claims: rows.markersDue().filter((c) => !this.taken.has(c.claimId)),
         live,
         issues: [...issues.values()],
         labelsOf: (n) => this.store.issueLabels(n),
@@ -81,15 +87,32 @@ export class OwedWrites {
   }
 
   /**
-   * The `unclaimed-by` markers a synchronous grant of issue `number` posts before its own:
-   * the issue's own, then a few of the repository's others (shared/claims/owed.ts).
+   * Takes the `unclaimed-by` markers a synchronous grant of issue `number` posts before its
+   * own: the issue's own, then a few of the repository's others that no other path is posting
+   * (shared/claims/owed.ts). `own` counts the first. `give` hands them back once posted (or not).
    */
-  releasesBefore(number: number, nowMs: number): { own: FleetWrite[]; others: FleetWrite[] } {
+  takeReleasesBefore(
+    number: number,
+    nowMs: number,
+  ): { writes: FleetWrite[]; own: number; give: () => void } {
+    const busy = (claimId: string) =>
+      this.taken.has(claimId) || this.running.has(`unclaimed-marker:${claimId}`);
     const { own, others } = this.store.transaction(() =>
-      releasesBeforeGrant(this.store.claims.markersDue(), number, nowMs),
+      releasesBeforeGrant(
+        this.store.claims.markersDue().filter((c) => c.number === number || !busy(c.claimId)),
+        number,
+        nowMs,
+      ),
     );
-    const write = (claim: (typeof own)[number]) => ({ kind: "unclaimed-marker" as const, claim });
-    return { own: own.map(write), others: others.map(write) };
+    const claims = [...own, ...others];
+    for (const c of claims) this.taken.add(c.claimId);
+    return {
+      writes: claims.map((claim) => ({ kind: "unclaimed-marker" as const, claim })),
+      own: own.length,
+      give: () => {
+        for (const c of claims) this.taken.delete(c.claimId);
+      },
+    };
   }
 
   /** Records a write GitHub accepted (or refused for good), so it is never owed again. */

@@ -1,3 +1,4 @@
+import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
 import { grantWaitsForReleases, waitBeforeClaimMs } from "../../../shared/claims/owed.ts";
 import {
   MIRROR_FAILED_RETRY_SECONDS,
@@ -126,23 +127,22 @@ async function mirrorGrant(
   // the budget). All of them and this marker must fit the budget, or the grant waits; GitHub
   // refusing a release does not hold it back (the marker's verification mends IDD's reading
   // then: preemption.ts). shared/claims/owed.ts, releasesBeforeGrant.
-  const owedReleases = () => {
-    const owed = c.owed.releasesBefore(row.number, now());
-    return [...owed.own, ...owed.others];
-  };
-  const budget = await c.installation().reserveWrites(1 + owedReleases().length);
-  // Read again after the wait for the budget: the alarm's flush may have posted some meanwhile.
-  const releases = owedReleases();
+  const owed = c.owed.takeReleasesBefore(row.number, now());
+  const releases = owed.writes;
   const fullName = c.store.identity()!.fullName;
   const client = c.client(`mirror the claim on ${fullName}#${row.number}`);
   let releasedMs: number | null = null;
-  for (const release of releases.slice(0, budget.granted)) {
-    await performOwed(c.owed, release, client, fullName, c.store.config().labels).catch(
-      () => undefined,
-    );
-    if (release.kind === "unclaimed-marker" && release.claim.number === row.number) {
-      releasedMs = Date.now();
+  let budget: BudgetDecision;
+  try {
+    budget = await c.installation().reserveWrites(1 + releases.length);
+    for (const [i, release] of releases.slice(0, budget.granted).entries()) {
+      await performOwed(c.owed, release, client, fullName, c.store.config().labels).catch(
+        () => undefined,
+      );
+      if (i < owed.own) releasedMs = Date.now();
     }
+  } finally {
+    owed.give();
   }
   if (grantWaitsForReleases(budget.granted, releases.length)) {
     const why =
