@@ -478,7 +478,7 @@ describe("IDD interop", () => {
   it("where IDD agents work, other issues' owed unclaimed-by markers take the write budget before a new grant's marker", async () => {
     const { stub, repo, installationId } = await install({
       repo: "idd-sync-debt/app",
-      issues: [ready(1), ready(2), ready(3), ready(4)],
+      issues: [ready(1), ready(2), ready(3), ready(4), ready(5)],
     });
     await sim("/users", {
       body: { login: "writer", token: "tok-idd-sync-debt", repos: { [repo]: "write" } },
@@ -517,12 +517,26 @@ describe("IDD interop", () => {
       status: 503,
       body: {
         reason: "mirror-failed",
-        message: expect.stringMatching(/unclaimed-by markers go first/),
+        message: expect.stringMatching(/unclaimed-by markers of 1 earlier claim\(s\) go first/),
       },
     });
     expect(Number(waiting.headers?.["retry-after"])).toBeGreaterThanOrEqual(1);
     expect(await kinds(1)).toEqual(["claimed-by agent-a", "unclaimed-by agent-a"]);
     expect(await kinds(2)).toEqual([]);
+
+    // #1 granted at once: its marker still lands in a later second than the release another
+    // grant posted (IDD reads a second's claims before its releases).
+    await budgetRoom(1);
+    expect((await grant(stub, 1, "agent-e")).status).toBe(201);
+    const on1 = await sim<Array<{ body: string; created_at: string }>>(
+      `/repos/${repo}/issues/1/comments`,
+    );
+    expect(on1.map((c) => /^<!-- ([a-z-]+): (\S+)/.exec(c.body)?.slice(1).join(" "))).toEqual([
+      "claimed-by agent-a",
+      "unclaimed-by agent-a",
+      "claimed-by agent-e",
+    ]);
+    expect(Date.parse(on1[2]!.created_at)).toBeGreaterThan(Date.parse(on1[1]!.created_at));
 
     // Room for one more: nothing is owed now, and B's grant posts its marker.
     await budgetRoom(1);
@@ -531,7 +545,11 @@ describe("IDD interop", () => {
     expect(await kinds(2)).toEqual(["claimed-by agent-b"]);
     // A's release was posted once, not again by the alarm's flush.
     await settleAll(stub);
-    expect(await kinds(1)).toEqual(["claimed-by agent-a", "unclaimed-by agent-a"]);
+    expect(await kinds(1)).toEqual([
+      "claimed-by agent-a",
+      "unclaimed-by agent-a",
+      "claimed-by agent-e",
+    ]);
 
     // Two grants at once, one owed release: one of them takes it, the other does not reserve
     // room for it too, so room for three writes is enough for both.
@@ -541,7 +559,7 @@ describe("IDD interop", () => {
     await runDurableObjectAlarm(stub);
     await budgetRoom(3);
     const both = await Promise.all([
-      stub.claim(1, { agentId: "agent-c" }),
+      stub.claim(5, { agentId: "agent-c" }),
       stub.claim(4, { agentId: "agent-d" }),
     ]);
     expect(both.map((r) => r.status)).toEqual([201, 201]);

@@ -45,6 +45,11 @@ export class OwedWrites {
    * alone, so no two paths reserve budget for the same release (the second's room was wasted).
    */
   private readonly taken = new Set<string>();
+  /**
+   * When GitHub last answered an `unclaimed-by` on each issue (memory only): a grant of that
+   * issue waits a full second after it, whichever path posted it (`waitBeforeClaimMs`).
+   */
+  private readonly releasedAt = new Map<number, number>();
 
   constructor(store: RepoStore, claims: Claims) {
     this.store = store;
@@ -90,11 +95,12 @@ export class OwedWrites {
    * Takes the `unclaimed-by` markers a synchronous grant of issue `number` posts before its
    * own: the issue's own, then a few of the repository's others that no other path is posting
    * (shared/claims/owed.ts). `own` counts the first. `give` hands them back once posted (or not).
+   * `releasedMs`: when GitHub last answered an `unclaimed-by` on the issue, by any path.
    */
   takeReleasesBefore(
     number: number,
     nowMs: number,
-  ): { writes: FleetWrite[]; own: number; give: () => void } {
+  ): { writes: FleetWrite[]; own: number; give: () => void; releasedMs: () => number | null } {
     const busy = (claimId: string) =>
       this.taken.has(claimId) || this.running.has(`unclaimed-marker:${claimId}`);
     const { own, others } = this.store.transaction(() =>
@@ -105,13 +111,17 @@ export class OwedWrites {
       ),
     );
     const claims = [...own, ...others];
-    for (const c of claims) this.taken.add(c.claimId);
+    // The issue's own may be taken already (by a path posting it now): only what this call
+    // took is handed back by it.
+    const took = claims.filter((c) => !this.taken.has(c.claimId));
+    for (const c of took) this.taken.add(c.claimId);
     return {
       writes: claims.map((claim) => ({ kind: "unclaimed-marker" as const, claim })),
       own: own.length,
       give: () => {
-        for (const c of claims) this.taken.delete(c.claimId);
+        for (const c of took) this.taken.delete(c.claimId);
       },
+      releasedMs: () => this.releasedAt.get(number) ?? null,
     };
   }
 
@@ -128,6 +138,7 @@ export class OwedWrites {
           break;
         case "unclaimed-marker":
           rows.setMarker(write.claim.claimId, "released");
+          if (!dropped) this.releasedAt.set(write.claim.number, nowMs);
           break;
         case "processing-add":
         case "processing-renew":
@@ -166,7 +177,6 @@ export class OwedWrites {
     });
   }
 
-  /** The write's performance under way, if one is (`performOwed`). */
   /**
    * Whether a release read as owed a while ago still is: the alarm's flush and a synchronous
    * grant each read what is owed, then wait (for the budget, for GitHub); whichever comes second
@@ -178,6 +188,7 @@ export class OwedWrites {
     return marker === "posted" || marker === "repost";
   }
 
+  /** The write's performance under way, if one is (`performOwed`). */
   inFlight(write: FleetWrite): Promise<void> | undefined {
     return this.running.get(OwedWrites.key(write));
   }

@@ -127,19 +127,17 @@ async function mirrorGrant(
   // the budget). All of them and this marker must fit the budget, or the grant waits; GitHub
   // refusing a release does not hold it back (the marker's verification mends IDD's reading
   // then: preemption.ts). shared/claims/owed.ts, releasesBeforeGrant.
-  const owed = c.owed.takeReleasesBefore(row.number, now());
-  const releases = owed.writes;
   const fullName = c.store.identity()!.fullName;
   const client = c.client(`mirror the claim on ${fullName}#${row.number}`);
-  let releasedMs: number | null = null;
+  const owed = c.owed.takeReleasesBefore(row.number, now());
+  const releases = owed.writes;
   let budget: BudgetDecision;
   try {
     budget = await c.installation().reserveWrites(1 + releases.length);
-    for (const [i, release] of releases.slice(0, budget.granted).entries()) {
+    for (const release of releases.slice(0, budget.granted)) {
       await performOwed(c.owed, release, client, fullName, c.store.config().labels).catch(
         () => undefined,
       );
-      if (i < owed.own) releasedMs = Date.now();
     }
   } finally {
     owed.give();
@@ -147,12 +145,13 @@ async function mirrorGrant(
   if (grantWaitsForReleases(budget.granted, releases.length)) {
     const why =
       releases.length > 0
-        ? `the installation's GitHub write budget is spent (${releases.length} earlier claims' unclaimed-by markers go first)`
+        ? `the installation's GitHub write budget is spent (the unclaimed-by markers of ${releases.length} earlier claim(s) go first)`
         : "the installation's GitHub write budget is spent";
     return failed(false, why, budget.retryAtMs);
   }
-  // The marker lands in a later second than the release (IDD reads a second's claims first).
-  const waitMs = waitBeforeClaimMs(releasedMs, Date.now());
+  // The marker lands in a later second than the issue's last release, whichever path posted it
+  // (IDD reads a second's claims first).
+  const waitMs = waitBeforeClaimMs(owed.releasedMs(), Date.now());
   if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
   try {
     await createComment(client, fullName, row.number, claimedByBody(row));
