@@ -86,7 +86,7 @@ export function nextOwedWrite(input: OwedInput): OwedDecision {
       decision.skipMarkers.push(c.claimId);
     } else if (c.marker === "repost" && isLive(c, nowMs)) {
       if (mirror) return found({ kind: "claimed-marker", claim: c });
-    } else if ((c.marker === "posted" || c.marker === "repost") && !isLive(c, nowMs)) {
+    } else if (owesRelease(c, nowMs)) {
       return found({ kind: "unclaimed-marker", claim: c });
     }
   }
@@ -117,6 +117,14 @@ export function nextOwedWrite(input: OwedInput): OwedDecision {
   return decision;
 }
 
+/** Whether a claim owes its `unclaimed-by`: its `claimed-by` is on GitHub and it has ended. */
+export function owesRelease(
+  c: Pick<OwedClaim, "marker" | "expiresMs" | "endedMs">,
+  nowMs: number,
+): boolean {
+  return (c.marker === "posted" || c.marker === "repost") && !isLive(c, nowMs);
+}
+
 /** How many other issues' owed `unclaimed-by` markers one synchronous grant pays first. */
 export const RELEASES_PAID_PER_GRANT = 3;
 
@@ -143,9 +151,7 @@ export function releasesBeforeGrant(
   number: number,
   nowMs: number,
 ): { own: OwedClaim[]; others: OwedClaim[] } {
-  const owed = claims.filter(
-    (c) => (c.marker === "posted" || c.marker === "repost") && !isLive(c, nowMs),
-  );
+  const owed = claims.filter((c) => owesRelease(c, nowMs));
   return {
     own: owed.filter((c) => c.number === number),
     others: owed.filter((c) => c.number !== number).slice(0, RELEASES_PAID_PER_GRANT),

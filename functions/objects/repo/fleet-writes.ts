@@ -1,5 +1,5 @@
 import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
-import { nextOwedWrite, releasesBeforeGrant } from "../../../shared/claims/owed.ts";
+import { nextOwedWrite, owesRelease, releasesBeforeGrant } from "../../../shared/claims/owed.ts";
 import { stuckComment } from "../../../shared/claims/rules.ts";
 import type { LabelNames } from "../../../shared/config/schema.ts";
 import type { GitHubClient } from "../../../shared/github/client.ts";
@@ -9,6 +9,7 @@ import { formatInstant } from "../../../shared/graph/time.ts";
 import { renderClaimedBy, renderUnclaimedBy } from "../../../shared/idd/comment-markers.ts";
 import { truncateToSecond } from "../../../shared/idd/timestamp.ts";
 import type { Claims } from "./claims.ts";
+import type { ClaimRow } from "./claims-store.ts";
 import type { FleetWrite } from "./fleet-api.ts";
 import type { RepoStore } from "./repo-store.ts";
 import type { Schedules } from "./schedules-store.ts";
@@ -94,18 +95,19 @@ export class OwedWrites {
   /**
    * Takes the `unclaimed-by` markers a synchronous grant of issue `number` posts before its
    * own: the issue's own, then a few of the repository's others that no other path is posting
-   * (shared/claims/owed.ts). `own` counts the first. `give` hands them back once posted (or not).
-   * `releasedMs`: when GitHub last answered an `unclaimed-by` on the issue, by any path.
+   * (shared/claims/owed.ts). `give` hands them back once posted (or not). `releasedMs`: when
+   * GitHub last answered an `unclaimed-by` on the issue, by any path.
    */
   takeReleasesBefore(
     number: number,
     nowMs: number,
-  ): { writes: FleetWrite[]; own: number; give: () => void; releasedMs: () => number | null } {
-    const busy = (claimId: string) =>
-      this.taken.has(claimId) || this.running.has(`unclaimed-marker:${claimId}`);
+  ): { writes: FleetWrite[]; give: () => void; releasedMs: () => number | null } {
+    const busy = (claim: ClaimRow) =>
+      this.taken.has(claim.claimId) ||
+      this.running.has(OwedWrites.key({ kind: "unclaimed-marker", claim }));
     const { own, others } = this.store.transaction(() =>
       releasesBeforeGrant(
-        this.store.claims.markersDue().filter((c) => c.number === number || !busy(c.claimId)),
+        this.store.claims.markersDue().filter((c) => c.number === number || !busy(c)),
         number,
         nowMs,
       ),
@@ -117,7 +119,6 @@ export class OwedWrites {
     for (const c of took) this.taken.add(c.claimId);
     return {
       writes: claims.map((claim) => ({ kind: "unclaimed-marker" as const, claim })),
-      own: own.length,
       give: () => {
         for (const c of took) this.taken.delete(c.claimId);
       },
@@ -184,8 +185,8 @@ export class OwedWrites {
    */
   stillOwed(write: FleetWrite): boolean {
     if (write.kind !== "unclaimed-marker") return true;
-    const marker = this.store.claims.get(write.claim.claimId)?.marker;
-    return marker === "posted" || marker === "repost";
+    const row = this.store.claims.get(write.claim.claimId);
+    return row !== undefined && owesRelease(row, Date.now());
   }
 
   /** The write's performance under way, if one is (`performOwed`). */
