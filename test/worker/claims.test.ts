@@ -44,6 +44,9 @@ async function comments(repo: string, number: number): Promise<string[]> {
   return list.map((c) => c.body);
 }
 
+/** A marker comment's kind and agent ("claimed-by agent-a"), undefined for other comments. */
+const markerWho = (body: string) => /^<!-- ([a-z-]+): (\S+)/.exec(body)?.slice(1).join(" ");
+
 /** The holder's text of each comment: a fenced comment ends with its write marker. */
 async function texts(repo: string, number: number): Promise<string[]> {
   return (await comments(repo, number)).map((b) =>
@@ -402,7 +405,7 @@ describe("IDD interop", () => {
     await flushing;
     await settleAll(stub);
     const markers = (await comments(repo, 1)).filter((body) => body.includes("claimed-by"));
-    expect(markers.map((m) => /^<!-- ([a-z-]+): (\S+)/.exec(m)?.slice(1).join(" "))).toEqual([
+    expect(markers.map(markerWho)).toEqual([
       "claimed-by agent-a",
       "unclaimed-by agent-a",
       "claimed-by agent-b",
@@ -448,7 +451,7 @@ describe("IDD interop", () => {
     const list = await sim<Array<{ id: number; body: string; created_at: string; user: string }>>(
       `/repos/${repo}/issues/1/comments`,
     );
-    const kinds = list.map((c) => /^<!-- ([a-z-]+): (\S+)/.exec(c.body)?.slice(1).join(" "));
+    const kinds = list.map((c) => markerWho(c.body));
     // ...after A's owed unclaimed-by, posted once: the grant waits for the alarm's post in
     // flight instead of sending it again (regression), and in a later second: IDD reads a
     // second's claims before its releases.
@@ -497,8 +500,7 @@ describe("IDD interop", () => {
           room,
         );
       });
-    const kinds = async (n: number) =>
-      (await comments(repo, n)).map((b) => /^<!-- ([a-z-]+): (\S+)/.exec(b)?.slice(1).join(" "));
+    const kinds = async (n: number) => (await comments(repo, n)).map(markerWho);
 
     const a = (await grant(stub, 1, "agent-a")).body;
     expect(await kinds(1)).toEqual(["claimed-by agent-a"]);
@@ -531,7 +533,7 @@ describe("IDD interop", () => {
     const on1 = await sim<Array<{ body: string; created_at: string }>>(
       `/repos/${repo}/issues/1/comments`,
     );
-    expect(on1.map((c) => /^<!-- ([a-z-]+): (\S+)/.exec(c.body)?.slice(1).join(" "))).toEqual([
+    expect(on1.map((c) => markerWho(c.body))).toEqual([
       "claimed-by agent-a",
       "unclaimed-by agent-a",
       "claimed-by agent-e",
@@ -620,10 +622,7 @@ describe("IDD interop", () => {
     await settleAll(stub);
     if (agoMs > 0) await sim("/clock", { body: { now: null } });
     const bodies = await comments(repo, 1);
-    expect(bodies.map((b) => /^<!-- ([a-z-]+): (\S+)/.exec(b)?.slice(1).join(" "))).toEqual([
-      "claimed-by idd-bot",
-      "claimed-by agent-a",
-    ]);
+    expect(bodies.map(markerWho)).toEqual(["claimed-by idd-bot", "claimed-by agent-a"]);
     return { stub, repo, fence: { claimId: g.claimId, fence: g.fence } };
   }
 
