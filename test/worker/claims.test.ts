@@ -64,6 +64,19 @@ async function grant(stub: Stub, n: number | null, agentId: string, extra = {}, 
 
 const ready = (n: number, extra = {}) => seedIssue(n, { labels: ["agent:ready"], ...extra });
 
+/** The installation's write budget has room for `room` more writes now. */
+const setBudgetRoom = (installationId: number, room: number) =>
+  runInDurableObject(installationStub(installationId), (o: InstallationObject, state) => {
+    o.reserveWrites(100_000);
+    state.storage.sql.exec(
+      "DELETE FROM writes WHERE rowid IN (SELECT rowid FROM writes ORDER BY at_ms DESC LIMIT ?)",
+      room,
+    );
+  });
+
+/** The RepoObject's context (what its RPC methods run on). */
+const contextOf = (o: RepoObject) => (o as unknown as { c: RepoContext }).c;
+
 describe("claims", () => {
   it("grants one holder; a second claim conflicts and names the holder; heartbeat extends; release frees", async () => {
     const { stub } = await install({ repo: "claims-basic/app", issues: [ready(1), ready(2)] });
@@ -490,16 +503,7 @@ describe("IDD interop", () => {
       body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
     });
     await deliverAll();
-    const inst = installationStub(installationId);
-    /** The installation's write budget has room for `room` more writes now. */
-    const budgetRoom = (room: number) =>
-      runInDurableObject(inst, (o: InstallationObject, state) => {
-        o.reserveWrites(100_000);
-        state.storage.sql.exec(
-          "DELETE FROM writes WHERE rowid IN (SELECT rowid FROM writes ORDER BY at_ms DESC LIMIT ?)",
-          room,
-        );
-      });
+    const budgetRoom = (room: number) => setBudgetRoom(installationId, room);
     const kinds = async (n: number) => (await comments(repo, n)).map(markerWho);
 
     const a = (await grant(stub, 1, "agent-a")).body;
@@ -569,7 +573,7 @@ describe("IDD interop", () => {
     // Nor by a path that read it as owed before it was posted (the flush and a grant each wait
     // for the budget and GitHub between reading what is owed and posting it): GitHub is not asked.
     await runInDurableObject(stub, async (o: RepoObject) => {
-      const c = (o as unknown as { c: RepoContext }).c;
+      const c = contextOf(o);
       const asked: string[] = [];
       const github = new Proxy({} as GitHubClient, {
         get(_, prop) {
