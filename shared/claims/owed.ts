@@ -117,6 +117,22 @@ export function nextOwedWrite(input: OwedInput): OwedDecision {
   return decision;
 }
 
+/**
+ * The markers the alarm's flush decides on (nextOwedWrite) while other paths post some
+ * releases (`taken`: claims whose `unclaimed-by` a synchronous grant is posting): none of an
+ * issue with a taken release, not only the taken claim's. A later claim of that issue owes its
+ * `claimed-by` after that release, and the grant posts the release on its own time: a
+ * `claimed-by` landing first is read while the earlier claim is still active, and ignored. The
+ * flush decides again once the release is posted or handed back (the grant's end owes a flush).
+ */
+export function markersFreeToFlush<C extends Pick<OwedClaim, "claimId" | "number">>(
+  claims: readonly C[],
+  taken: ReadonlySet<string>,
+): C[] {
+  const held = new Set(claims.filter((c) => taken.has(c.claimId)).map((c) => c.number));
+  return claims.filter((c) => !held.has(c.number));
+}
+
 /** Whether a claim owes its `unclaimed-by`: its `claimed-by` is on GitHub and it has ended. */
 export function owesRelease(
   c: Pick<OwedClaim, "marker" | "expiresMs" | "endedMs">,

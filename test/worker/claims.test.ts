@@ -64,6 +64,28 @@ async function grant(stub: Stub, n: number | null, agentId: string, extra = {}, 
 
 const ready = (n: number, extra = {}) => seedIssue(n, { labels: ["agent:ready"], ...extra });
 
+/** The installation's write budget has room for `room` more writes now. */
+const setBudgetRoom = (installationId: number, room: number) =>
+  runInDurableObject(installationStub(installationId), (o: InstallationObject, state) => {
+    o.reserveWrites(100_000);
+    state.storage.sql.exec(
+      "DELETE FROM writes WHERE rowid IN (SELECT rowid FROM writes ORDER BY at_ms DESC LIMIT ?)",
+      room,
+    );
+  });
+
+/** The RepoObject's context (what its RPC methods run on). */
+const contextOf = (o: RepoObject) => (o as unknown as { c: RepoContext }).c;
+
+/** The alarm's `fleet` schedule runs now (the flush of the writes owed for the fleet). */
+async function flushNow(stub: Stub) {
+  await runInDurableObject(stub, async (o: RepoObject) => {
+    o.schedules.at("fleet", Date.now());
+    await o.schedules.rearm();
+  });
+  await runDurableObjectAlarm(stub);
+}
+
 describe("claims", () => {
   it("grants one holder; a second claim conflicts and names the holder; heartbeat extends; release frees", async () => {
     const { stub } = await install({ repo: "claims-basic/app", issues: [ready(1), ready(2)] });
@@ -490,16 +512,7 @@ describe("IDD interop", () => {
       body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
     });
     await deliverAll();
-    const inst = installationStub(installationId);
-    /** The installation's write budget has room for `room` more writes now. */
-    const budgetRoom = (room: number) =>
-      runInDurableObject(inst, (o: InstallationObject, state) => {
-        o.reserveWrites(100_000);
-        state.storage.sql.exec(
-          "DELETE FROM writes WHERE rowid IN (SELECT rowid FROM writes ORDER BY at_ms DESC LIMIT ?)",
-          room,
-        );
-      });
+    const budgetRoom = (room: number) => setBudgetRoom(installationId, room);
     const kinds = async (n: number) => (await comments(repo, n)).map(markerWho);
 
     const a = (await grant(stub, 1, "agent-a")).body;
@@ -569,7 +582,7 @@ describe("IDD interop", () => {
     // Nor by a path that read it as owed before it was posted (the flush and a grant each wait
     // for the budget and GitHub between reading what is owed and posting it): GitHub is not asked.
     await runInDurableObject(stub, async (o: RepoObject) => {
-      const c = (o as unknown as { c: RepoContext }).c;
+      const c = contextOf(o);
       const asked: string[] = [];
       const github = new Proxy({} as GitHubClient, {
         get(_, prop) {
@@ -587,6 +600,58 @@ describe("IDD interop", () => {
       );
       expect(asked).toEqual([]);
     });
+  });
+
+  it("while a grant posts an issue's owed unclaimed-by, the alarm's flush posts no marker of that issue, so a later claim's claimed-by lands after it", async () => {
+    const { stub, repo, installationId } = await install({
+      repo: "idd-flush-order/app",
+      issues: [ready(1), ready(2)],
+    });
+    const kinds = async (n: number) => (await comments(repo, n)).map(markerWho);
+    const a = (await grant(stub, 1, "agent-a")).body;
+    await settleAll(stub);
+    expect(await kinds(1)).toEqual(["claimed-by agent-a"]);
+    // With the budget spent, A releases #1 and B is granted #1 (mirrored by the flush, as where
+    // no IDD agent works): A's unclaimed-by and B's claimed-by are both owed, and a flush the
+    // runtime fires meanwhile finds no room.
+    await setBudgetRoom(installationId, 0);
+    await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" });
+    expect((await grant(stub, 1, "agent-b")).status).toBe(201);
+    // A synchronous grant of #2 takes A's release to post it first, and is held there.
+    let taken: ReturnType<RepoContext["owed"]["takeReleasesBefore"]> | undefined;
+    await runInDurableObject(stub, (o: RepoObject) => {
+      taken = contextOf(o).owed.takeReleasesBefore(2, Date.now());
+    });
+    expect(taken!.writes).toMatchObject([
+      { kind: "unclaimed-marker", claim: { claimId: a.claimId } },
+    ]);
+    // The flush, with room now, leaves every marker of #1 to the grant's release: B's
+    // claimed-by before A's unclaimed-by would read as a claim made while A still holds #1
+    // (IDD ignores it).
+    await setBudgetRoom(installationId, 10);
+    await flushNow(stub);
+    expect(await kinds(1)).toEqual(["claimed-by agent-a"]);
+    // The grant posts A's release and hands it back; the next flush posts B's marker after it.
+    await runInDurableObject(stub, async (o: RepoObject) => {
+      const c = contextOf(o);
+      for (const w of taken!.writes) {
+        await performOwed(
+          c.owed,
+          w,
+          c.client("test: the grant's release"),
+          repo,
+          DEFAULT_CONFIG.labels,
+        );
+      }
+      taken!.give();
+      await c.schedules.rearm();
+    });
+    await settleAll(stub);
+    expect(await kinds(1)).toEqual([
+      "claimed-by agent-a",
+      "unclaimed-by agent-a",
+      "claimed-by agent-b",
+    ]);
   });
 
   /** Time passes until every claim's verification is due, and the alarm runs. */

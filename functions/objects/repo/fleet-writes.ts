@@ -1,5 +1,10 @@
 import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
-import { nextOwedWrite, owesRelease, releasesBeforeGrant } from "../../../shared/claims/owed.ts";
+import {
+  markersFreeToFlush,
+  nextOwedWrite,
+  owesRelease,
+  releasesBeforeGrant,
+} from "../../../shared/claims/owed.ts";
 import { stuckComment } from "../../../shared/claims/rules.ts";
 import type { LabelNames } from "../../../shared/config/schema.ts";
 import type { GitHubClient } from "../../../shared/github/client.ts";
@@ -44,6 +49,8 @@ export class OwedWrites {
    * Claims whose `unclaimed-by` a synchronous grant has taken to post (memory only), from its
    * read of what is owed until it has posted them: concurrent grants and the flush leave them
    * alone, so no two paths reserve budget for the same release (the second's room was wasted).
+   * The flush leaves every marker of their issues alone too (markersFreeToFlush), so a later
+   * claim's `claimed-by` never lands before the release.
    */
   private readonly taken = new Set<string>();
   /**
@@ -73,7 +80,9 @@ export class OwedWrites {
       const decision = nextOwedWrite({
         nowMs,
         config: this.store.config(),
-        claims: rows.markersDue().filter((c) => !this.taken.has(c.claimId)),
+        // Not only the taken claims: every marker of their issues waits for the grant's
+        // release, or a later claim's claimed-by could land before it (issue 21).
+        claims: markersFreeToFlush(rows.markersDue(), this.taken),
         live,
         issues: [...issues.values()],
         labelsOf: (n) => this.store.issueLabels(n),
@@ -121,6 +130,9 @@ export class OwedWrites {
       writes: claims.map((claim) => ({ kind: "unclaimed-marker" as const, claim })),
       give: () => {
         for (const c of took) this.taken.delete(c.claimId);
+        // The flush left these issues' markers alone meanwhile (markersFreeToFlush): it runs
+        // again for them.
+        if (took.length > 0) this.claims.owe(Date.now());
       },
       releasedMs: () => this.releasedAt.get(number) ?? null,
     };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   grantWaitsForReleases,
+  markersFreeToFlush,
   nextOwedWrite,
   type OwedClaim,
   type OwedIssue,
@@ -81,6 +82,36 @@ describe("writes owed for the fleet", () => {
       kind: "unclaimed-marker",
       claim: { claimId: "sy-1" },
     });
+  });
+
+  it("an issue's release goes before a later claim's marker posted again, and before any marker of it when nothing is taken", () => {
+    const old = claim({ marker: "posted", endedMs: NOW - 5 });
+    const reposted = claim({ claimId: "sy-2", marker: "repost" });
+    expect(decide({ claims: [old, reposted], live: new Set([1]) }).write).toMatchObject({
+      kind: "unclaimed-marker",
+      claim: { claimId: "sy-1" },
+    });
+    const oldReposted = claim({ marker: "repost", endedMs: NOW - 5 });
+    const next = claim({ claimId: "sy-2" });
+    expect(
+      decide({ claims: markersFreeToFlush([oldReposted, next], new Set()), live: new Set([1]) })
+        .write,
+    ).toMatchObject({ kind: "unclaimed-marker", claim: { claimId: "sy-1" } });
+  });
+
+  it("a release another path is posting holds back every marker of its issue, not only its own", () => {
+    const old = claim({ marker: "posted", endedMs: NOW - 5 });
+    const next = claim({ claimId: "sy-2", marker: "repost" });
+    const elsewhere = claim({ claimId: "sy-3", number: 2 });
+    const free = markersFreeToFlush([old, next, elsewhere], new Set(["sy-1"]));
+    expect(free.map((c) => c.claimId)).toEqual(["sy-3"]);
+    expect(decide({ claims: free, live: new Set([1, 2]) }).write).toMatchObject({
+      kind: "claimed-marker",
+      claim: { claimId: "sy-3" },
+    });
+    // Posted (no longer due) or handed back: the issue's markers are free again, release first.
+    expect(markersFreeToFlush([next], new Set(["sy-1"]))).toEqual([next]);
+    expect(markersFreeToFlush([old, next], new Set())).toEqual([old, next]);
   });
 
   it("mirroring off: no markers, no processing label", () => {
