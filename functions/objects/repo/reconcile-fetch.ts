@@ -68,17 +68,16 @@ function settleWindows(
   windows: readonly ReplyWindow[],
   readStartedMs: number,
 ): void {
-  for (const w of windows) {
-    const listed = w.comments.map((c) => ({ id: c.id, createdAt: c.created_at }));
-    store.replies.settleWindow(
-      w.number,
-      listed,
-      w.totalCount,
-      w.whole,
-      readStartedMs,
-      w.joins === true,
-    );
-  }
+  store.replies.settleWindows(
+    windows.map((w) => ({
+      number: w.number,
+      listed: w.comments.map((c) => ({ id: c.id, createdAt: c.created_at })),
+      totalCount: w.totalCount,
+      whole: w.whole,
+      joins: w.joins === true,
+    })),
+    readStartedMs,
+  );
 }
 
 /** How a full run is cut into alarm runs: `pageSize` issues a page, `pagesPerRun` pages a step. */
