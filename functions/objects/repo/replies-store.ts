@@ -14,7 +14,9 @@ import {
   classifyReplyComment,
   openingIsHuman,
   REPLY_RULES_VERSION,
+  type ReplyQuiet,
   type ReplyRole,
+  replyQuiet,
 } from "../../../shared/queue/reply-state.ts";
 import { keyChunks, tupleChunks } from "../json-batches.ts";
 import type { Sql } from "../sql.ts";
@@ -64,8 +66,19 @@ export const HISTORY_CACHE_MAX = 10_000;
 /** More changed issues than this since the last read: one full read beats one read each. */
 const HISTORY_REFRESH_MAX = 200;
 
+/** What the quiet index says of an issue number (`ReplyQuiet`, and two states of its own). */
+const UNKNOWN = 0; // written since it was read (or never read): read it
+const LOUD = 1; // `replyQuiet` null: read it
+const SILENT = 2;
+const NO_AGENT = 3;
+const NO_OPENING = 4; // no opening row: nothing to read
+
+/** `histories`' reader may leave out an open issue whose stored history is this quiet. */
+export type SkipHistory = (number: number, quiet: ReplyQuiet) => boolean;
+
 export class RepliesStore {
   private readonly sql: Sql;
+  private readonly cacheMax: number;
   /** Called when an answered input is recorded (the queue view rebuilds). */
   onChange: (() => void) | null = null;
   /**
@@ -79,14 +92,27 @@ export class RepliesStore {
   private readonly stale = new Set<number>();
   /** Bumped by every write: a read that saw one meanwhile does not keep what it read. */
   private writes = 0;
+  /**
+   * Above `HISTORY_CACHE_MAX` issues: how quiet each issue's stored history is (`replyQuiet`),
+   * by number, made by a whole read and kept current by `touched`, or null. A read given `skip`
+   * then reads from storage only the histories its caller cannot leave out: at 100,000 issues
+   * a queue view read every one on every change (about 0.8 s), nearly all of them quiet.
+   */
+  private quiet: Uint8Array | null = null;
+  /** The index a whole read is making (writes meanwhile mark it too); installed when it ends. */
+  private building: Uint8Array | null = null;
 
-  constructor(sql: Sql) {
+  /** `cacheMax`: `HISTORY_CACHE_MAX` but in tests of the quiet index. */
+  constructor(sql: Sql, cacheMax = HISTORY_CACHE_MAX) {
     this.sql = sql;
+    this.cacheMax = cacheMax;
   }
 
   /** Issue `number`'s history changed: the cache reads it again. */
   private touched(number: number): void {
     this.writes += 1;
+    if (this.quiet !== null) this.quiet = mark(this.quiet, number, UNKNOWN);
+    if (this.building !== null) this.building = mark(this.building, number, UNKNOWN);
     if (this.cache === null) return;
     this.stale.add(number);
     if (this.stale.size > HISTORY_REFRESH_MAX) this.dropCache();
@@ -97,6 +123,8 @@ export class RepliesStore {
     this.writes += 1;
     this.cache = null;
     this.stale.clear();
+    this.quiet = null;
+    this.building = null;
   }
 
   /**
@@ -253,12 +281,14 @@ export class RepliesStore {
   /**
    * Every issue's history that has an opening row, ascending by number: kept in memory up to
    * `HISTORY_CACHE_MAX` issues (then only what was written since is read again), else read
-   * `chunk` issues at a time (a large repository's openings are never all in memory): its comments only when
+   * `chunk` issues at a time (a large repository's openings are never all in memory), and once
+   * read whole, only the ones `skip` does not leave out (the quiet index). Its comments only when
    * every comment GitHub counts in the part of the thread read last (and after it) was seen,
    * classified by the current rules (else not evaluated). A part that is not the whole thread
    * is `partial`: the rules decide it only when it shows enough (`summarizeClassified`).
    */
-  *histories(chunk = 500): Generator<StoredReplyHistory> {
+  *histories(opts: { skip?: SkipHistory; chunk?: number } = {}): Generator<StoredReplyHistory> {
+    const chunk = opts.chunk ?? 500;
     if (this.cache !== null) {
       this.refresh();
       // A copy: a write during the caller's loop marks its issue stale, never this list.
@@ -267,34 +297,93 @@ export class RepliesStore {
         return;
       }
     }
+    if (this.quiet !== null && opts.skip !== undefined) {
+      yield* this.someHistories(this.quiet, opts.skip, chunk);
+      return;
+    }
     const writes = this.writes;
     let kept: Map<number, StoredReplyHistory> | null = new Map();
+    let index: Uint8Array = new Uint8Array(1).fill(NO_OPENING);
+    this.building = index;
     let after = 0;
-    for (;;) {
-      const openings = this.sql<OpeningRow>`SELECT * FROM reply_openings WHERE number > ${after}
-        ORDER BY number LIMIT ${chunk}`;
-      if (openings.length === 0) break;
-      const first = openings[0]!.number;
-      after = openings.at(-1)!.number;
-      const byIssue = new Map<number, CommentRow[]>();
-      for (const r of this.sql<CommentRow>`SELECT * FROM reply_comments
-          WHERE number BETWEEN ${first} AND ${after} AND role != 'deleted' ORDER BY number, id`) {
-        const list = byIssue.get(r.number);
-        if (list) list.push(r);
-        else byIssue.set(r.number, [r]);
+    try {
+      for (;;) {
+        const openings = this.sql<OpeningRow>`SELECT * FROM reply_openings WHERE number > ${after}
+          ORDER BY number LIMIT ${chunk}`;
+        if (openings.length === 0) break;
+        const first = openings[0]!.number;
+        after = openings.at(-1)!.number;
+        const byIssue = this.commentsOf(
+          this.sql<CommentRow>`SELECT * FROM reply_comments
+            WHERE number BETWEEN ${first} AND ${after} AND role != 'deleted' ORDER BY number, id`,
+        );
+        const histories = openings.map((o) => historyOf(o, byIssue.get(o.number) ?? []));
+        // Marked before any is handed out: a write during the caller's loop marks after it.
+        index = this.building ?? index;
+        for (const h of histories) index = mark(index, h.number, quietCode(h));
+        if (this.building !== null) this.building = index;
+        for (const history of histories) {
+          if (kept !== null && kept.size >= this.cacheMax) kept = null;
+          kept?.set(history.number, history);
+          yield history;
+        }
       }
-      for (const o of openings) {
-        const history = historyOf(o, byIssue.get(o.number) ?? []);
-        if (kept !== null && kept.size >= HISTORY_CACHE_MAX) kept = null;
-        kept?.set(o.number, history);
-        yield history;
+      // Kept only when read whole with no write meanwhile; the index, when read whole (a write
+      // meanwhile marked its issue).
+      if (kept !== null && this.writes === writes) {
+        this.cache = kept;
+        this.stale.clear();
+      } else if (kept === null && this.building !== null) {
+        this.quiet = this.building;
       }
+    } finally {
+      this.building = null;
     }
-    // Kept only when read whole with no write meanwhile.
-    if (kept !== null && this.writes === writes) {
-      this.cache = kept;
-      this.stale.clear();
+  }
+
+  /** The histories the quiet index and `skip` do not leave out, read by number (`histories`). */
+  private *someHistories(
+    index: Uint8Array,
+    skip: SkipHistory,
+    chunk: number,
+  ): Generator<StoredReplyHistory> {
+    const numbers: number[] = [];
+    for (let n = 1; n < index.length; n++) {
+      const code = index[n]!;
+      if (code === NO_OPENING) continue;
+      if (skip(n, code === SILENT ? "silent" : code === NO_AGENT ? "no-agent" : null)) continue;
+      numbers.push(n);
     }
+    for (let i = 0; i < numbers.length; i += chunk) {
+      const json = JSON.stringify(numbers.slice(i, i + chunk));
+      const openings = this.sql<OpeningRow>`SELECT * FROM reply_openings
+        WHERE number IN (SELECT value FROM json_each(${json})) ORDER BY number`;
+      const byIssue = this.commentsOf(
+        this.sql<CommentRow>`SELECT * FROM reply_comments
+          WHERE number IN (SELECT value FROM json_each(${json})) AND role != 'deleted'
+          ORDER BY number, id`,
+      );
+      const histories = openings.map((o) => historyOf(o, byIssue.get(o.number) ?? []));
+      // Marked before any is handed out, and only in the index still kept (a rollback drops it).
+      if (this.quiet === index) {
+        let marked = index;
+        for (const n of JSON.parse(json) as number[]) marked = mark(marked, n, NO_OPENING);
+        for (const h of histories) marked = mark(marked, h.number, quietCode(h));
+        this.quiet = index = marked;
+      }
+      yield* histories;
+    }
+  }
+
+  /** Comment rows (ascending by issue, then id) by issue. */
+  private commentsOf(rows: readonly CommentRow[]): Map<number, CommentRow[]> {
+    const byIssue = new Map<number, CommentRow[]>();
+    for (const r of rows) {
+      const list = byIssue.get(r.number);
+      if (list) list.push(r);
+      else byIssue.set(r.number, [r]);
+    }
+    return byIssue;
   }
 
   /** Reads again the kept histories of the issues written since (`stale`). */
@@ -314,7 +403,7 @@ export class RepliesStore {
       cache.set(number, historyOf(o, rows));
     }
     this.stale.clear();
-    if (cache.size > HISTORY_CACHE_MAX) {
+    if (cache.size > this.cacheMax) {
       this.dropCache();
       return;
     }
@@ -645,4 +734,24 @@ function readCutoffMs(listed: ReadonlyArray<{ createdAt: string }>, readStartedM
 
 function issueUrl(repo: string | null, number: number): string {
   return `https://github.com/${repo ?? "unknown/unknown"}/issues/${number}`;
+}
+
+/** The quiet index's code of a history (`replyQuiet`). */
+function quietCode(history: StoredReplyHistory): number {
+  const quiet = replyQuiet(history);
+  return quiet === "silent" ? SILENT : quiet === "no-agent" ? NO_AGENT : LOUD;
+}
+
+/**
+ * Sets issue `number`'s code in a quiet index, grown (numbers beyond it have no opening) when
+ * the number is past its end; returns the index to keep.
+ */
+function mark(index: Uint8Array, number: number, code: number): Uint8Array {
+  let out = index;
+  if (number >= out.length) {
+    out = new Uint8Array(Math.max(number + 1, out.length * 2)).fill(NO_OPENING);
+    out.set(index);
+  }
+  out[number] = code;
+  return out;
 }
