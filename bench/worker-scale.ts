@@ -6,6 +6,7 @@
 // and while the producer runs, close → `agent:ready`, webhook acknowledgements while the
 // producer plans, and the same reconcile at a GitHub latency of 300 ms a request with the
 // Worker killed and restarted in the middle.
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import process from "node:process";
 import { Worker } from "node:worker_threads";
@@ -30,10 +31,16 @@ const LATENCY_MS = 300;
  * runs of the 100k repository swing by about 15 MiB).
  */
 const RUNS = Math.max(1, Number(process.env.BENCH_SCALE_RUNS ?? 1));
+/**
+ * `queue.replies` in the repository's `.github/switchyard.yml` (unset: no file, the default
+ * `answers`): `off` measures the graph without reply state (issue 22).
+ */
+const REPLIES = process.env.BENCH_SCALE_REPLIES;
 /** Blocker → blocked pairs added to the repository, one per close → `agent:ready` sample. */
 const CHAINS = 5;
 const ACK_RATE = 20;
 const OWNER = "scale";
+const CONFIG_PATH = ".github/switchyard.yml";
 const MiB = 2 ** 20;
 
 /** Sends the signed deliveries at a fixed rate and posts back each one's latency (ms). */
@@ -304,6 +311,12 @@ async function run(n: number, opts: { latencyMs: number; restart: boolean }): Pr
     const state = stack.sim.sim.state;
     seedSnapshot(state, repository(n, name));
     const repo = state.requireRepo(OWNER, name);
+    if (REPLIES !== undefined) {
+      const text = `queue:\n  replies: ${REPLIES}\n`;
+      const size = Buffer.byteLength(text);
+      const sha = createHash("sha1").update(`blob ${size}\0${text}`).digest("hex");
+      repo.files.set(CONFIG_PATH, { path: CONFIG_PATH, text, sha, size });
+    }
     stack.sim.sim.webhooks.pushUrl = `${stack.workerUrl}/webhooks/github`;
     const token = `ghp_scale${crypto.randomUUID().replace(/-/g, "")}`;
     const registered = await fetch(`${stack.sim.url}/_sim/users`, {
@@ -507,7 +520,7 @@ export const workerScale: Benchmark = {
     const fmt = (x: number, d = 0) => x.toFixed(d);
     return {
       report: [
-        `wrangler dev with default settings, V8 flags: ${workerdV8Flags(process.env) || "none"} (MINIFLARE_WORKERD_V8_FLAGS); simulator in this process; bodies of ~600 bytes; ${RUNS} run(s) a size, targets on the median (BENCH_SCALE_RUNS)`,
+        `wrangler dev with default settings, V8 flags: ${workerdV8Flags(process.env) || "none"} (MINIFLARE_WORKERD_V8_FLAGS); simulator in this process; bodies of ~600 bytes; ${RUNS} run(s) a size, targets on the median (BENCH_SCALE_RUNS); queue.replies: ${REPLIES ?? "default"} (BENCH_SCALE_REPLIES)`,
         "| issues | GitHub latency | restart mid-reconcile | first full reconcile s | per 1,000 issues s | RSS over idle, reconcile MiB | RSS over idle, producer MiB | isolate memory peak, reconcile MiB | isolate memory peak, producer MiB | close → agent:ready median ms (max) | ack p50/p99 idle ms | ack p50/p99 during producer ms | graph complete |",
         "|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:-:|",
         ...runs.map(

@@ -319,6 +319,33 @@ export function replyAuthorScope(labels: readonly string[], policy: ReplyPolicy)
   return labels.some((l) => l.toLowerCase() === needsHuman) ? "any" : "answers";
 }
 
+/**
+ * What a history read whole can never give the queue whatever the trust (the permission cache,
+ * `queue.replyAuthors`), so a reader need not read it again until it changes: `silent` (no human
+ * input at all: no human comment, an opening that is not human input) gives nothing under any
+ * policy and labels; `no-agent` (no agent comment) gives nothing where only answers to an agent
+ * count (`answers` scope: an issue without `labels.needsHuman`); null: it must be read (a thread
+ * not seen whole, or a part of one, is read so the `replies` schedule can read it).
+ */
+export type ReplyQuiet = "silent" | "no-agent" | null;
+
+export function replyQuiet(history: ClassifiedHistory): ReplyQuiet {
+  if (history.comments === undefined || history.partial === true) return null;
+  let human = history.openingIsHuman;
+  for (const c of history.comments) {
+    if (c.role === "agent") return null;
+    if (c.role === "human") human = true;
+  }
+  return human ? "no-agent" : "silent";
+}
+
+/** Whether a history that is `quiet` gives nothing to an issue read with `scope` (test: a property). */
+export function quietFor(quiet: ReplyQuiet, scope: ReplyAuthorScope): boolean {
+  if (scope === "none") return true;
+  if (quiet === "silent") return true;
+  return quiet === "no-agent" && scope === "answers";
+}
+
 export interface ReplyPolicy {
   replies: Config["queue"]["replies"];
   /** `labels.needsHuman`: an issue carrying it waits for a person, so any answer counts. */

@@ -1,6 +1,6 @@
 import type { Config } from "../../../shared/config/schema.ts";
 import type { GraphAnalysis } from "../../../shared/graph/analyze.ts";
-import type { CompactGraph } from "../../../shared/graph/compact.ts";
+import { type CompactGraph, STATE_OPEN } from "../../../shared/graph/compact.ts";
 import {
   analyzeCompactSteps,
   asGraphAnalysis,
@@ -17,7 +17,9 @@ import { impactLookup } from "../../../shared/queue/impact.ts";
 import { type QueueItem, queueItems } from "../../../shared/queue/queue.ts";
 import {
   decideReply,
+  quietFor,
   type Reply,
+  type ReplyQuiet,
   replyAuthorScope,
   replyAuthorToCheck,
   replyExclusion,
@@ -148,8 +150,15 @@ export function* buildQueueViewSteps(
       const answered = store.replies.answered();
       // An input whose reply claims kept ending without `done` is parked until newer input.
       const attempts = store.replies.attempts();
+      // What a history gives nothing to is not read (a closed issue; a quiet history under its
+      // issue's labels: shared/queue/reply-state.ts, `quietFor`); what is read is decided below.
+      const skip = (n: number, quiet: ReplyQuiet) => {
+        const slot = graph.presentSlot(n);
+        if (slot === -1 || graph.state[slot] !== STATE_OPEN) return true;
+        return quietFor(quiet, replyAuthorScope(graph.labelsOf(slot), policy));
+      };
       let read = 0;
-      for (const history of store.replies.histories()) {
+      for (const history of store.replies.histories({ skip })) {
         // Every open issue has a history once reconciled: webhooks get their turn in between.
         if (++read % 500 === 0) yield;
         const facts = analysis.factsOf(history.number);

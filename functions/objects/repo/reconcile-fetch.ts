@@ -51,10 +51,17 @@ export interface ReconcileStep {
 function replyReading(store: RepoStore): { replies?: ReplyTrust } {
   const { queue } = store.config();
   if (queue.replies === "off") return {};
+  // One read of the permission cache per login per read of pages, however many comments they
+  // wrote (each statement costs native memory under workerd: json-batches.ts).
+  const known = new Map<string, boolean | undefined>();
   return {
     replies: {
       replyAuthors: queue.replyAuthors,
-      knownWrite: (login) => store.claims.trust(login),
+      knownWrite: (login) => {
+        const key = login.toLowerCase();
+        if (!known.has(key)) known.set(key, store.claims.trust(key));
+        return known.get(key);
+      },
     },
   };
 }
@@ -68,17 +75,16 @@ function settleWindows(
   windows: readonly ReplyWindow[],
   readStartedMs: number,
 ): void {
-  for (const w of windows) {
-    const listed = w.comments.map((c) => ({ id: c.id, createdAt: c.created_at }));
-    store.replies.settleWindow(
-      w.number,
-      listed,
-      w.totalCount,
-      w.whole,
-      readStartedMs,
-      w.joins === true,
-    );
-  }
+  store.replies.settleWindows(
+    windows.map((w) => ({
+      number: w.number,
+      listed: w.comments.map((c) => ({ id: c.id, createdAt: c.created_at })),
+      totalCount: w.totalCount,
+      whole: w.whole,
+      joins: w.joins === true,
+    })),
+    readStartedMs,
+  );
 }
 
 /** How a full run is cut into alarm runs: `pageSize` issues a page, `pagesPerRun` pages a step. */

@@ -14,8 +14,11 @@ import {
   classifyReplyComment,
   openingIsHuman,
   REPLY_RULES_VERSION,
+  type ReplyQuiet,
   type ReplyRole,
+  replyQuiet,
 } from "../../../shared/queue/reply-state.ts";
+import { keyChunks, tupleChunks } from "../json-batches.ts";
 import type { Sql } from "../sql.ts";
 
 type OpeningRow = {
@@ -63,8 +66,19 @@ export const HISTORY_CACHE_MAX = 10_000;
 /** More changed issues than this since the last read: one full read beats one read each. */
 const HISTORY_REFRESH_MAX = 200;
 
+/** What the quiet index says of an issue number (`ReplyQuiet`, and two states of its own). */
+const UNKNOWN = 0; // written since it was read (or never read): read it
+const LOUD = 1; // `replyQuiet` null: read it
+const SILENT = 2;
+const NO_AGENT = 3;
+const NO_OPENING = 4; // no opening row: nothing to read
+
+/** `histories`' reader may leave out an open issue whose stored history is this quiet. */
+export type SkipHistory = (number: number, quiet: ReplyQuiet) => boolean;
+
 export class RepliesStore {
   private readonly sql: Sql;
+  private readonly cacheMax: number;
   /** Called when an answered input is recorded (the queue view rebuilds). */
   onChange: (() => void) | null = null;
   /**
@@ -78,14 +92,27 @@ export class RepliesStore {
   private readonly stale = new Set<number>();
   /** Bumped by every write: a read that saw one meanwhile does not keep what it read. */
   private writes = 0;
+  /**
+   * Above `HISTORY_CACHE_MAX` issues: how quiet each issue's stored history is (`replyQuiet`),
+   * by number, made by a whole read and kept current by `touched`, or null. A read given `skip`
+   * then reads from storage only the histories its caller cannot leave out: at 100,000 issues
+   * a queue view read every one on every change (about 0.8 s), nearly all of them quiet.
+   */
+  private quiet: Uint8Array | null = null;
+  /** The index a whole read is making (writes meanwhile mark it too); installed when it ends. */
+  private building: Uint8Array | null = null;
 
-  constructor(sql: Sql) {
+  /** `cacheMax`: `HISTORY_CACHE_MAX` but in tests of the quiet index. */
+  constructor(sql: Sql, cacheMax = HISTORY_CACHE_MAX) {
     this.sql = sql;
+    this.cacheMax = cacheMax;
   }
 
   /** Issue `number`'s history changed: the cache reads it again. */
   private touched(number: number): void {
     this.writes += 1;
+    if (this.quiet !== null) this.quiet = mark(this.quiet, number, UNKNOWN);
+    if (this.building !== null) this.building = mark(this.building, number, UNKNOWN);
     if (this.cache === null) return;
     this.stale.add(number);
     if (this.stale.size > HISTORY_REFRESH_MAX) this.dropCache();
@@ -96,15 +123,30 @@ export class RepliesStore {
     this.writes += 1;
     this.cache = null;
     this.stale.clear();
+    this.quiet = null;
+    this.building = null;
   }
 
-  /** Applies what `events` say about openings and comments (after the graph took them). */
+  /**
+   * Applies what `events` say about openings and comments (after the graph took them). A run of
+   * openings and comments is read and written a statement per chunk (json-batches.ts: under
+   * workerd every statement leaves native memory behind, and a full reconcile brings a hundred
+   * openings a page); removals go one by one, in order, between the runs.
+   */
   apply(events: readonly GraphEvent[], repo: string | null): boolean {
     let changed = false;
+    let run: Array<Extract<GraphEvent, { type: "issue" | "comment" }>> = [];
+    const flush = () => {
+      if (run.length > 0) changed = this.applyRun(run, repo) || changed;
+      run = [];
+    };
     for (const event of events) {
-      if (event.type === "issue") changed = this.applyIssue(event.issue, repo) || changed;
-      else if (event.type === "comment") changed = this.applyComment(event, repo) || changed;
-      else if (event.type === "comment-removed")
+      if (event.type === "issue" || event.type === "comment") {
+        run.push(event);
+        continue;
+      }
+      flush();
+      if (event.type === "comment-removed")
         changed = this.removeComment(event.id, instantMs(event.at)) || changed;
       else if (event.type === "issue-removed") {
         this.sql`DELETE FROM reply_openings WHERE number = ${event.number}`;
@@ -115,83 +157,98 @@ export class RepliesStore {
         changed = true;
       }
     }
+    flush();
     return changed;
   }
 
-  private applyIssue(issue: IssueRecord, repo: string | null): boolean {
-    // Only a source that names the author (a webhook) says who opened it.
-    if (issue.author === undefined || issue.body === undefined) return false;
-    const at = instantMs(issue.updatedAt);
-    const row = this
-      .sql<OpeningRow>`SELECT * FROM reply_openings WHERE number = ${issue.number}`[0];
-    if (row && row.updated_ms > at) return false;
-    const human = openingIsHuman(issue.title, issue.body, issue.author) ? 1 : 0;
-    const url = issue.url ?? row?.url ?? issueUrl(repo, issue.number);
-    let count = issue.commentCount ?? row?.comment_count ?? null;
-    // Of two records stamped alike (GitHub's times are whole seconds; a deletion does not move
-    // `updated_at`) either may be the later: the higher count is kept, which at worst leaves the
-    // thread unread until the `replies` schedule reads it (settleThread sets the count).
-    if (row && row.updated_ms === at && row.comment_count !== null && count !== null)
-      count = Math.max(count, row.comment_count);
-    const association = issue.author.association ?? null;
-    if (
-      row &&
-      row.login === issue.author.login &&
-      row.association === association &&
-      row.human === human &&
-      row.comment_count === count &&
-      row.rules === REPLY_RULES_VERSION
-    )
-      return false;
-    this.sql`INSERT INTO reply_openings (number, login, author_type, association, human, created_at,
-        url, comment_count, updated_ms, rules)
-      VALUES (${issue.number}, ${issue.author.login}, ${issue.author.type}, ${association}, ${human},
-        ${issue.createdAt}, ${url}, ${count}, ${at}, ${REPLY_RULES_VERSION})
-      ON CONFLICT (number) DO UPDATE SET login = excluded.login, author_type = excluded.author_type,
-        association = excluded.association, human = excluded.human, created_at = excluded.created_at,
-        url = excluded.url, comment_count = excluded.comment_count, updated_ms = excluded.updated_ms,
-        rules = excluded.rules`;
-    this.touched(issue.number);
-    return true;
-  }
-
-  private applyComment(
-    event: Extract<GraphEvent, { type: "comment" }>,
+  /** Openings and comments, in order: rows read before, the changed ones written after. */
+  private applyRun(
+    run: ReadonlyArray<Extract<GraphEvent, { type: "issue" | "comment" }>>,
     repo: string | null,
   ): boolean {
-    const at = instantMs(event.updatedAt);
-    const row = this.sql<CommentRow>`SELECT * FROM reply_comments WHERE id = ${event.id}`[0];
-    // A deletion wins over every version of the comment; an older version never replaces a newer.
-    if (row && (row.role === "deleted" || row.updated_ms > at)) return false;
-    const url = event.url ?? row?.url ?? `${issueUrl(repo, event.number)}#issuecomment-${event.id}`;
-    const c = classifyReplyComment({
-      author: { login: event.author.login, type: event.author.type },
-      body: event.body,
-      createdAt: event.createdAt,
-      url,
-    });
-    const association = event.association ?? null;
-    if (
-      row &&
-      row.role === c.role &&
-      row.verdict === c.verdict &&
-      row.association === association &&
-      row.rules === REPLY_RULES_VERSION
-    )
-      return false;
-    this.sql`INSERT INTO reply_comments (id, number, login, author_type, association, created_at,
-        url, role, verdict, updated_ms, rules)
-      VALUES (${event.id}, ${event.number}, ${event.author.login}, ${event.author.type},
-        ${association}, ${event.createdAt}, ${url}, ${c.role}, ${c.verdict}, ${at},
-        ${REPLY_RULES_VERSION})
-      ON CONFLICT (id) DO UPDATE SET login = excluded.login, author_type = excluded.author_type,
-        association = excluded.association, created_at = excluded.created_at, url = excluded.url,
-        role = excluded.role, verdict = excluded.verdict, updated_ms = excluded.updated_ms,
-        rules = excluded.rules`;
-    // A comment moved to another issue (a transfer keeps ids) leaves its former one too.
-    if (row && row.number !== event.number) this.touched(row.number);
-    this.touched(event.number);
-    return true;
+    const openings = new Map<number, OpeningRow | undefined>();
+    const comments = new Map<number, CommentRow | undefined>();
+    for (const event of run) {
+      if (event.type === "comment") comments.set(event.id, undefined);
+      // Only a source that names the author (a webhook, a reconcile's reply read) says who opened it.
+      else if (event.issue.author !== undefined && event.issue.body !== undefined)
+        openings.set(event.issue.number, undefined);
+    }
+    for (const json of keyChunks([...openings.keys()]))
+      for (const r of this.sql<OpeningRow>`SELECT * FROM reply_openings
+          WHERE number IN (SELECT value FROM json_each(${json}))`)
+        openings.set(r.number, r);
+    for (const json of keyChunks([...comments.keys()]))
+      for (const r of this.sql<CommentRow>`SELECT * FROM reply_comments
+          WHERE id IN (SELECT value FROM json_each(${json}))`)
+        comments.set(r.id, r);
+    const openingWrites = new Map<number, OpeningRow>();
+    const commentWrites = new Map<number, CommentRow>();
+    for (const event of run) {
+      if (event.type === "issue") {
+        const number = event.issue.number;
+        const next = openingOf(event.issue, openings.get(number), repo);
+        if (next === null) continue;
+        openings.set(number, next);
+        openingWrites.set(number, next);
+        this.touched(number);
+      } else {
+        const row = comments.get(event.id);
+        const next = commentOf(event, row, repo);
+        if (next === null) continue;
+        comments.set(event.id, next);
+        commentWrites.set(event.id, next);
+        // A comment moved to another issue (a transfer keeps ids) leaves its former one too.
+        if (row && row.number !== event.number) this.touched(row.number);
+        this.touched(event.number);
+      }
+    }
+    const openingTuples = [...openingWrites.values()].map((o) => [
+      o.number,
+      o.login,
+      o.author_type,
+      o.association,
+      o.human,
+      o.created_at,
+      o.url,
+      o.comment_count,
+      o.updated_ms,
+      o.rules,
+    ]);
+    for (const json of tupleChunks(openingTuples))
+      this.sql`INSERT INTO reply_openings (number, login, author_type, association, human,
+          created_at, url, comment_count, updated_ms, rules)
+        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,
+          value ->> 6, value ->> 7, value ->> 8, value ->> 9
+        FROM json_each(${json}) WHERE true ORDER BY key
+        ON CONFLICT (number) DO UPDATE SET login = excluded.login, author_type = excluded.author_type,
+          association = excluded.association, human = excluded.human, created_at = excluded.created_at,
+          url = excluded.url, comment_count = excluded.comment_count, updated_ms = excluded.updated_ms,
+          rules = excluded.rules`;
+    const commentTuples = [...commentWrites.values()].map((c) => [
+      c.id,
+      c.number,
+      c.login,
+      c.author_type,
+      c.association,
+      c.created_at,
+      c.url,
+      c.role,
+      c.verdict,
+      c.updated_ms,
+      c.rules,
+    ]);
+    for (const json of tupleChunks(commentTuples))
+      this.sql`INSERT INTO reply_comments (id, number, login, author_type, association, created_at,
+          url, role, verdict, updated_ms, rules)
+        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,
+          value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10
+        FROM json_each(${json}) WHERE true ORDER BY key
+        ON CONFLICT (id) DO UPDATE SET number = excluded.number, login = excluded.login,
+          author_type = excluded.author_type, association = excluded.association,
+          created_at = excluded.created_at, url = excluded.url, role = excluded.role,
+          verdict = excluded.verdict, updated_ms = excluded.updated_ms, rules = excluded.rules`;
+    return openingWrites.size > 0 || commentWrites.size > 0;
   }
 
   private removeComment(id: number, atMs: number): boolean {
@@ -211,24 +268,27 @@ export class RepliesStore {
   }
 
   /**
-   * A comment a list read did not show: its row goes, with no tombstone. GitHub's listings can
-   * lag behind its writes, so a missing comment may still exist; a tombstone would hide every
-   * later version of it for the tombstones' retention. Only a `deleted` webhook (`removeComment`)
-   * says for certain that it is gone.
+   * Comments a list read did not show (a JSON array of ids): their rows go, with no tombstone.
+   * GitHub's listings can lag behind its writes, so a missing comment may still exist; a
+   * tombstone would hide every later version of it for the tombstones' retention. Only a
+   * `deleted` webhook (`removeComment`) says for certain that it is gone.
    */
-  private forgetComment(id: number): void {
-    this.sql`DELETE FROM reply_comments WHERE id = ${id} AND role != 'deleted'`;
+  private forgetComments(idsJson: string): void {
+    this.sql`DELETE FROM reply_comments
+      WHERE id IN (SELECT value FROM json_each(${idsJson})) AND role != 'deleted'`;
   }
 
   /**
    * Every issue's history that has an opening row, ascending by number: kept in memory up to
    * `HISTORY_CACHE_MAX` issues (then only what was written since is read again), else read
-   * `chunk` issues at a time (a large repository's openings are never all in memory): its comments only when
+   * `chunk` issues at a time (a large repository's openings are never all in memory), and once
+   * read whole, only the ones `skip` does not leave out (the quiet index). Its comments only when
    * every comment GitHub counts in the part of the thread read last (and after it) was seen,
    * classified by the current rules (else not evaluated). A part that is not the whole thread
    * is `partial`: the rules decide it only when it shows enough (`summarizeClassified`).
    */
-  *histories(chunk = 500): Generator<StoredReplyHistory> {
+  *histories(opts: { skip?: SkipHistory; chunk?: number } = {}): Generator<StoredReplyHistory> {
+    const chunk = opts.chunk ?? 500;
     if (this.cache !== null) {
       this.refresh();
       // A copy: a write during the caller's loop marks its issue stale, never this list.
@@ -237,34 +297,93 @@ export class RepliesStore {
         return;
       }
     }
+    if (this.quiet !== null && opts.skip !== undefined) {
+      yield* this.someHistories(this.quiet, opts.skip, chunk);
+      return;
+    }
     const writes = this.writes;
     let kept: Map<number, StoredReplyHistory> | null = new Map();
+    let index: Uint8Array = new Uint8Array(1).fill(NO_OPENING);
+    this.building = index;
     let after = 0;
-    for (;;) {
-      const openings = this.sql<OpeningRow>`SELECT * FROM reply_openings WHERE number > ${after}
-        ORDER BY number LIMIT ${chunk}`;
-      if (openings.length === 0) break;
-      const first = openings[0]!.number;
-      after = openings.at(-1)!.number;
-      const byIssue = new Map<number, CommentRow[]>();
-      for (const r of this.sql<CommentRow>`SELECT * FROM reply_comments
-          WHERE number BETWEEN ${first} AND ${after} AND role != 'deleted' ORDER BY number, id`) {
-        const list = byIssue.get(r.number);
-        if (list) list.push(r);
-        else byIssue.set(r.number, [r]);
+    try {
+      for (;;) {
+        const openings = this.sql<OpeningRow>`SELECT * FROM reply_openings WHERE number > ${after}
+          ORDER BY number LIMIT ${chunk}`;
+        if (openings.length === 0) break;
+        const first = openings[0]!.number;
+        after = openings.at(-1)!.number;
+        const byIssue = this.commentsOf(
+          this.sql<CommentRow>`SELECT * FROM reply_comments
+            WHERE number BETWEEN ${first} AND ${after} AND role != 'deleted' ORDER BY number, id`,
+        );
+        const histories = openings.map((o) => historyOf(o, byIssue.get(o.number) ?? []));
+        // Marked before any is handed out: a write during the caller's loop marks after it.
+        index = this.building ?? index;
+        for (const h of histories) index = mark(index, h.number, quietCode(h));
+        if (this.building !== null) this.building = index;
+        for (const history of histories) {
+          if (kept !== null && kept.size >= this.cacheMax) kept = null;
+          kept?.set(history.number, history);
+          yield history;
+        }
       }
-      for (const o of openings) {
-        const history = historyOf(o, byIssue.get(o.number) ?? []);
-        if (kept !== null && kept.size >= HISTORY_CACHE_MAX) kept = null;
-        kept?.set(o.number, history);
-        yield history;
+      // Kept only when read whole with no write meanwhile; the index, when read whole (a write
+      // meanwhile marked its issue).
+      if (kept !== null && this.writes === writes) {
+        this.cache = kept;
+        this.stale.clear();
+      } else if (kept === null && this.building !== null) {
+        this.quiet = this.building;
       }
+    } finally {
+      this.building = null;
     }
-    // Kept only when read whole with no write meanwhile.
-    if (kept !== null && this.writes === writes) {
-      this.cache = kept;
-      this.stale.clear();
+  }
+
+  /** The histories the quiet index and `skip` do not leave out, read by number (`histories`). */
+  private *someHistories(
+    index: Uint8Array,
+    skip: SkipHistory,
+    chunk: number,
+  ): Generator<StoredReplyHistory> {
+    const numbers: number[] = [];
+    for (let n = 1; n < index.length; n++) {
+      const code = index[n]!;
+      if (code === NO_OPENING) continue;
+      if (skip(n, code === SILENT ? "silent" : code === NO_AGENT ? "no-agent" : null)) continue;
+      numbers.push(n);
     }
+    for (let i = 0; i < numbers.length; i += chunk) {
+      const json = JSON.stringify(numbers.slice(i, i + chunk));
+      const openings = this.sql<OpeningRow>`SELECT * FROM reply_openings
+        WHERE number IN (SELECT value FROM json_each(${json})) ORDER BY number`;
+      const byIssue = this.commentsOf(
+        this.sql<CommentRow>`SELECT * FROM reply_comments
+          WHERE number IN (SELECT value FROM json_each(${json})) AND role != 'deleted'
+          ORDER BY number, id`,
+      );
+      const histories = openings.map((o) => historyOf(o, byIssue.get(o.number) ?? []));
+      // Marked before any is handed out, and only in the index still kept (a rollback drops it).
+      if (this.quiet === index) {
+        let marked = index;
+        for (const n of JSON.parse(json) as number[]) marked = mark(marked, n, NO_OPENING);
+        for (const h of histories) marked = mark(marked, h.number, quietCode(h));
+        this.quiet = index = marked;
+      }
+      yield* histories;
+    }
+  }
+
+  /** Comment rows (ascending by issue, then id) by issue. */
+  private commentsOf(rows: readonly CommentRow[]): Map<number, CommentRow[]> {
+    const byIssue = new Map<number, CommentRow[]>();
+    for (const r of rows) {
+      const list = byIssue.get(r.number);
+      if (list) list.push(r);
+      else byIssue.set(r.number, [r]);
+    }
+    return byIssue;
   }
 
   /** Reads again the kept histories of the issues written since (`stale`). */
@@ -284,7 +403,7 @@ export class RepliesStore {
       cache.set(number, historyOf(o, rows));
     }
     this.stale.clear();
-    if (cache.size > HISTORY_CACHE_MAX) {
+    if (cache.size > this.cacheMax) {
       this.dropCache();
       return;
     }
@@ -305,60 +424,101 @@ export class RepliesStore {
 
   /**
    * The whole thread of issue `number` as GitHub listed it in a read that began at
-   * `readStartedMs`: GitHub's count is the list's length, and a stored comment the list lacks
-   * that was created before the read (`readCutoffMs`) is forgotten, not tombstoned (one posted
-   * during the read may be missing from it: it stays).
+   * `readStartedMs` (`settleWindows` of one whole thread).
    */
   settleThread(
     number: number,
     listed: ReadonlyArray<{ id: number; createdAt: string }>,
     readStartedMs: number,
   ): void {
-    const ids = new Set(listed.map((c) => c.id));
-    const cutoff = readCutoffMs(listed, readStartedMs);
-    for (const r of this.sql<{ id: number; created_at: string }>`
-        SELECT id, created_at FROM reply_comments WHERE number = ${number} AND role != 'deleted'`) {
-      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff) this.forgetComment(r.id);
-    }
-    this.sql`UPDATE reply_openings SET comment_count = ${listed.length}, known_from = NULL,
-      skipped = 0 WHERE number = ${number}`;
-    this.touched(number);
-    this.onChange?.();
+    this.settleWindows(
+      [{ number, listed, totalCount: listed.length, whole: true, joins: false }],
+      readStartedMs,
+    );
   }
 
   /**
-   * The newest part of issue `number`'s thread as GitHub listed it in a read that began at
-   * `readStartedMs`, read backwards (shared/github/reply-windows.ts): `listed` oldest first,
-   * `totalCount` GitHub's count, `whole` when it reached the first comment (then it is
-   * `settleThread`). A stored comment of that part the list lacks, created before the read, is
-   * forgotten; what is older than the part is no longer kept (its count is kept as `skipped`).
+   * What reads that began at `readStartedMs` listed of issues' threads (shared/github/
+   * reply-windows.ts), each after its comments were applied: `listed` oldest first, `totalCount`
+   * GitHub's count, `whole` when the read reached the first comment, `joins` when it reached back
+   * into the thread held whole (`storedThread`).
+   *
+   * A whole thread: GitHub's count is the list's length, and a stored comment the list lacks
+   * that was created before the read (`readCutoffMs`) is forgotten, not tombstoned (one posted
+   * during the read may be missing from it: it stays). Whole threads (a reconcile's page holds a
+   * hundred) are settled a statement per chunk, as `apply` writes.
+   *
+   * The newest part of a thread: a stored comment of that part the list lacks, created before
+   * the read, is forgotten; what is older than the part is no longer kept (its count is kept as
+   * `skipped`), unless the part `joins` the thread held.
    */
-  settleWindow(
+  settleWindows(
+    windows: ReadonlyArray<{
+      number: number;
+      listed: ReadonlyArray<{ id: number; createdAt: string }>;
+      totalCount: number;
+      whole: boolean;
+      joins: boolean;
+    }>,
+    readStartedMs: number,
+  ): void {
+    const whole = new Map<number, { ids: Set<number>; cutoff: number; count: number }>();
+    for (const w of windows) {
+      if (!w.whole) continue;
+      const ids = new Set(w.listed.map((c) => c.id));
+      whole.set(w.number, {
+        ids,
+        cutoff: readCutoffMs(w.listed, readStartedMs),
+        count: w.listed.length,
+      });
+    }
+    let changed = whole.size > 0;
+    if (whole.size > 0) {
+      const forget: number[] = [];
+      for (const json of keyChunks([...whole.keys()]))
+        for (const r of this.sql<{ id: number; number: number; created_at: string }>`
+            SELECT id, number, created_at FROM reply_comments
+            WHERE number IN (SELECT value FROM json_each(${json})) AND role != 'deleted'`) {
+          const t = whole.get(r.number)!;
+          if (!t.ids.has(r.id) && instantMs(r.created_at) < t.cutoff) forget.push(r.id);
+        }
+      for (const json of keyChunks(forget)) this.forgetComments(json);
+      for (const json of tupleChunks([...whole].map(([number, t]) => [number, t.count])))
+        this.sql`UPDATE reply_openings SET comment_count = j.value ->> 1, known_from = NULL,
+          skipped = 0 FROM json_each(${json}) AS j WHERE reply_openings.number = j.value ->> 0`;
+      for (const number of whole.keys()) this.touched(number);
+    }
+    for (const w of windows) {
+      if (w.whole || w.listed.length === 0) continue;
+      this.settlePart(w.number, w.listed, w.totalCount, readStartedMs, w.joins);
+      changed = true;
+    }
+    if (changed) this.onChange?.();
+  }
+
+  /** The newest part of a thread, read backwards (`settleWindows`). */
+  private settlePart(
     number: number,
     listed: ReadonlyArray<{ id: number; createdAt: string }>,
     totalCount: number,
-    whole: boolean,
     readStartedMs: number,
-    joins = false,
+    joins: boolean,
   ): void {
-    if (whole || listed.length === 0) {
-      if (whole) this.settleThread(number, listed, readStartedMs);
-      return;
-    }
     const from = listed.reduce((m, c) => Math.min(m, c.id), Number.POSITIVE_INFINITY);
     const ids = new Set(listed.map((c) => c.id));
     const cutoff = readCutoffMs(listed, readStartedMs);
+    const forget: number[] = [];
     for (const r of this.sql<{ id: number; created_at: string }>`
         SELECT id, created_at FROM reply_comments
         WHERE number = ${number} AND role != 'deleted' AND id >= ${from}`) {
-      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff) this.forgetComment(r.id);
+      if (!ids.has(r.id) && instantMs(r.created_at) < cutoff) forget.push(r.id);
     }
+    for (const json of keyChunks(forget)) this.forgetComments(json);
+    this.touched(number);
     if (joins) {
       // The part read continues the thread held before it (`storedThread`): nothing is cut,
       // and the part of the thread that counts stays what it was.
       this.sql`UPDATE reply_openings SET comment_count = ${totalCount} WHERE number = ${number}`;
-      this.touched(number);
-      this.onChange?.();
       return;
     }
     // What is older than the part read is not read again: its rows go (tombstones stay).
@@ -367,8 +527,6 @@ export class RepliesStore {
     const skipped = Math.max(0, totalCount - listed.length);
     this.sql`UPDATE reply_openings SET comment_count = ${totalCount}, known_from = ${from},
       skipped = ${skipped} WHERE number = ${number}`;
-    this.touched(number);
-    this.onChange?.();
   }
 
   /**
@@ -437,6 +595,96 @@ export class RepliesStore {
 }
 
 /**
+ * The opening row `issue` makes of the stored one (`row`), or null when nothing changes: an older
+ * record never replaces a newer one.
+ */
+function openingOf(
+  issue: IssueRecord,
+  row: OpeningRow | undefined,
+  repo: string | null,
+): OpeningRow | null {
+  if (issue.author === undefined || issue.body === undefined) return null;
+  const at = instantMs(issue.updatedAt);
+  if (row && row.updated_ms > at) return null;
+  const human = openingIsHuman(issue.title, issue.body, issue.author) ? 1 : 0;
+  const url = issue.url ?? row?.url ?? issueUrl(repo, issue.number);
+  let count = issue.commentCount ?? row?.comment_count ?? null;
+  // Of two records stamped alike (GitHub's times are whole seconds; a deletion does not move
+  // `updated_at`) either may be the later: the higher count is kept, which at worst leaves the
+  // thread unread until the `replies` schedule reads it (settleThread sets the count).
+  if (row && row.updated_ms === at && row.comment_count !== null && count !== null)
+    count = Math.max(count, row.comment_count);
+  const association = issue.author.association ?? null;
+  if (
+    row &&
+    row.login === issue.author.login &&
+    row.association === association &&
+    row.human === human &&
+    row.comment_count === count &&
+    row.rules === REPLY_RULES_VERSION
+  )
+    return null;
+  return {
+    number: issue.number,
+    login: issue.author.login,
+    author_type: issue.author.type,
+    association,
+    human,
+    created_at: issue.createdAt,
+    url,
+    comment_count: count,
+    updated_ms: at,
+    rules: REPLY_RULES_VERSION,
+    // Kept as stored: which part of the thread was read is the settle steps' to say.
+    known_from: row?.known_from ?? null,
+    skipped: row?.skipped ?? 0,
+  };
+}
+
+/**
+ * The comment row `event` makes of the stored one (`row`), classified now (the body is not
+ * kept), or null when nothing changes: a deletion wins over every version of the comment, and an
+ * older version never replaces a newer.
+ */
+function commentOf(
+  event: Extract<GraphEvent, { type: "comment" }>,
+  row: CommentRow | undefined,
+  repo: string | null,
+): CommentRow | null {
+  const at = instantMs(event.updatedAt);
+  if (row && (row.role === "deleted" || row.updated_ms > at)) return null;
+  const url = event.url ?? row?.url ?? `${issueUrl(repo, event.number)}#issuecomment-${event.id}`;
+  const c = classifyReplyComment({
+    author: { login: event.author.login, type: event.author.type },
+    body: event.body,
+    createdAt: event.createdAt,
+    url,
+  });
+  const association = event.association ?? null;
+  if (
+    row &&
+    row.role === c.role &&
+    row.verdict === c.verdict &&
+    row.association === association &&
+    row.rules === REPLY_RULES_VERSION
+  )
+    return null;
+  return {
+    id: event.id,
+    number: event.number,
+    login: event.author.login,
+    author_type: event.author.type,
+    association,
+    created_at: event.createdAt,
+    url,
+    role: c.role,
+    verdict: c.verdict,
+    updated_ms: at,
+    rules: REPLY_RULES_VERSION,
+  };
+}
+
+/**
  * One issue's history from its opening row and its comment rows (not deleted, ascending by id):
  * its comments only when every comment GitHub counts in the part of the thread read last (and
  * after it) was seen, classified by the current rules (else not evaluated).
@@ -486,4 +734,24 @@ function readCutoffMs(listed: ReadonlyArray<{ createdAt: string }>, readStartedM
 
 function issueUrl(repo: string | null, number: number): string {
   return `https://github.com/${repo ?? "unknown/unknown"}/issues/${number}`;
+}
+
+/** The quiet index's code of a history (`replyQuiet`). */
+function quietCode(history: StoredReplyHistory): number {
+  const quiet = replyQuiet(history);
+  return quiet === "silent" ? SILENT : quiet === "no-agent" ? NO_AGENT : LOUD;
+}
+
+/**
+ * Sets issue `number`'s code in a quiet index, grown (numbers beyond it have no opening) when
+ * the number is past its end; returns the index to keep.
+ */
+function mark(index: Uint8Array, number: number, code: number): Uint8Array {
+  let out = index;
+  if (number >= out.length) {
+    out = new Uint8Array(Math.max(number + 1, out.length * 2)).fill(NO_OPENING);
+    out.set(index);
+  }
+  out[number] = code;
+  return out;
 }

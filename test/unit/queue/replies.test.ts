@@ -8,13 +8,17 @@ import { analyzeSnapshotCompact } from "../../../shared/graph/analyze.ts";
 import { parseSnapshot } from "../../../shared/graph/snapshot.ts";
 import { isTrustedReplyAuthor } from "../../../shared/queue/reply-authors.ts";
 import {
+  type ClassifiedHistory,
   classifyReplyHistory,
   decideReply,
+  quietFor,
   type ReplyComment,
   type ReplyHistory,
   replyAuthorScope,
   replyAuthorToCheck,
+  replyQuiet,
   replyState,
+  summarizeClassified,
   summarizeReplies,
 } from "../../../shared/queue/reply-state.ts";
 import { scanReplies } from "../../../shared/queue/scan-replies.ts";
@@ -416,5 +420,94 @@ describe("the shared rules agree with evaluateSweep reading the bodies (the orac
       const trust = { replyAuthors: fixtureConfig(fixture).queue.replyAuthors };
       expect(summarizeReplies(h, trust)).toEqual(oracleSummarizeReplies(h, trust));
     }
+  });
+});
+
+// A reader skips a history that `replyQuiet` calls quiet for the issue's scope (the Worker's
+// queue view at 100,000 issues reads only the others): sound only if such a history gives the
+// queue nothing whatever the trust, the policy and the labels.
+describe("a quiet history gives the queue nothing", () => {
+  const author = fc.record({
+    login: fc.constantFrom("maintainer", "drive-by", "someone", "fleet[bot]"),
+    type: fc.constantFrom("User", "Bot"),
+    association: fc.constantFrom(undefined, null, "OWNER", "COLLABORATOR", "NONE", "CONTRIBUTOR"),
+  });
+  const classified = fc.record({
+    author,
+    day: fc.integer({ min: 2, max: 6 }),
+    role: fc.constantFrom(
+      "human" as const,
+      "agent" as const,
+      "heartbeat" as const,
+      "claim" as const,
+    ),
+    verdict: fc.constantFrom("terminal" as const, "deferral" as const, "neutral" as const),
+  });
+  const historyArb = fc.record({
+    author: fc.option(author, { nil: null }),
+    openingIsHuman: fc.boolean(),
+    comments: fc.option(fc.array(classified, { maxLength: 6 }), { nil: undefined }),
+    partial: fc.boolean(),
+  });
+  const trustArb = fc.record({
+    replyAuthors: fc.constantFrom<"write" | string[]>("write", ["someone", "drive-by"], []),
+    known: fc.constantFrom(undefined, true, false),
+  });
+  const policyArb = fc.record({
+    replies: fc.constantFrom("off" as const, "answers" as const, "all" as const),
+    labels: fc.subarray(["needs-human-confirm", "test-sweep-report", "agent:hold"]),
+  });
+
+  it("under every trust, policy and labels", () => {
+    fc.assert(
+      fc.property(historyArb, trustArb, policyArb, (h, t, p) => {
+        const history: ClassifiedHistory = {
+          url: "https://github.com/o/r/issues/1",
+          createdAt: at(1),
+          author: h.author,
+          openingIsHuman: h.openingIsHuman,
+          comments: h.comments?.map((c, i) => ({
+            author: c.author,
+            createdAt: at(c.day),
+            url: `https://github.com/o/r/issues/1#issuecomment-${i}`,
+            role: c.role,
+            verdict: c.role === "agent" ? c.verdict : null,
+          })),
+          ...(h.partial ? { partial: true } : {}),
+        };
+        const trust = { replyAuthors: t.replyAuthors, knownWrite: () => t.known };
+        const policy = { replies: p.replies, needsHumanLabel: "needs-human-confirm" };
+        const scope = replyAuthorScope(p.labels, policy);
+        if (!quietFor(replyQuiet(history), scope)) return;
+        if (p.replies === "off") return; // the reader does not run
+        const summary = summarizeClassified(history, trust);
+        expect(summary).not.toBeNull(); // else the replies schedule must read the thread
+        expect(replyAuthorToCheck(history, trust, scope)).toBeNull();
+        expect(decideReply(summary, p.labels, policy).state).not.toBe("unanswered");
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("is not everything: an answer to an agent, a thread never read and a part of one are read", () => {
+    const base = {
+      url: "u",
+      createdAt: at(1),
+      author: owner,
+      openingIsHuman: true,
+    };
+    const agent = {
+      author: bot,
+      createdAt: at(2),
+      url: "a",
+      role: "agent" as const,
+      verdict: "neutral" as const,
+    };
+    expect(replyQuiet({ ...base, comments: [agent] })).toBeNull();
+    expect(replyQuiet({ ...base, comments: undefined })).toBeNull();
+    expect(replyQuiet({ ...base, comments: [], partial: true })).toBeNull();
+    expect(replyQuiet({ ...base, comments: [] })).toBe("no-agent");
+    expect(replyQuiet({ ...base, openingIsHuman: false, comments: [] })).toBe("silent");
+    expect(quietFor("no-agent", "any")).toBe(false);
   });
 });
