@@ -834,6 +834,57 @@ describe("IDD interop", () => {
     expect((await grant(stub, 2, "agent-b")).status).toBe(201);
   });
 
+  it("where IDD agents work, a grant whose write budget cannot be reached grants nothing (503 mirror-failed), as with a spent budget", async () => {
+    const { stub, repo, installationId } = await install({
+      repo: "idd-sync-budget-down/app",
+      issues: [ready(1), ready(3)],
+    });
+    await sim("/users", {
+      body: { login: "writer", token: "tok-idd-sync-budget-down", repos: { [repo]: "write" } },
+    });
+    await sim(`/repos/${repo}/issues/3/comments`, {
+      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
+    });
+    await deliverAll();
+    // The InstallationObject's storage loses the table of recent writes: reserving writes
+    // throws (as the object being unreachable would), in the real object, over its RPC.
+    const budgetTable = (name: string, to: string) =>
+      runInDurableObject(installationStub(installationId), (_: InstallationObject, state) => {
+        state.storage.sql.exec(`ALTER TABLE ${name} RENAME TO ${to}`);
+      });
+    await budgetTable("writes", "writes_lost");
+    const refused = await stub
+      .claim(1, { agentId: "agent-a" })
+      .catch((error: unknown) => ({ threw: String(error) }));
+    await budgetTable("writes_lost", "writes");
+    expect(refused).toMatchObject({
+      status: 503,
+      body: {
+        error: "unavailable",
+        reason: "mirror-failed",
+        message: expect.stringMatching(
+          /write budget could not be reached: .*no such table: writes/,
+        ),
+      },
+    });
+    const retryAfter = "headers" in refused ? refused.headers?.["retry-after"] : undefined;
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    // Nothing stays granted: no live claim, and the claim ended as never granted, its marker
+    // never owed (it was not posted).
+    expect((await stub.liveClaims()).body).toMatchObject({ claims: [] });
+    const failed = (await stub.auditLog(50)).filter((e) => e.kind === "mirror-failed");
+    expect(failed.map((e) => e.detail)).toMatchObject([{ number: 1, mayBeApplied: false }]);
+    const { claimId } = failed[0]!.detail as { claimId: string };
+    const row = await runInDurableObject(stub, (o: RepoObject) => o.store.claims.get(claimId));
+    expect(row).toMatchObject({ marker: "skip", endedMs: expect.any(Number) });
+    // Not a failed attempt: with the budget back, #1 is granted, and only that claim's marker
+    // is on GitHub.
+    const b = await grant(stub, 1, "agent-b");
+    expect(b.status).toBe(201);
+    await settleAll(stub);
+    expect((await comments(repo, 1)).map(markerWho)).toEqual(["claimed-by agent-b"]);
+  });
+
   it("a live marker by a trusted author blocks a grant; an untrusted or stale one does not", async () => {
     const { stub, repo } = await install({
       repo: "idd-trust/app",
