@@ -8,6 +8,7 @@ import type { RepoContext } from "../../functions/objects/repo/context.ts";
 import { fencedWrite } from "../../functions/objects/repo/fenced-write.ts";
 import { performOwed } from "../../functions/objects/repo/fleet-writes.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
+import { RELEASE_BEFORE_CLAIM_GAP_MS } from "../../shared/claims/owed.ts";
 import { parseWriteMarker, withWriteMarker } from "../../shared/claims/write-records.ts";
 import { DEFAULT_CONFIG } from "../../shared/config/schema.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
@@ -84,6 +85,24 @@ async function flushNow(stub: Stub) {
     await o.schedules.rearm();
   });
   await runDurableObjectAlarm(stub);
+}
+
+/**
+ * The second after an issue's last `unclaimed-by` passes, and the flush runs: a `claimed-by` it
+ * held back for that gap is posted. Real time: the gap is kept on GitHub's clock (the created_at
+ * of the comments), which moves at the rate of ours; the alarm itself does not wait for it.
+ */
+async function releaseGapOver(stub: Stub) {
+  await settleAll(stub);
+  const dueMs = await runInDurableObject(
+    stub,
+    (o: RepoObject) => o.schedules.list().find((s) => s.name === "fleet")?.dueMs,
+  );
+  const waitMs = dueMs === undefined ? 0 : dueMs - Date.now();
+  if (waitMs > 0 && waitMs <= RELEASE_BEFORE_CLAIM_GAP_MS) {
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    await settleAll(stub);
+  }
 }
 
 describe("claims", () => {
@@ -425,7 +444,8 @@ describe("IDD interop", () => {
     const b = await grant(stub, 1, "agent-b");
     expect(b.status).toBe(201);
     await flushing;
-    await settleAll(stub);
+    // B's claimed-by goes a full second after A's unclaimed-by (IDD reads a second's claims first).
+    await releaseGapOver(stub);
     const markers = (await comments(repo, 1)).filter((body) => body.includes("claimed-by"));
     expect(markers.map(markerWho)).toEqual([
       "claimed-by agent-a",
@@ -646,12 +666,45 @@ describe("IDD interop", () => {
       taken!.give();
       await c.schedules.rearm();
     });
-    await settleAll(stub);
+    await releaseGapOver(stub);
     expect(await kinds(1)).toEqual([
       "claimed-by agent-a",
       "unclaimed-by agent-a",
       "claimed-by agent-b",
     ]);
+  });
+
+  it("the alarm's flush posts a later claim's claimed-by in a later second than the issue's unclaimed-by it posted just before", async () => {
+    const { stub, repo, installationId } = await install({
+      repo: "idd-flush-gap/app",
+      issues: [ready(1)],
+    });
+    const kinds = async (n: number) => (await comments(repo, n)).map(markerWho);
+    const a = (await grant(stub, 1, "agent-a")).body;
+    await settleAll(stub);
+    expect(await kinds(1)).toEqual(["claimed-by agent-a"]);
+    // With the budget spent, A releases #1 and B is granted #1 (no IDD agent works here: the
+    // flush mirrors both): A's unclaimed-by and B's claimed-by are owed, and a flush the
+    // runtime fires meanwhile finds no room.
+    await setBudgetRoom(installationId, 0);
+    await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" });
+    expect((await grant(stub, 1, "agent-b")).status).toBe(201);
+    // GitHub's clock stands still while the flush runs: what it posts back to back lands in one
+    // second (as it mostly does anyway), and B's claimed-by would be read while A held #1.
+    await sim("/clock", { body: { now: new Date().toISOString() } });
+    await setBudgetRoom(installationId, 10);
+    await flushNow(stub);
+    await sim("/clock", { body: { now: null } });
+    await releaseGapOver(stub);
+    const list = await sim<Array<{ body: string; created_at: string }>>(
+      `/repos/${repo}/issues/1/comments`,
+    );
+    expect(list.map((c) => markerWho(c.body))).toEqual([
+      "claimed-by agent-a",
+      "unclaimed-by agent-a",
+      "claimed-by agent-b",
+    ]);
+    expect(Date.parse(list[2]!.created_at)).toBeGreaterThan(Date.parse(list[1]!.created_at));
   });
 
   /** Time passes until every claim's verification is due, and the alarm runs. */
