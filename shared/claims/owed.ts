@@ -61,12 +61,22 @@ export interface OwedInput {
   issues: readonly OwedIssue[];
   /** The issue's stored labels (null: unknown issue). */
   labelsOf: (number: number) => readonly string[] | null;
+  /**
+   * When GitHub last answered an `unclaimed-by` on the issue, by any path (null: none known).
+   * A `claimed-by` of the issue is held back until a full second after it (waitBeforeClaimMs).
+   */
+  releasedMs?: (number: number) => number | null;
 }
 
 export interface OwedDecision {
   write: OwedWrite | null;
   /** When a processing label falls due for renewal (nothing owed before then), or null. */
   renewAtMs: number | null;
+  /**
+   * When the first `claimed-by` held back for the gap after its issue's last release may be
+   * posted, or null (none held back). The writes owed meanwhile are decided without it.
+   */
+  claimAtMs: number | null;
   /** Claims that will never need a marker (ended unposted, or mirroring off): mark them so. */
   skipMarkers: string[];
   /** Label changes that became moot (the label is already as wanted): clear these flags. */
@@ -76,16 +86,34 @@ export interface OwedDecision {
 export function nextOwedWrite(input: OwedInput): OwedDecision {
   const { nowMs, config } = input;
   const mirror = config.idd.mirrorClaims;
-  const decision: OwedDecision = { write: null, renewAtMs: null, skipMarkers: [], settled: [] };
+  const decision: OwedDecision = {
+    write: null,
+    renewAtMs: null,
+    claimAtMs: null,
+    skipMarkers: [],
+    settled: [],
+  };
   const found = (write: OwedWrite) => ({ ...decision, write });
+  // A `claimed-by` lands in a later second than its issue's last `unclaimed-by` (IDD reads a
+  // second's claims first): until then it is held back, and the rest goes ahead.
+  const heldBack = (c: OwedClaim) => {
+    const waitMs = waitBeforeClaimMs(input.releasedMs?.(c.number) ?? null, nowMs);
+    if (waitMs === 0) return false;
+    const at = nowMs + waitMs;
+    decision.claimAtMs = decision.claimAtMs === null ? at : Math.min(decision.claimAtMs, at);
+    return true;
+  };
 
   // Markers first, oldest fence first: an earlier claim's release precedes a later claim.
   for (const c of input.claims) {
     if (c.marker === "none") {
-      if (mirror && isLive(c, nowMs)) return found({ kind: "claimed-marker", claim: c });
+      if (mirror && isLive(c, nowMs)) {
+        if (heldBack(c)) continue;
+        return found({ kind: "claimed-marker", claim: c });
+      }
       decision.skipMarkers.push(c.claimId);
     } else if (c.marker === "repost" && isLive(c, nowMs)) {
-      if (mirror) return found({ kind: "claimed-marker", claim: c });
+      if (mirror && !heldBack(c)) return found({ kind: "claimed-marker", claim: c });
     } else if (owesRelease(c, nowMs)) {
       return found({ kind: "unclaimed-marker", claim: c });
     }
@@ -184,7 +212,9 @@ export function grantWaitsForReleases(granted: number, releasesOwed: number): bo
  * the same second as the previous claim's `unclaimed-by` is read while that claim is still
  * active and ignored. So a synchronous grant that posted an owed release waits until a full
  * second has passed since GitHub answered it before posting its own marker: GitHub's clock runs
- * at the rate of ours, so the marker then lands in a later second of GitHub's clock.
+ * at the rate of ours, so the marker then lands in a later second of GitHub's clock. The alarm's
+ * flush keeps the same gap without waiting in the alarm: it holds the `claimed-by` back and
+ * comes back when the gap ends (nextOwedWrite's `releasedMs` and `claimAtMs`).
  */
 export const RELEASE_BEFORE_CLAIM_GAP_MS = 1_000;
 

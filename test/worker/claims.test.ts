@@ -8,6 +8,7 @@ import type { RepoContext } from "../../functions/objects/repo/context.ts";
 import { fencedWrite } from "../../functions/objects/repo/fenced-write.ts";
 import { performOwed } from "../../functions/objects/repo/fleet-writes.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
+import { RELEASE_BEFORE_CLAIM_GAP_MS } from "../../shared/claims/owed.ts";
 import { parseWriteMarker, withWriteMarker } from "../../shared/claims/write-records.ts";
 import { DEFAULT_CONFIG } from "../../shared/config/schema.ts";
 import type { GitHubClient } from "../../shared/github/client.ts";
@@ -84,6 +85,24 @@ async function flushNow(stub: Stub) {
     await o.schedules.rearm();
   });
   await runDurableObjectAlarm(stub);
+}
+
+/**
+ * The second after an issue's last `unclaimed-by` passes, and the flush runs: a `claimed-by` it
+ * held back for that gap is posted. Real time: the gap is kept on GitHub's clock (the created_at
+ * of the comments), which moves at the rate of ours; the alarm itself does not wait for it.
+ */
+async function releaseGapOver(stub: Stub) {
+  await settleAll(stub);
+  const dueMs = await runInDurableObject(
+    stub,
+    (o: RepoObject) => o.schedules.list().find((s) => s.name === "fleet")?.dueMs,
+  );
+  const waitMs = dueMs === undefined ? 0 : dueMs - Date.now();
+  if (waitMs > 0 && waitMs <= RELEASE_BEFORE_CLAIM_GAP_MS) {
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    await settleAll(stub);
+  }
 }
 
 describe("claims", () => {
@@ -425,7 +444,8 @@ describe("IDD interop", () => {
     const b = await grant(stub, 1, "agent-b");
     expect(b.status).toBe(201);
     await flushing;
-    await settleAll(stub);
+    // B's claimed-by goes a full second after A's unclaimed-by (IDD reads a second's claims first).
+    await releaseGapOver(stub);
     const markers = (await comments(repo, 1)).filter((body) => body.includes("claimed-by"));
     expect(markers.map(markerWho)).toEqual([
       "claimed-by agent-a",
@@ -646,12 +666,45 @@ describe("IDD interop", () => {
       taken!.give();
       await c.schedules.rearm();
     });
-    await settleAll(stub);
+    await releaseGapOver(stub);
     expect(await kinds(1)).toEqual([
       "claimed-by agent-a",
       "unclaimed-by agent-a",
       "claimed-by agent-b",
     ]);
+  });
+
+  it("the alarm's flush posts a later claim's claimed-by in a later second than the issue's unclaimed-by it posted just before", async () => {
+    const { stub, repo, installationId } = await install({
+      repo: "idd-flush-gap/app",
+      issues: [ready(1)],
+    });
+    const kinds = async (n: number) => (await comments(repo, n)).map(markerWho);
+    const a = (await grant(stub, 1, "agent-a")).body;
+    await settleAll(stub);
+    expect(await kinds(1)).toEqual(["claimed-by agent-a"]);
+    // With the budget spent, A releases #1 and B is granted #1 (no IDD agent works here: the
+    // flush mirrors both): A's unclaimed-by and B's claimed-by are owed, and a flush the
+    // runtime fires meanwhile finds no room.
+    await setBudgetRoom(installationId, 0);
+    await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" });
+    expect((await grant(stub, 1, "agent-b")).status).toBe(201);
+    // GitHub's clock stands still while the flush runs: what it posts back to back lands in one
+    // second (as it mostly does anyway), and B's claimed-by would be read while A held #1.
+    await sim("/clock", { body: { now: new Date().toISOString() } });
+    await setBudgetRoom(installationId, 10);
+    await flushNow(stub);
+    await sim("/clock", { body: { now: null } });
+    await releaseGapOver(stub);
+    const list = await sim<Array<{ body: string; created_at: string }>>(
+      `/repos/${repo}/issues/1/comments`,
+    );
+    expect(list.map((c) => markerWho(c.body))).toEqual([
+      "claimed-by agent-a",
+      "unclaimed-by agent-a",
+      "claimed-by agent-b",
+    ]);
+    expect(Date.parse(list[2]!.created_at)).toBeGreaterThan(Date.parse(list[1]!.created_at));
   });
 
   /** Time passes until every claim's verification is due, and the alarm runs. */
@@ -832,6 +885,57 @@ describe("IDD interop", () => {
     // Not a failed attempt: the issue is granted once GitHub takes the marker.
     await sim("/faults", { method: "DELETE" });
     expect((await grant(stub, 2, "agent-b")).status).toBe(201);
+  });
+
+  it("where IDD agents work, a grant whose write budget cannot be reached grants nothing (503 mirror-failed), as with a spent budget", async () => {
+    const { stub, repo, installationId } = await install({
+      repo: "idd-sync-budget-down/app",
+      issues: [ready(1), ready(3)],
+    });
+    await sim("/users", {
+      body: { login: "writer", token: "tok-idd-sync-budget-down", repos: { [repo]: "write" } },
+    });
+    await sim(`/repos/${repo}/issues/3/comments`, {
+      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
+    });
+    await deliverAll();
+    // The InstallationObject's storage loses the table of recent writes: reserving writes
+    // throws (as the object being unreachable would), in the real object, over its RPC.
+    const budgetTable = (name: string, to: string) =>
+      runInDurableObject(installationStub(installationId), (_: InstallationObject, state) => {
+        state.storage.sql.exec(`ALTER TABLE ${name} RENAME TO ${to}`);
+      });
+    await budgetTable("writes", "writes_lost");
+    const refused = await stub
+      .claim(1, { agentId: "agent-a" })
+      .catch((error: unknown) => ({ threw: String(error) }));
+    await budgetTable("writes_lost", "writes");
+    expect(refused).toMatchObject({
+      status: 503,
+      body: {
+        error: "unavailable",
+        reason: "mirror-failed",
+        message: expect.stringMatching(
+          /write budget could not be reached: .*no such table: writes/,
+        ),
+      },
+    });
+    const retryAfter = "headers" in refused ? refused.headers?.["retry-after"] : undefined;
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    // Nothing stays granted: no live claim, and the claim ended as never granted, its marker
+    // never owed (it was not posted).
+    expect((await stub.liveClaims()).body).toMatchObject({ claims: [] });
+    const failed = (await stub.auditLog(50)).filter((e) => e.kind === "mirror-failed");
+    expect(failed.map((e) => e.detail)).toMatchObject([{ number: 1, mayBeApplied: false }]);
+    const { claimId } = failed[0]!.detail as { claimId: string };
+    const row = await runInDurableObject(stub, (o: RepoObject) => o.store.claims.get(claimId));
+    expect(row).toMatchObject({ marker: "skip", endedMs: expect.any(Number) });
+    // Not a failed attempt: with the budget back, #1 is granted, and only that claim's marker
+    // is on GitHub.
+    const b = await grant(stub, 1, "agent-b");
+    expect(b.status).toBe(201);
+    await settleAll(stub);
+    expect((await comments(repo, 1)).map(markerWho)).toEqual(["claimed-by agent-b"]);
   });
 
   it("a live marker by a trusted author blocks a grant; an untrusted or stale one does not", async () => {

@@ -55,7 +55,8 @@ export class OwedWrites {
   private readonly taken = new Set<string>();
   /**
    * When GitHub last answered an `unclaimed-by` on each issue (memory only): a grant of that
-   * issue waits a full second after it, whichever path posted it (`waitBeforeClaimMs`).
+   * issue waits a full second after it, whichever path posted it (`waitBeforeClaimMs`), and the
+   * flush holds the issue's `claimed-by` back as long (`nextOwedWrite`'s `releasedMs`).
    */
   private readonly releasedAt = new Map<number, number>();
 
@@ -65,12 +66,13 @@ export class OwedWrites {
   }
 
   /**
-   * The next write switchyard owes GitHub for the fleet, or null (with the time a processing
-   * label is due for renewal, if one is). Writes that became pointless meanwhile are dropped
-   * here, which is what makes them coalesce: a claim granted and released between two flushes
-   * posts nothing.
+   * The next write switchyard owes GitHub for the fleet, or null, with the time the flush must
+   * run again though nothing else is owed (`againAtMs`: a processing label due for renewal, a
+   * `claimed-by` held back for the gap after its issue's last release), if any. Writes that
+   * became pointless meanwhile are dropped here, which is what makes them coalesce: a claim
+   * granted and released between two flushes posts nothing.
    */
-  next(nowMs: number): { write: FleetWrite | null; renewAtMs: number | null } {
+  next(nowMs: number): { write: FleetWrite | null; againAtMs: number | null } {
     const rows = this.store.claims;
     return this.store.transaction(() => {
       this.claims.expireDue(nowMs);
@@ -86,18 +88,22 @@ export class OwedWrites {
         live,
         issues: [...issues.values()],
         labelsOf: (n) => this.store.issueLabels(n),
+        // Whichever path posted the issue's last release (a grant or this flush).
+        releasedMs: (n) => this.releasedAt.get(n) ?? null,
       });
       for (const claimId of decision.skipMarkers) rows.setMarker(claimId, "skip");
       for (const { number, flag } of decision.settled) rows.setFlag(number, flag, false);
+      const later = [decision.renewAtMs, decision.claimAtMs].filter((t) => t !== null);
+      const againAtMs = later.length > 0 ? Math.min(...later) : null;
       const write = decision.write;
       if (write?.kind === "stuck-comment") {
         const fleet = rows.fleet(write.number);
         return {
           write: { ...write, attempts: rows.attempts(write.number, fleet.resetFence) },
-          renewAtMs: decision.renewAtMs,
+          againAtMs,
         };
       }
-      return { write: write as FleetWrite | null, renewAtMs: decision.renewAtMs };
+      return { write: write as FleetWrite | null, againAtMs };
     });
   }
 
@@ -340,16 +346,18 @@ export async function performOwed(
 /**
  * The `fleet` schedule: performs the writes the fleet owes GitHub, one at a time, each inside
  * the installation's write budget (shared with the producer, on a queue of its own so neither
- * waits behind the other). What became pointless while waiting is never written.
+ * waits behind the other). What became pointless while waiting is never written. A
+ * `claimed-by` due less than a second after its issue's last `unclaimed-by` is not waited for
+ * here: the rest goes ahead, and the schedule runs again when the gap ends.
  */
 export async function flushFleetWrites(owed: OwedWrites, ctx: FleetWriteContext): Promise<void> {
+  const nothingOwed = (againAtMs: number | null) => {
+    if (againAtMs !== null) ctx.schedules.at("fleet", againAtMs);
+  };
   for (let i = 0; i < WRITES_PER_RUN; i++) {
     if (!ctx.stillActive(ctx.generation)) return;
-    const { write, renewAtMs } = owed.next(Date.now());
-    if (write === null) {
-      if (renewAtMs !== null) ctx.schedules.at("fleet", renewAtMs);
-      return;
-    }
+    const { write, againAtMs } = owed.next(Date.now());
+    if (write === null) return nothingOwed(againAtMs);
     const cost = costOf(write);
     const budget = await ctx.installation.reserveWrites(cost);
     if (budget.granted < cost) {
@@ -359,8 +367,8 @@ export async function flushFleetWrites(owed: OwedWrites, ctx: FleetWriteContext)
     if (!ctx.stillActive(ctx.generation)) return;
     // What is owed now: a release while waiting for the budget may have made `write` pointless;
     // the room reserved goes to whatever is owed instead, if it fits.
-    const current = owed.next(Date.now()).write;
-    if (current === null) return;
+    const { write: current, againAtMs: currentAgainAtMs } = owed.next(Date.now());
+    if (current === null) return nothingOwed(currentAgainAtMs);
     const next = OwedWrites.same(current, write) || costOf(current) <= cost ? current : null;
     if (next === null) continue;
     // Name and client read together, after the budget wait: both address this repository now.

@@ -131,7 +131,7 @@ async function mirrorGrant(
   const client = c.client(`mirror the claim on ${fullName}#${row.number}`);
   const owed = c.owed.takeReleasesBefore(row.number, now());
   const releases = owed.writes;
-  let budget: BudgetDecision;
+  let budget: BudgetDecision | { unreachable: string };
   try {
     budget = await c.installation().reserveWrites(1 + releases.length);
     for (const release of releases.slice(0, budget.granted)) {
@@ -139,8 +139,18 @@ async function mirrorGrant(
         () => undefined,
       );
     }
+  } catch (error) {
+    // The InstallationObject did not answer (unreachable, its storage failing): no room, as
+    // with a spent budget, and the claim must not stay granted without its marker.
+    budget = { unreachable: error instanceof Error ? error.message : String(error) };
   } finally {
     owed.give();
+  }
+  if ("unreachable" in budget) {
+    return failed(
+      false,
+      `the installation's GitHub write budget could not be reached: ${budget.unreachable}`,
+    );
   }
   if (grantWaitsForReleases(budget.granted, releases.length)) {
     const why =

@@ -114,6 +114,32 @@ describe("writes owed for the fleet", () => {
     expect(markersFreeToFlush([old, next], new Set())).toEqual([old, next]);
   });
 
+  it("a claimed-by waits a full second after its issue's last release was answered; the rest goes ahead meanwhile", () => {
+    const next = claim({ claimId: "sy-2" });
+    const elsewhere = claim({ claimId: "sy-3", number: 2 });
+    const releasedMs = (n: number) => (n === 1 ? NOW - 400 : null);
+    const held = decide({ claims: [next, elsewhere], live: new Set([1, 2]), releasedMs });
+    expect(held.write).toMatchObject({ kind: "claimed-marker", claim: { claimId: "sy-3" } });
+    expect(held.claimAtMs).toBe(NOW - 400 + RELEASE_BEFORE_CLAIM_GAP_MS);
+    // Nothing else owed: no write, and the time the flush comes back for it.
+    const alone = decide({ claims: [next], live: new Set([1]), releasedMs });
+    expect(alone.write).toBeNull();
+    expect(alone.claimAtMs).toBe(NOW + 600);
+    expect(alone.skipMarkers).toEqual([]);
+    // A marker posted again waits the same way; a release does not wait.
+    const reposted = claim({ claimId: "sy-2", marker: "repost" });
+    expect(decide({ claims: [reposted], live: new Set([1]), releasedMs }).write).toBeNull();
+    const released = claim({ claimId: "sy-0", marker: "posted", endedMs: NOW - 5 });
+    expect(decide({ claims: [released], releasedMs }).write).toMatchObject({
+      kind: "unclaimed-marker",
+    });
+    // The gap is over (or no release known): posted, nothing held.
+    const over = decide({ claims: [next], live: new Set([1]), releasedMs: () => NOW - 1_000 });
+    expect(over.write).toMatchObject({ kind: "claimed-marker", claim: { claimId: "sy-2" } });
+    expect(over.claimAtMs).toBeNull();
+    expect(decide({ claims: [next], live: new Set([1]) }).claimAtMs).toBeNull();
+  });
+
   it("mirroring off: no markers, no processing label", () => {
     const config = ConfigSchema.parse({ idd: { mirrorClaims: false } });
     const d = decide({ config, claims: [claim()], live: new Set([1]), issues: [issue()] });
