@@ -19,7 +19,10 @@ export const BUDGET_HISTORY_MS = BUDGET_WINDOWS_MS.hour;
 export interface BudgetDecision {
   /** How many of the requested writes may go now. */
   granted: number;
-  /** When more become available (null when all requested were granted). */
+  /**
+   * When the writes refused now fit as well, as one request (null when all requested were
+   * granted); never later than a window's length from now.
+   */
   retryAtMs: number | null;
 }
 
@@ -43,14 +46,19 @@ export function decideBudget(
   );
   const granted = Math.min(requested, room);
   if (granted === requested) return { granted, retryAtMs: null };
-  // A full window frees a slot when its oldest write (past, or granted now) ages out.
-  const oldest = (window: number[]) => (window.length > 0 ? window[0]! : nowMs);
-  let retryAtMs = nowMs;
-  if (inMinute.length + granted >= limits.perMinute) {
-    retryAtMs = Math.max(retryAtMs, oldest(inMinute) + BUDGET_WINDOWS_MS.minute + 1);
-  }
-  if (inHour.length + granted >= limits.perHour) {
-    retryAtMs = Math.max(retryAtMs, oldest(inHour) + BUDGET_WINDOWS_MS.hour + 1);
-  }
+  // When what is refused now fits too (a caller needing several writes at once, a grant posting
+  // its releases and its marker, gets nothing out of the first free slot): in each window, as
+  // many of its oldest writes (past, or granted now) must age out as leave room for the rest.
+  const rest = requested - granted;
+  const freeAt = (window: readonly number[], limit: number, windowMs: number) => {
+    const mustAge = window.length + granted - limit + Math.min(rest, limit);
+    if (mustAge <= 0) return nowMs;
+    const at = mustAge <= window.length ? window[mustAge - 1]! : nowMs;
+    return at + windowMs + 1;
+  };
+  const retryAtMs = Math.max(
+    freeAt(inMinute, limits.perMinute, BUDGET_WINDOWS_MS.minute),
+    freeAt(inHour, limits.perHour, BUDGET_WINDOWS_MS.hour),
+  );
   return { granted, retryAtMs };
 }

@@ -20,11 +20,12 @@ describe("write budget (sliding windows; GitHub allows 80 a minute, 500 an hour)
     expect(decideBudget([], 100, NOW, GITHUB)).toEqual({ granted: 80, retryAtMs: NOW + 60_001 });
   });
 
-  it("counts past writes in the sliding minute", () => {
+  it("counts past writes in the sliding minute; the rest fits once as many have aged out", () => {
     const past = Array.from({ length: 70 }, (_, i) => NOW - 50_000 + i);
+    // 10 granted, 10 refused: the minute's 10 oldest writes must age out, not only its first.
     expect(decideBudget(past, 20, NOW, GITHUB)).toEqual({
       granted: 10,
-      retryAtMs: NOW - 50_000 + 60_001,
+      retryAtMs: NOW - 50_000 + 9 + 60_001,
     });
   });
 
@@ -32,8 +33,28 @@ describe("write budget (sliding windows; GitHub allows 80 a minute, 500 an hour)
     const past = Array.from({ length: 495 }, (_, i) => NOW - 3_000_000 + i * 1000);
     expect(decideBudget(past, 10, NOW, GITHUB)).toEqual({
       granted: 5,
-      retryAtMs: NOW - 3_000_000 + 3_600_001,
+      retryAtMs: NOW - 3_000_000 + 4 * 1000 + 3_600_001,
     });
+  });
+
+  it("retries when everything refused fits as one request, and no sooner (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 3_599_999 }), { maxLength: 600 }),
+        fc.integer({ min: 1, max: 80 }),
+        (ages, requested) => {
+          const past = ages.map((a) => NOW - a).sort((a, b) => a - b);
+          const { granted, retryAtMs } = decideBudget(past, requested, NOW, GITHUB);
+          if (granted === requested) return;
+          const after = [...past, ...Array<number>(granted).fill(NOW)];
+          const rest = requested - granted;
+          expect(decideBudget(after, rest, retryAtMs!, GITHUB).granted).toBe(rest);
+          // Retry times keep a millisecond in hand (a write ages out at its time + the window).
+          expect(decideBudget(after, rest, retryAtMs! - 2, GITHUB).granted).toBeLessThan(rest);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it("never lets any 60 s window exceed 80 or any hour exceed 500 (property)", () => {
