@@ -73,6 +73,12 @@ const SILENT = 2;
 const NO_AGENT = 3;
 const NO_OPENING = 4; // no opening row: nothing to read
 
+/**
+ * Issue numbers the quiet index covers (a byte each): past this (an absurd number, never a real
+ * repository's) the index is dropped and every read reads every history, as before.
+ */
+const QUIET_INDEX_MAX = 1 << 22;
+
 /** `histories`' reader may leave out an open issue whose stored history is this quiet. */
 export type SkipHistory = (number: number, quiet: ReplyQuiet) => boolean;
 
@@ -99,8 +105,11 @@ export class RepliesStore {
    * a queue view read every one on every change (about 0.8 s), nearly all of them quiet.
    */
   private quiet: Uint8Array | null = null;
-  /** The index a whole read is making (writes meanwhile mark it too); installed when it ends. */
-  private building: Uint8Array | null = null;
+  /**
+   * The index the latest whole read is making (writes meanwhile mark it too), installed when
+   * that read ends; a read started later takes over (each owns its own: `histories`).
+   */
+  private building: { index: Uint8Array } | null = null;
 
   /** `cacheMax`: `HISTORY_CACHE_MAX` but in tests of the quiet index. */
   constructor(sql: Sql, cacheMax = HISTORY_CACHE_MAX) {
@@ -111,8 +120,12 @@ export class RepliesStore {
   /** Issue `number`'s history changed: the cache reads it again. */
   private touched(number: number): void {
     this.writes += 1;
+    if (number >= QUIET_INDEX_MAX) {
+      this.quiet = null;
+      this.building = null;
+    }
     if (this.quiet !== null) this.quiet = mark(this.quiet, number, UNKNOWN);
-    if (this.building !== null) this.building = mark(this.building, number, UNKNOWN);
+    if (this.building !== null) this.building.index = mark(this.building.index, number, UNKNOWN);
     if (this.cache === null) return;
     this.stale.add(number);
     if (this.stale.size > HISTORY_REFRESH_MAX) this.dropCache();
@@ -303,8 +316,10 @@ export class RepliesStore {
     }
     const writes = this.writes;
     let kept: Map<number, StoredReplyHistory> | null = new Map();
-    let index: Uint8Array = new Uint8Array(1).fill(NO_OPENING);
-    this.building = index;
+    // This read's own index: a whole read started while this one is paused takes over, and
+    // this one then makes none (a shared one would hold only part of either's reads).
+    const own: { index: Uint8Array } = { index: new Uint8Array(1).fill(NO_OPENING) };
+    this.building = own;
     let after = 0;
     try {
       for (;;) {
@@ -319,9 +334,9 @@ export class RepliesStore {
         );
         const histories = openings.map((o) => historyOf(o, byIssue.get(o.number) ?? []));
         // Marked before any is handed out: a write during the caller's loop marks after it.
-        index = this.building ?? index;
-        for (const h of histories) index = mark(index, h.number, quietCode(h));
-        if (this.building !== null) this.building = index;
+        if (after >= QUIET_INDEX_MAX && this.building === own) this.building = null;
+        if (this.building === own)
+          for (const h of histories) own.index = mark(own.index, h.number, quietCode(h));
         for (const history of histories) {
           if (kept !== null && kept.size >= this.cacheMax) kept = null;
           kept?.set(history.number, history);
@@ -333,11 +348,11 @@ export class RepliesStore {
       if (kept !== null && this.writes === writes) {
         this.cache = kept;
         this.stale.clear();
-      } else if (kept === null && this.building !== null) {
-        this.quiet = this.building;
+      } else if (kept === null && this.building === own) {
+        this.quiet = own.index;
       }
     } finally {
-      this.building = null;
+      if (this.building === own) this.building = null;
     }
   }
 
