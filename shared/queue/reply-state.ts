@@ -346,6 +346,20 @@ export function quietFor(quiet: ReplyQuiet, scope: ReplyAuthorScope): boolean {
   return quiet === "no-agent" && scope === "answers";
 }
 
+/**
+ * Whether a reader of the stored histories (the queue view) may leave out issue `n`'s: a closed
+ * (or absent) issue gives the queue no reply, and a quiet history gives nothing under the scope
+ * of its issue's labels (`quietFor`).
+ */
+export function replyLeftOut(
+  open: boolean,
+  labels: readonly string[],
+  quiet: ReplyQuiet,
+  policy: ReplyPolicy,
+): boolean {
+  return !open || quietFor(quiet, replyAuthorScope(labels, policy));
+}
+
 export interface ReplyPolicy {
   replies: Config["queue"]["replies"];
   /** `labels.needsHuman`: an issue carrying it waits for a person, so any answer counts. */

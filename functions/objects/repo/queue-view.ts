@@ -17,12 +17,12 @@ import { impactLookup } from "../../../shared/queue/impact.ts";
 import { type QueueItem, queueItems } from "../../../shared/queue/queue.ts";
 import {
   decideReply,
-  quietFor,
   type Reply,
   type ReplyQuiet,
   replyAuthorScope,
   replyAuthorToCheck,
   replyExclusion,
+  replyLeftOut,
   summarizeClassified,
 } from "../../../shared/queue/reply-state.ts";
 import type { ClaimsStore } from "./claims-store.ts";
@@ -154,8 +154,8 @@ export function* buildQueueViewSteps(
       // issue's labels: shared/queue/reply-state.ts, `quietFor`); what is read is decided below.
       const skip = (n: number, quiet: ReplyQuiet) => {
         const slot = graph.presentSlot(n);
-        if (slot === -1 || graph.state[slot] !== STATE_OPEN) return true;
-        return quietFor(quiet, replyAuthorScope(graph.labelsOf(slot), policy));
+        if (slot === -1) return true;
+        return replyLeftOut(graph.state[slot] === STATE_OPEN, graph.labelsOf(slot), quiet, policy);
       };
       let read = 0;
       for (const history of store.replies.histories({ skip })) {

@@ -16,6 +16,7 @@ import {
   type ReplyHistory,
   replyAuthorScope,
   replyAuthorToCheck,
+  replyLeftOut,
   replyQuiet,
   replyState,
   summarizeClassified,
@@ -478,7 +479,9 @@ describe("a quiet history gives the queue nothing", () => {
         const trust = { replyAuthors: t.replyAuthors, knownWrite: () => t.known };
         const policy = { replies: p.replies, needsHumanLabel: "needs-human-confirm" };
         const scope = replyAuthorScope(p.labels, policy);
-        if (!quietFor(replyQuiet(history), scope)) return;
+        // A closed issue is left out too: the view gives closed issues no reply (no facts).
+        expect(replyLeftOut(false, p.labels, replyQuiet(history), policy)).toBe(true);
+        if (!replyLeftOut(true, p.labels, replyQuiet(history), policy)) return;
         if (p.replies === "off") return; // the reader does not run
         const summary = summarizeClassified(history, trust);
         expect(summary).not.toBeNull(); // else the replies schedule must read the thread
