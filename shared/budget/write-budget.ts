@@ -27,7 +27,8 @@ export interface BudgetDecision {
 }
 
 /**
- * Decides how many writes fit in sliding windows given the times of past writes (ascending).
+ * Decides how many writes fit in sliding windows given the times of past writes (ascending), or
+ * with `whole`, whether all of them do.
  * Writes over budget are deferred to `retryAtMs`, never dropped: the caller keeps them queued.
  */
 export function decideBudget(
@@ -35,6 +36,7 @@ export function decideBudget(
   requested: number,
   nowMs: number,
   limits: BudgetLimits = DEFAULT_BUDGET,
+  whole = false,
 ): BudgetDecision {
   const minuteAgo = nowMs - BUDGET_WINDOWS_MS.minute;
   const hourAgo = nowMs - BUDGET_WINDOWS_MS.hour;
@@ -44,7 +46,9 @@ export function decideBudget(
     0,
     Math.min(limits.perMinute - inMinute.length, limits.perHour - inHour.length),
   );
-  const granted = Math.min(requested, room);
+  // `whole`: all or nothing, for a caller that cannot use part of what it asked for (a write of
+  // several calls); a part granted to it would be spent for nothing.
+  const granted = whole && room < requested ? 0 : Math.min(requested, room);
   if (granted === requested) return { granted, retryAtMs: null };
   // When what is refused now fits too (a caller needing several writes at once, a grant posting
   // its releases and its marker, gets nothing out of the first free slot): in each window, as

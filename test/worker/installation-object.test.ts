@@ -196,11 +196,23 @@ describe("InstallationObject lifecycle", () => {
   it("the write budget grants 70 a minute (below GitHub's 80) and defers the rest", async () => {
     const inst = installationStub(13);
     expect(await inst.reserveWrites(50, NOW)).toEqual({ granted: 50, retryAtMs: null });
-    expect(await inst.reserveWrites(50, NOW + 1000)).toEqual({
+    expect(await inst.reserveWritesUpTo(50, NOW + 1000)).toEqual({
       granted: 20,
       retryAtMs: NOW + 60_001,
     });
     expect(await inst.reserveWrites(5, NOW + 60_001)).toEqual({ granted: 5, retryAtMs: null });
+  });
+
+  it("a reservation of several writes at once is all or nothing, and says when all of them fit", async () => {
+    const inst = installationStub(14);
+    expect(await inst.reserveWritesUpTo(69, NOW)).toEqual({ granted: 69, retryAtMs: null });
+    // One slot is left: a two-call write gets none of it (it could not use one), and comes back
+    // when both fit.
+    expect(await inst.reserveWrites(2, NOW + 1000)).toEqual({
+      granted: 0,
+      retryAtMs: NOW + 60_001,
+    });
+    expect(await inst.reserveWrites(1, NOW + 1000)).toEqual({ granted: 1, retryAtMs: null });
   });
 });
 

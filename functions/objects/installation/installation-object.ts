@@ -10,6 +10,7 @@ import {
 import {
   BUDGET_HISTORY_MS,
   type BudgetDecision,
+  DEFAULT_BUDGET,
   decideBudget,
 } from "../../../shared/budget/write-budget.ts";
 import { removalVerdict } from "../../../shared/ingest/confirm.ts";
@@ -517,13 +518,27 @@ export class InstallationObject extends DurableObject<Env> {
   }
 
   /**
-   * Reserves up to `requested` content writes under the per-installation budget. Granted
-   * writes are recorded now; the rest must wait until `retryAtMs` (they are not dropped).
+   * Reserves `requested` content writes under the per-installation budget, all or none (a
+   * write of several calls, a fleet flush's label renewal: part of it is no use). Granted writes
+   * are recorded now; refused ones must wait until `retryAtMs`, when all of them fit.
    */
   reserveWrites(requested: number, nowMs = Date.now()): BudgetDecision {
+    return this.reserve(requested, nowMs, true);
+  }
+
+  /**
+   * Reserves up to `requested` content writes (a synchronous grant posts owed releases with
+   * whatever room there is). Granted writes are recorded now; the rest must wait until
+   * `retryAtMs` (they are not dropped).
+   */
+  reserveWritesUpTo(requested: number, nowMs = Date.now()): BudgetDecision {
+    return this.reserve(requested, nowMs, false);
+  }
+
+  private reserve(requested: number, nowMs: number, whole: boolean): BudgetDecision {
     return this.store.transaction(() => {
       const past = this.store.recentWrites(nowMs, BUDGET_HISTORY_MS);
-      const decision = decideBudget(past, requested, nowMs);
+      const decision = decideBudget(past, requested, nowMs, DEFAULT_BUDGET, whole);
       this.store.recordWrites(decision.granted, nowMs);
       return decision;
     });

@@ -133,7 +133,7 @@ async function mirrorGrant(
   const releases = owed.writes;
   let budget: BudgetDecision | { unreachable: string };
   try {
-    budget = await c.installation().reserveWrites(1 + releases.length);
+    budget = await c.installation().reserveWritesUpTo(1 + releases.length);
     for (const release of releases.slice(0, budget.granted)) {
       await performOwed(c.owed, release, client, fullName, c.store.config().labels).catch(
         () => undefined,

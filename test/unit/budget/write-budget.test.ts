@@ -37,6 +37,15 @@ describe("write budget (sliding windows; GitHub allows 80 a minute, 500 an hour)
     });
   });
 
+  it("a whole request is all or nothing, and told when all of it fits", () => {
+    const past = Array.from({ length: 79 }, (_, i) => NOW - 50_000 + i);
+    expect(decideBudget(past, 2, NOW, GITHUB, true)).toEqual({
+      granted: 0,
+      retryAtMs: NOW - 50_000 + 60_001,
+    });
+    expect(decideBudget(past, 1, NOW, GITHUB, true)).toEqual({ granted: 1, retryAtMs: null });
+  });
+
   it("retries when everything refused fits as one request, and no sooner (property)", () => {
     fc.assert(
       fc.property(
