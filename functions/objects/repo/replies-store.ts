@@ -4,59 +4,24 @@
 // events every source translates into (webhooks, reconciles), classified when the text arrives
 // so no body is kept: per comment its author, time, page and part (`classifyReplyComment`); per
 // issue its opening's author, whether the opening is human input, and how many comments GitHub
-// counts. Deciding is shared/queue/reply-state.ts.
+// counts (the rows: reply-rows.ts). Deciding is shared/queue/reply-state.ts.
 import { instantMs } from "../../../shared/graph/time.ts";
-import type { ResponseVerdict } from "../../../shared/idd/classify.ts";
-import type { GraphEvent, IssueRecord } from "../../../shared/ingest/events.ts";
-import {
-  type ClassifiedComment,
-  type ClassifiedHistory,
-  classifyReplyComment,
-  openingIsHuman,
-  REPLY_RULES_VERSION,
-  type ReplyQuiet,
-  type ReplyRole,
-  replyQuiet,
-} from "../../../shared/queue/reply-state.ts";
+import type { GraphEvent } from "../../../shared/ingest/events.ts";
+import { REPLY_RULES_VERSION, type ReplyQuiet } from "../../../shared/queue/reply-state.ts";
 import { keyChunks, tupleChunks } from "../json-batches.ts";
 import type { Sql } from "../sql.ts";
+import { mark, NO_OPENING, QUIET_INDEX_MAX, quietCode, quietOf, UNKNOWN } from "./quiet-index.ts";
+import {
+  type CommentRow,
+  commentOf,
+  historyOf,
+  type OpeningRow,
+  openingOf,
+  readCutoffMs,
+  type StoredReplyHistory,
+} from "./reply-rows.ts";
 
-type OpeningRow = {
-  number: number;
-  login: string;
-  author_type: string;
-  association: string | null;
-  human: number;
-  created_at: string;
-  url: string;
-  comment_count: number | null;
-  updated_ms: number;
-  rules: number;
-  /** The oldest comment id of the thread's part read last (null: read from its first comment). */
-  known_from: number | null;
-  /** Comments before that part GitHub counted when it was read (not stored, not needed). */
-  skipped: number;
-};
-
-type CommentRow = {
-  id: number;
-  number: number;
-  login: string;
-  author_type: string;
-  association: string | null;
-  created_at: string;
-  url: string;
-  /** A `ReplyRole`, or `deleted` (kept so a late delivery of the comment cannot bring it back). */
-  role: string;
-  verdict: string | null;
-  updated_ms: number;
-  rules: number;
-};
-
-/** The issue's reply history as the rules read it; `comments` undefined until all were seen. */
-export interface StoredReplyHistory extends ClassifiedHistory {
-  number: number;
-}
+export type { StoredReplyHistory } from "./reply-rows.ts";
 
 /**
  * Above this many issues with an opening row the histories are not kept in memory (a Durable
@@ -65,19 +30,6 @@ export interface StoredReplyHistory extends ClassifiedHistory {
 export const HISTORY_CACHE_MAX = 10_000;
 /** More changed issues than this since the last read: one full read beats one read each. */
 const HISTORY_REFRESH_MAX = 200;
-
-/** What the quiet index says of an issue number (`ReplyQuiet`, and two states of its own). */
-const UNKNOWN = 0; // written since it was read (or never read): read it
-const LOUD = 1; // `replyQuiet` null: read it
-const SILENT = 2;
-const NO_AGENT = 3;
-const NO_OPENING = 4; // no opening row: nothing to read
-
-/**
- * Issue numbers the quiet index covers (a byte each): past this (an absurd number, never a real
- * repository's) the index is dropped and every read reads every history, as before.
- */
-const QUIET_INDEX_MAX = 1 << 22;
 
 /** `histories`' reader may leave out an open issue whose stored history is this quiet. */
 export type SkipHistory = (number: number, quiet: ReplyQuiet) => boolean;
@@ -366,7 +318,7 @@ export class RepliesStore {
     for (let n = 1; n < index.length; n++) {
       const code = index[n]!;
       if (code === NO_OPENING) continue;
-      if (skip(n, code === SILENT ? "silent" : code === NO_AGENT ? "no-agent" : null)) continue;
+      if (skip(n, quietOf(code))) continue;
       numbers.push(n);
     }
     for (let i = 0; i < numbers.length; i += chunk) {
@@ -607,166 +559,4 @@ export class RepliesStore {
     this.sql`DELETE FROM reply_answered`;
     this.sql`DELETE FROM reply_attempts`;
   }
-}
-
-/**
- * The opening row `issue` makes of the stored one (`row`), or null when nothing changes: an older
- * record never replaces a newer one.
- */
-function openingOf(
-  issue: IssueRecord,
-  row: OpeningRow | undefined,
-  repo: string | null,
-): OpeningRow | null {
-  if (issue.author === undefined || issue.body === undefined) return null;
-  const at = instantMs(issue.updatedAt);
-  if (row && row.updated_ms > at) return null;
-  const human = openingIsHuman(issue.title, issue.body, issue.author) ? 1 : 0;
-  const url = issue.url ?? row?.url ?? issueUrl(repo, issue.number);
-  let count = issue.commentCount ?? row?.comment_count ?? null;
-  // Of two records stamped alike (GitHub's times are whole seconds; a deletion does not move
-  // `updated_at`) either may be the later: the higher count is kept, which at worst leaves the
-  // thread unread until the `replies` schedule reads it (settleThread sets the count).
-  if (row && row.updated_ms === at && row.comment_count !== null && count !== null)
-    count = Math.max(count, row.comment_count);
-  const association = issue.author.association ?? null;
-  if (
-    row &&
-    row.login === issue.author.login &&
-    row.association === association &&
-    row.human === human &&
-    row.comment_count === count &&
-    row.rules === REPLY_RULES_VERSION
-  )
-    return null;
-  return {
-    number: issue.number,
-    login: issue.author.login,
-    author_type: issue.author.type,
-    association,
-    human,
-    created_at: issue.createdAt,
-    url,
-    comment_count: count,
-    updated_ms: at,
-    rules: REPLY_RULES_VERSION,
-    // Kept as stored: which part of the thread was read is the settle steps' to say.
-    known_from: row?.known_from ?? null,
-    skipped: row?.skipped ?? 0,
-  };
-}
-
-/**
- * The comment row `event` makes of the stored one (`row`), classified now (the body is not
- * kept), or null when nothing changes: a deletion wins over every version of the comment, and an
- * older version never replaces a newer.
- */
-function commentOf(
-  event: Extract<GraphEvent, { type: "comment" }>,
-  row: CommentRow | undefined,
-  repo: string | null,
-): CommentRow | null {
-  const at = instantMs(event.updatedAt);
-  if (row && (row.role === "deleted" || row.updated_ms > at)) return null;
-  const url = event.url ?? row?.url ?? `${issueUrl(repo, event.number)}#issuecomment-${event.id}`;
-  const c = classifyReplyComment({
-    author: { login: event.author.login, type: event.author.type },
-    body: event.body,
-    createdAt: event.createdAt,
-    url,
-  });
-  const association = event.association ?? null;
-  if (
-    row &&
-    row.role === c.role &&
-    row.verdict === c.verdict &&
-    row.association === association &&
-    row.rules === REPLY_RULES_VERSION
-  )
-    return null;
-  return {
-    id: event.id,
-    number: event.number,
-    login: event.author.login,
-    author_type: event.author.type,
-    association,
-    created_at: event.createdAt,
-    url,
-    role: c.role,
-    verdict: c.verdict,
-    updated_ms: at,
-    rules: REPLY_RULES_VERSION,
-  };
-}
-
-/**
- * One issue's history from its opening row and its comment rows (not deleted, ascending by id):
- * its comments only when every comment GitHub counts in the part of the thread read last (and
- * after it) was seen, classified by the current rules (else not evaluated).
- */
-function historyOf(o: OpeningRow, rows: readonly CommentRow[]): StoredReplyHistory {
-  const from = o.known_from;
-  let stale = false;
-  const comments: ClassifiedComment[] = [];
-  for (const r of rows) {
-    if (r.rules !== REPLY_RULES_VERSION) stale = true;
-    if (from !== null && r.id < from) continue;
-    comments.push({
-      author: { login: r.login, type: r.author_type, association: r.association },
-      createdAt: r.created_at,
-      url: r.url,
-      role: r.role as ReplyRole,
-      verdict: r.verdict as ResponseVerdict | null,
-    });
-  }
-  const complete =
-    o.comment_count !== null &&
-    comments.length + o.skipped >= o.comment_count &&
-    o.rules === REPLY_RULES_VERSION &&
-    !stale;
-  return {
-    number: o.number,
-    url: o.url,
-    createdAt: o.created_at,
-    author: { login: o.login, type: o.author_type, association: o.association },
-    openingIsHuman: o.human === 1,
-    comments: complete ? comments : undefined,
-    ...(from !== null ? { partial: true } : {}),
-  };
-}
-
-/**
- * Before when a comment a read did not list was deleted, not posted after the read: the newest
- * comment listed, or the second before the read began (GitHub stamps whole seconds, and its
- * clock and the Worker's differ a little), whichever is later. A deletion a race leaves
- * unnoticed is noticed by the next read; a comment wrongly taken for deleted is missing until
- * a read lists it again (it leaves no tombstone: `forgetComment`).
- */
-function readCutoffMs(listed: ReadonlyArray<{ createdAt: string }>, readStartedMs: number): number {
-  const newest = listed.reduce((m, c) => Math.max(m, instantMs(c.createdAt)), 0);
-  return Math.max(newest, Math.floor(readStartedMs / 1000) * 1000 - 1000);
-}
-
-function issueUrl(repo: string | null, number: number): string {
-  return `https://github.com/${repo ?? "unknown/unknown"}/issues/${number}`;
-}
-
-/** The quiet index's code of a history (`replyQuiet`). */
-function quietCode(history: StoredReplyHistory): number {
-  const quiet = replyQuiet(history);
-  return quiet === "silent" ? SILENT : quiet === "no-agent" ? NO_AGENT : LOUD;
-}
-
-/**
- * Sets issue `number`'s code in a quiet index, grown (numbers beyond it have no opening) when
- * the number is past its end; returns the index to keep.
- */
-function mark(index: Uint8Array, number: number, code: number): Uint8Array {
-  let out = index;
-  if (number >= out.length) {
-    out = new Uint8Array(Math.max(number + 1, out.length * 2)).fill(NO_OPENING);
-    out.set(index);
-  }
-  out[number] = code;
-  return out;
 }
