@@ -53,7 +53,7 @@ export interface Pacing {
  * Repository transitions carried out at once by the alarm (each creates an object or two, and
  * its directory entries), between which the thread is left to the network (`networkTurn`).
  */
-const TRANSITIONS_AT_ONCE = 10;
+const TRANSITIONS_AT_ONCE = 5;
 
 /**
  * Lets the runtime read the network before the next batch. In one workerd process (`wrangler
