@@ -3,6 +3,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
+  backoffsOver,
   deliverAll,
   failLabelWrites,
   install,
@@ -110,7 +111,12 @@ describe("GitHub faults", () => {
     expect(await labelsOf(repo, 2)).not.toContain("agent:ready");
     const audit = await stub.auditLog(20);
     expect(audit.some((a) => a.kind === "error")).toBe(true);
-    await drive(stub, 8);
+    // Each retry waits out its backoff: the object's clock moves past it (no sleep), so the
+    // retries do not depend on how fast the rounds run (on a fast machine they ran out first).
+    for (let round = 0; round < 8; round++) {
+      await backoffsOver(stub);
+      await drive(stub, 1);
+    }
     expect(await labelsOf(repo, 2)).toContain("agent:ready");
     expect(await labeledCount(repo, 2, "agent:ready")).toBe(1);
     expect((await stub.graph()).watermarks.producer.seq).toBeGreaterThan(before.seq);
