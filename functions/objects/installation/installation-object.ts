@@ -2,17 +2,11 @@ import { DurableObject } from "cloudflare:workers";
 import {
   askAgainAfterMs,
   decidePermits,
-  deferrableWrites,
   type InstallProgress,
   installProgress,
   type PermitDecision,
 } from "../../../shared/budget/reconcile-permits.ts";
-import {
-  BUDGET_HISTORY_MS,
-  type BudgetDecision,
-  DEFAULT_BUDGET,
-  decideBudget,
-} from "../../../shared/budget/write-budget.ts";
+import type { BudgetDecision } from "../../../shared/budget/write-budget.ts";
 import { removalVerdict } from "../../../shared/ingest/confirm.ts";
 import {
   type InstallationStatus,
@@ -34,6 +28,7 @@ import type { RepoIdentity } from "../repo/repo-store.ts";
 import { InstallationStore, type PendingTransition } from "./installation-store.ts";
 import type { PermitReport } from "./permits-store.ts";
 import { deliverProjectNotices, receiveProjectItem } from "./project-items.ts";
+import { reserveContentWrites, reserveDeferrableWrites } from "./write-budget.ts";
 
 /** The answer to a repository asking for a permit to run a full reconcile. */
 export type PermitAnswer =
@@ -518,58 +513,21 @@ export class InstallationObject extends DurableObject<Env> {
   }
 
   /**
-   * Reserves `requested` content writes under the per-installation budget, all or none (a
-   * write of several calls, a fleet flush's label renewal: part of it is no use). Granted writes
-   * are recorded now; refused ones must wait until `retryAtMs`, when all of them fit.
+   * Reserves `requested` content writes, all or none (a write of several calls, a fleet flush's
+   * label renewal: part of it is no use). write-budget.ts.
    */
   reserveWrites(requested: number, nowMs = Date.now()): BudgetDecision {
-    return this.reserve(requested, nowMs, true);
+    return reserveContentWrites(this.store, requested, nowMs, true);
   }
 
-  /**
-   * Reserves up to `requested` content writes (a synchronous grant posts owed releases with
-   * whatever room there is). Granted writes are recorded now; the rest must wait until
-   * `retryAtMs` (they are not dropped).
-   */
+  /** Reserves up to `requested` content writes (a synchronous grant's releases). write-budget.ts. */
   reserveWritesUpTo(requested: number, nowMs = Date.now()): BudgetDecision {
-    return this.reserve(requested, nowMs, false);
+    return reserveContentWrites(this.store, requested, nowMs, false);
   }
 
-  private reserve(requested: number, nowMs: number, whole: boolean): BudgetDecision {
-    return this.store.transaction(() => {
-      const past = this.store.recentWrites(nowMs, BUDGET_HISTORY_MS);
-      const decision = decideBudget(past, requested, nowMs, DEFAULT_BUDGET, whole);
-      this.store.recordWrites(decision.granted, nowMs);
-      return decision;
-    });
-  }
-
-  /**
-   * Label writes the producer queued (they can wait): within the write budget, as every content
-   * write, and within the hour's budget left to reconciles (`deferrableWrites`): a first
-   * reconcile sets off a write per issue it finds mislabelled, and on a large installation's
-   * first day those would otherwise eat the webhooks' reserve and exhaust the hour (issue 25).
-   * Granted ones are counted as spent.
-   */
+  /** Label writes the producer queued (they can wait). write-budget.ts. */
   reserveLabelWrites(requested: number, nowMs = this.now()): BudgetDecision {
-    return this.store.transaction(() => {
-      const permits = this.store.permits;
-      const settings = permits.settings();
-      const hour = deferrableWrites(
-        permits.decisionState(settings.bound),
-        permits.held(nowMs),
-        requested,
-        nowMs,
-        settings,
-      );
-      const past = this.store.recentWrites(nowMs, BUDGET_HISTORY_MS);
-      const minute = decideBudget(past, hour.granted, nowMs);
-      this.store.recordWrites(minute.granted, nowMs);
-      permits.spentOutside(minute.granted, "core", nowMs);
-      if (minute.granted === requested) return { granted: requested, retryAtMs: null };
-      const retries = [hour.retryAtMs, minute.retryAtMs].filter((t): t is number => t !== null);
-      return { granted: minute.granted, retryAtMs: Math.max(...retries, nowMs + 1_000) };
-    });
+    return reserveDeferrableWrites(this.store, requested, nowMs);
   }
 
   /**
