@@ -322,7 +322,8 @@ export class RepliesStore {
       numbers.push(n);
     }
     for (let i = 0; i < numbers.length; i += chunk) {
-      const json = JSON.stringify(numbers.slice(i, i + chunk));
+      const part = numbers.slice(i, i + chunk);
+      const json = JSON.stringify(part);
       const openings = this.sql<OpeningRow>`SELECT * FROM reply_openings
         WHERE number IN (SELECT value FROM json_each(${json})) ORDER BY number`;
       const byIssue = this.commentsOf(
@@ -334,7 +335,7 @@ export class RepliesStore {
       // Marked before any is handed out, and only in the index still kept (a rollback drops it).
       if (this.quiet === index) {
         let marked = index;
-        for (const n of JSON.parse(json) as number[]) marked = mark(marked, n, NO_OPENING);
+        for (const n of part) marked = mark(marked, n, NO_OPENING);
         for (const h of histories) marked = mark(marked, h.number, quietCode(h));
         this.quiet = index = marked;
       }
