@@ -88,6 +88,25 @@ async function flushNow(stub: Stub) {
 }
 
 /**
+ * A holds #1 with its claimed-by posted; then, with the write budget spent, A releases #1 and B
+ * is granted #1 (mirrored by the flush, as where no IDD agent works): A's unclaimed-by and B's
+ * claimed-by are both owed, and a flush the runtime fires meanwhile finds no room.
+ */
+async function releasedThenRegranted(
+  stub: Stub,
+  installationId: number,
+  kinds: (n: number) => Promise<unknown[]>,
+) {
+  const a = (await grant(stub, 1, "agent-a")).body;
+  await settleAll(stub);
+  expect(await kinds(1)).toEqual(["claimed-by agent-a"]);
+  await setBudgetRoom(installationId, 0);
+  await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" });
+  expect((await grant(stub, 1, "agent-b")).status).toBe(201);
+  return a;
+}
+
+/**
  * The second after an issue's last `unclaimed-by` passes, and the flush runs: a `claimed-by` it
  * held back for that gap is posted. Real time: the gap is kept on GitHub's clock (the created_at
  * of the comments), which moves at the rate of ours; the alarm itself does not wait for it.
@@ -629,15 +648,7 @@ describe("IDD interop", () => {
       issues: [ready(1), ready(2)],
     });
     const kinds = async (n: number) => (await comments(repo, n)).map(markerWho);
-    const a = (await grant(stub, 1, "agent-a")).body;
-    await settleAll(stub);
-    expect(await kinds(1)).toEqual(["claimed-by agent-a"]);
-    // With the budget spent, A releases #1 and B is granted #1 (mirrored by the flush, as where
-    // no IDD agent works): A's unclaimed-by and B's claimed-by are both owed, and a flush the
-    // runtime fires meanwhile finds no room.
-    await setBudgetRoom(installationId, 0);
-    await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" });
-    expect((await grant(stub, 1, "agent-b")).status).toBe(201);
+    const a = await releasedThenRegranted(stub, installationId, kinds);
     // A synchronous grant of #2 takes A's release to post it first, and is held there.
     let taken: ReturnType<RepoContext["owed"]["takeReleasesBefore"]> | undefined;
     await runInDurableObject(stub, (o: RepoObject) => {
@@ -681,15 +692,7 @@ describe("IDD interop", () => {
       issues: [ready(1)],
     });
     const kinds = async (n: number) => (await comments(repo, n)).map(markerWho);
-    const a = (await grant(stub, 1, "agent-a")).body;
-    await settleAll(stub);
-    expect(await kinds(1)).toEqual(["claimed-by agent-a"]);
-    // With the budget spent, A releases #1 and B is granted #1 (no IDD agent works here: the
-    // flush mirrors both): A's unclaimed-by and B's claimed-by are owed, and a flush the
-    // runtime fires meanwhile finds no room.
-    await setBudgetRoom(installationId, 0);
-    await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" });
-    expect((await grant(stub, 1, "agent-b")).status).toBe(201);
+    await releasedThenRegranted(stub, installationId, kinds);
     // GitHub's clock stands still while the flush runs: what it posts back to back lands in one
     // second (as it mostly does anyway), and B's claimed-by would be read while A held #1.
     await sim("/clock", { body: { now: new Date().toISOString() } });

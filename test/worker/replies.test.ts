@@ -723,6 +723,30 @@ describe("reply authors without a write association: the cached permission check
   });
 });
 
+/** Issue `n`'s opening as a source naming its author brings it (an owner's, open, at(0)/at(1)). */
+function openingEvent(
+  n: number,
+  at: (s: number) => string,
+  o: { body: string; login: string; commentCount: number },
+): GraphEvent {
+  return {
+    type: "issue",
+    issue: {
+      number: n,
+      title: `Issue ${n}`,
+      state: "open",
+      stateReason: null,
+      createdAt: at(0),
+      updatedAt: at(1),
+      closedAt: null,
+      id: null,
+      body: o.body,
+      author: { login: o.login, type: "User", association: "OWNER" },
+      commentCount: o.commentCount,
+    },
+  };
+}
+
 // The histories are kept in memory between queue views (issue 21: every view read them all from
 // storage): after any mix of writes, a rollback among them, what is kept reads as a fresh read
 // of the tables does.
@@ -867,23 +891,8 @@ describe("reply histories kept in memory", () => {
     await runInDurableObject(repoStub(951_000), (o: RepoObject) => {
       const store = o.store;
       const replies = new RepliesStore(store.sql, 0);
-      const events = [1, 2, 3, 4].map(
-        (n): GraphEvent => ({
-          type: "issue",
-          issue: {
-            number: n,
-            title: `Issue ${n}`,
-            state: "open",
-            stateReason: null,
-            createdAt: at(0),
-            updatedAt: at(1),
-            closedAt: null,
-            id: null,
-            body: "Please use CSV.",
-            author: { login: "alice", type: "User", association: "OWNER" },
-            commentCount: 0,
-          },
-        }),
+      const events = [1, 2, 3, 4].map((n) =>
+        openingEvent(n, at, { body: "Please use CSV.", login: "alice", commentCount: 0 }),
       );
       store.transaction(() => replies.apply(events, "o/r"));
       const first = replies.histories({ chunk: 1 });
@@ -977,22 +986,11 @@ describe("reply state writes a page in a few statements", () => {
     const at = (s: number) => new Date(Date.UTC(2026, 10, 1, 0, 0, s)).toISOString();
     const page = (numbers: number[]): GraphEvent[] =>
       numbers.flatMap((n): GraphEvent[] => [
-        {
-          type: "issue",
-          issue: {
-            number: n,
-            title: `Issue ${n}`,
-            state: "open",
-            stateReason: null,
-            createdAt: at(0),
-            updatedAt: at(1),
-            closedAt: null,
-            id: null,
-            body: "Please add an export.",
-            author: { login: "maintainer", type: "User", association: "OWNER" },
-            commentCount: 1,
-          },
-        },
+        openingEvent(n, at, {
+          body: "Please add an export.",
+          login: "maintainer",
+          commentCount: 1,
+        }),
         {
           type: "comment",
           id: 10_000 + n,
