@@ -134,8 +134,11 @@ export type RowWrite =
   /** The issue was seen on GitHub after its removal: the tombstone goes. */
   | { table: "tombstones"; op: "delete"; number: number }
   | { table: "parents"; op: "upsert"; row: ParentRow }
-  /** Every parent row naming the issue, as child or as parent. */
-  | { table: "parents"; op: "delete-involving"; number: number }
+  /**
+   * The issue was removed at `atMs`: its own parent row goes, and a row naming it as parent is
+   * detached as of then (kept, so a late attach older than the removal cannot bring a parent back).
+   */
+  | { table: "parents"; op: "issue-removed"; number: number; atMs: number }
   | { table: "blockers"; op: "upsert"; row: BlockerRow }
   /** Every blocker row naming the issue, as blocked or as blocker. */
   | { table: "blockers"; op: "delete-involving"; number: number }
@@ -414,7 +417,7 @@ export function mergeEvent(event: GraphEvent, stored: Stored): MergeResult {
           row: { number: n, atMs: before === undefined ? at : Math.max(before, at) },
         },
         { table: "issues", op: "delete", number: n },
-        { table: "parents", op: "delete-involving", number: n },
+        { table: "parents", op: "issue-removed", number: n, atMs: at },
         { table: "blockers", op: "delete-involving", number: n },
         { table: "label_events", op: "delete-of-issue", number: n },
         { table: "comments", op: "delete-of-issue", number: n },
@@ -430,12 +433,17 @@ export function mergeEvent(event: GraphEvent, stored: Stored): MergeResult {
       const parent = event.parent === null ? null : ref(event.parent);
       const row = stored.parents.find((r) => r.child === event.child);
       if (row && !supersedes(at, row.atMs)) return NOTHING;
-      // A detach names the parent it detaches from; it must not undo a newer attach elsewhere.
+      // A detach names the parent it detaches from. In the same second as the stored attach
+      // elsewhere, that attach may be the later one (GitHub stamps to the second): the detach must
+      // not undo it. A strictly later detach means the child was attached to the named parent in
+      // between (that attach is not delivered yet) and has no parent since: it applies, or the
+      // late attach, older than the detach, would win when it arrives.
       if (
         parent === null &&
         event.previous !== undefined &&
         row &&
-        row.parent !== ref(event.previous)
+        row.parent !== ref(event.previous) &&
+        at <= row.atMs
       ) {
         return NOTHING;
       }

@@ -109,8 +109,13 @@ function writeOneByOne(sql: SqlStorage, writes: readonly RowWrite[]) {
         w.row.parent,
         w.row.atMs,
       );
-    } else if (w.table === "parents" && w.op === "delete-involving") {
-      sql.exec("DELETE FROM parents WHERE child = ? OR parent = ?", w.number, String(w.number));
+    } else if (w.table === "parents" && w.op === "issue-removed") {
+      sql.exec("DELETE FROM parents WHERE child = ?", w.number);
+      sql.exec(
+        "UPDATE parents SET parent = NULL, at_ms = MAX(at_ms, ?) WHERE parent = ?",
+        w.atMs,
+        String(w.number),
+      );
     } else if (w.table === "blockers" && w.op === "upsert") {
       sql.exec(
         "INSERT INTO blockers (issue, blocker, present, at_ms) VALUES (?, ?, ?, ?) ON CONFLICT (issue, blocker) DO UPDATE SET present = excluded.present, at_ms = excluded.at_ms",
@@ -252,8 +257,9 @@ const rowWrite: fc.Arbitrary<RowWrite> = fc.oneof(
   }),
   fc.record({
     table: fc.constant("parents" as const),
-    op: fc.constant("delete-involving" as const),
+    op: fc.constant("issue-removed" as const),
     number: num,
+    atMs: ms,
   }),
   fc.record({
     table: fc.constant("blockers" as const),

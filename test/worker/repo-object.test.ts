@@ -117,12 +117,13 @@ describe("RepoObject.ingest", () => {
     }
   });
 
-  it("a stale sub-issue detach does not undo a newer attach elsewhere", async () => {
+  it("a sub-issue detach delivered late does not undo an attach elsewhere in its second", async () => {
+    // A parent replaced (`replace_parent`): the detach from #6 and the attach to #7 share a second.
     const { stub, repo } = await freshRepo();
     await stub.ingest(delivery("1"), repo, [
       { type: "parent", child: 5, parent: 6, at: "2026-11-29T10:00:00Z" },
       { type: "parent", child: 5, parent: 7, at: "2026-11-29T10:10:00Z" },
-      { type: "parent", child: 5, parent: null, previous: 6, at: "2026-11-29T10:20:00Z" },
+      { type: "parent", child: 5, parent: null, previous: 6, at: "2026-11-29T10:10:00Z" },
     ]);
     const snapshot = await runInDurableObject(stub, (o: RepoObject) => o.store.snapshot());
     expect(snapshot.issues).toEqual([]);

@@ -435,12 +435,19 @@ export class GraphStore {
             SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(${json}) WHERE true ORDER BY key
             ON CONFLICT (child) DO UPDATE SET parent = excluded.parent, at_ms = excluded.at_ms`;
         return;
-      case "parents:delete-involving":
-        // A parent is stored as text (a number for this repository's own issues).
-        for (const json of keys((w: { number: number }) => w.number))
-          sql`DELETE FROM parents WHERE child IN (SELECT value FROM json_each(${json}))
-            OR parent IN (SELECT CAST(value AS TEXT) FROM json_each(${json}))`;
+      case "parents:issue-removed": {
+        // One time per issue (the latest): an UPDATE ... FROM uses one of several matches. A
+        // parent is stored as text (a number for this repository's own issues).
+        const latest = new Map<number, number>();
+        for (const w of run as ReadonlyArray<{ number: number; atMs: number }>)
+          latest.set(w.number, Math.max(w.atMs, latest.get(w.number) ?? w.atMs));
+        for (const json of tupleChunks([...latest])) {
+          sql`DELETE FROM parents WHERE child IN (SELECT value ->> 0 FROM json_each(${json}))`;
+          sql`UPDATE parents SET parent = NULL, at_ms = MAX(parents.at_ms, j.value ->> 1)
+            FROM json_each(${json}) AS j WHERE parents.parent = CAST(j.value ->> 0 AS TEXT)`;
+        }
         return;
+      }
       case "blockers:upsert":
         for (const json of rows((w: { row: BlockerRow }) => [
           w.row.issue,

@@ -80,9 +80,13 @@ function perform(rows: Rows, writes: readonly RowWrite[]): Rows {
       if (w.op === "upsert")
         next.parents = upsert(next.parents, w.row, (r) => r.child === w.row.child);
       else
-        next.parents = next.parents.filter(
-          (r) => r.child !== w.number && r.parent !== String(w.number),
-        );
+        next.parents = next.parents
+          .filter((r) => r.child !== w.number)
+          .map((r) =>
+            r.parent === String(w.number)
+              ? { ...r, parent: null, atMs: Math.max(r.atMs, w.atMs) }
+              : r,
+          );
     } else if (w.table === "blockers") {
       if (w.op === "upsert")
         next.blockers = upsert(
@@ -127,8 +131,17 @@ function step(rows: Rows, event: GraphEvent): { rows: Rows; result: MergeResult 
 const applyAll = (events: readonly GraphEvent[], rows = empty()) =>
   events.reduce((r, e) => step(r, e).rows, rows);
 
-/** Rows in a canonical order. Close sequence numbers count arrivals: only whether one is set. */
-function canonical(rows: Rows, { seqs }: { seqs: "exact" | "presence" }) {
+/**
+ * Rows in a canonical order. Close sequence numbers count arrivals: only whether one is set.
+ * With `detached: "links"`, a child without a parent compares the same whether its row is absent
+ * or says since when: that time is the latest evidence taken (a detach, or the removal of a parent
+ * whose attach came in later and was left out), so it depends on arrival order. Redeliveries of
+ * the history's events are decided alike either way (the idempotence property checks them).
+ */
+function canonical(
+  rows: Rows,
+  { seqs, detached = "exact" }: { seqs: "exact" | "presence"; detached?: "exact" | "links" },
+) {
   const by = <T>(list: readonly T[], key: (r: T) => string) =>
     [...list].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   const seq = (s: number | null) => (seqs === "exact" ? s : s !== null);
@@ -138,7 +151,10 @@ function canonical(rows: Rows, { seqs }: { seqs: "exact" | "presence" }) {
       closedSeq: seq(r.closedSeq),
     })),
     tombstones: by(rows.tombstones, (r) => String(r.number)),
-    parents: by(rows.parents, (r) => String(r.child)),
+    parents: by(
+      rows.parents.filter((r) => detached === "exact" || r.parent !== null),
+      (r) => String(r.child),
+    ),
     blockers: by(rows.blockers, (r) => `${r.issue}/${r.blocker}`),
     external: by(rows.external, (r) => r.ref).map((r) => ({ ...r, closedSeq: seq(r.closedSeq) })),
     labelEvents: by(rows.labelEvents, (r) => `${r.number}/${r.label}/${r.action}/${r.createdMs}`),
@@ -500,23 +516,65 @@ describe("mergeEvent", () => {
     expect(again.result.change).toEqual({ description: "acme/sdk#1 closed again", graph: true });
   });
 
-  it("a detach that names another parent does not undo a newer attach", () => {
+  it("a detach that names another parent does not undo an attach of the same second", () => {
     const rows = applyAll([
       { type: "parent", child: 3, parent: 1, at: "2026-11-29T10:00:00Z" },
       { type: "parent", child: 3, parent: null, previous: 1, at: "2026-11-29T11:00:00Z" },
-      { type: "parent", child: 3, parent: 2, at: "2026-11-29T12:00:00Z" },
+      { type: "parent", child: 3, parent: 2, at: "2026-11-29T11:00:00Z" },
     ]);
-    const stale = step(rows, {
+    // Delivered after the attach it preceded: the same second, so the attach may be the later one.
+    const late = step(rows, {
       type: "parent",
       child: 3,
       parent: null,
       previous: 1,
-      at: "2026-11-29T13:00:00Z",
+      at: "2026-11-29T11:00:00Z",
     });
-    expect(stale.result.writes).toEqual([]);
-    expect(stale.rows.parents).toEqual([
-      { child: 3, parent: "2", atMs: Date.parse("2026-11-29T12:00:00Z") },
+    expect(late.result.writes).toEqual([]);
+    expect(late.rows.parents).toEqual([
+      { child: 3, parent: "2", atMs: Date.parse("2026-11-29T11:00:00Z") },
     ]);
+  });
+
+  it("a later detach from a parent not yet seen applies: the attach it ends arrives after it", () => {
+    // GitHub: #1 under #2; #2 deleted (the link goes silently); #1 under #3; #1 detached from #3.
+    // Delivered: the first attach, the detach, the deletion, then the attach to #3.
+    const attachTo2: GraphEvent = {
+      type: "parent",
+      child: 1,
+      parent: 2,
+      at: "2026-11-29T10:00:02Z",
+    };
+    const removed2: GraphEvent = { type: "issue-removed", number: 2, at: "2026-11-29T10:00:03Z" };
+    const attachTo3: GraphEvent = {
+      type: "parent",
+      child: 1,
+      parent: 3,
+      at: "2026-11-29T10:00:05Z",
+    };
+    const detach: GraphEvent = {
+      type: "parent",
+      child: 1,
+      parent: null,
+      previous: 3,
+      at: "2026-11-29T10:00:06Z",
+    };
+    const detached = [{ child: 1, parent: null, atMs: Date.parse("2026-11-29T10:00:06Z") }];
+    expect(applyAll([attachTo2, removed2, attachTo3, detach]).parents).toEqual(detached);
+    expect(applyAll([attachTo2, detach, removed2, attachTo3]).parents).toEqual(detached);
+  });
+
+  it("a parent's removal detaches its children as of then: an older attach redelivered stays out", () => {
+    const at = (s: number) => `2026-11-29T10:00:0${s}Z`;
+    const attachTo1: GraphEvent = { type: "parent", child: 2, parent: 1, at: at(1) };
+    const rows = applyAll([
+      attachTo1,
+      { type: "parent", child: 2, parent: null, previous: 1, at: at(2) },
+      { type: "parent", child: 2, parent: 3, at: at(3) },
+      { type: "issue-removed", number: 3, at: at(4) },
+    ]);
+    expect(rows.parents).toEqual([{ child: 2, parent: null, atMs: Date.parse(at(4)) }]);
+    expect(step(rows, attachTo1).result.writes).toEqual([]);
   });
 
   it("says which changes are graph changes: a title or a comment is not, a state or an edge is", () => {
@@ -661,9 +719,8 @@ describe("mergeEvent properties", () => {
             [...events, ...repeats.filter((i) => i < events.length).map((i) => events[i]!)],
             seeds,
           );
-          expect(canonical(applyAll(delivered), { seqs: "presence" })).toEqual(
-            canonical(inOrder, { seqs: "presence" }),
-          );
+          const links = { seqs: "presence", detached: "links" } as const;
+          expect(canonical(applyAll(delivered), links)).toEqual(canonical(inOrder, links));
         },
       ),
       { numRuns: 300 },
