@@ -23,6 +23,24 @@ beforeAll(async () => {
 
 const spent = { requests: 4, durationMs: 50, readings: [], completed: true };
 
+/**
+ * Every permit of `inst` taken by stand-ins (ids from `base`, not repositories, hence never
+ * told), so none of its repositories starts a full reconcile: for a test whose subject is not
+ * the reconciles, and which must leave no work behind. Left to run, the 160 first reconciles of
+ * the creation tests below went on in the background into the large installation's test, whose
+ * scaled-down limit (`PUT /rate-limit` scales every identity's open window) left them less than
+ * they had spent: their config reads and graph pages were refused for an exhausted hour, and
+ * that test failed (the revert of eba7b0c, issue 25).
+ */
+async function holdEveryPermit(
+  inst: ReturnType<typeof installationStub>,
+  base: number,
+): Promise<void> {
+  for (let i = 0; i < PERMIT_BOUND; i++) {
+    expect((await inst.askPermit(base + i)).granted).toBe(true);
+  }
+}
+
 describe("a full reconcile under the installation's permit", () => {
   it("waits its turn (graph API: waiting, position; queue: partial), webhooks apply meanwhile", async () => {
     const seeded = await seed({ repo: "paced/app", issues: [seedIssue(1), seedIssue(2)] });
@@ -94,6 +112,7 @@ describe("creating a large installation's repository objects", () => {
     });
     const inst = installationStub(installationId);
     expect((await deliverAll()).map((d) => d.status)).toEqual([200]);
+    await holdEveryPermit(inst, 9_800_000);
     const pending = () =>
       runInDurableObject(
         inst,
@@ -137,6 +156,7 @@ describe("creating a large installation's repository objects", () => {
     });
     const inst = installationStub(installationId);
     expect((await deliverAll()).map((d) => d.status)).toEqual([200]);
+    await holdEveryPermit(inst, 9_700_000);
     const pending = () =>
       runInDurableObject(
         inst,
@@ -172,7 +192,12 @@ interface Counters {
   byEndpoint: Record<string, { statuses: Record<string, number> }>;
   identities: Record<
     string,
-    { requests: number; maxConcurrent: number; secondaryRefusals: number }
+    {
+      requests: number;
+      maxConcurrent: number;
+      secondaryRefusals: number;
+      rateLimitRefusals: number;
+    }
   >;
 }
 
@@ -315,6 +340,15 @@ async function installLarge(N: number): Promise<void> {
   }
   const counters = await sim<Counters>("/counters");
   const mine = counters.identities[`installation:${installationId}`]!;
+  // No other installation was at work meanwhile (an earlier test's reconciles, going on in the
+  // background): the scaled-down limit would cut its open window below what it had spent, and
+  // its refusals would count below as if this installation had exhausted its hour.
+  expect(
+    Object.keys(counters.identities).filter(
+      (k) => k.startsWith("installation:") && k !== `installation:${installationId}`,
+    ),
+  ).toEqual([]);
+  expect(mine.rateLimitRefusals).toBe(0);
   expect(counters.secondaryRateLimited).toBe(0);
   // No request refused for an exhausted hour (GitHub's 403 or 429) on any endpoint.
   const refused = Object.entries(counters.byEndpoint).filter(
