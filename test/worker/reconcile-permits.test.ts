@@ -187,6 +187,57 @@ describe("creating a large installation's repository objects", () => {
   }, 120_000);
 });
 
+describe("the first in line of an installation being created", () => {
+  // In one workerd process GitHub's answers to a reconcile started during the creation are read
+  // only between its batches: under load a batch outlasted the client's timeout (1.5 s here),
+  // the reconcile's requests timed out and were retried, each retry billed by GitHub yet seen by
+  // no reading, and the first ten reconciles sent four times their requests and spent a
+  // scaled-down window (31 of its 33, all failed; the next wave was refused).
+  it("are told once every repository is created, not between batches", async () => {
+    const N = 30;
+    const ids = await Promise.all(
+      Array.from({ length: N }, (_, i) =>
+        sim<{ repoId: number }>("/seed", {
+          body: { snapshot: { repo: `told-org/r${i}`, issues: [seedIssue(1)] }, install: false },
+        }).then((b) => b.repoId),
+      ),
+    );
+    const { id: installationId } = await sim<{ id: number }>("/installations", {
+      body: { account: "told-org", repositories: "all" },
+    });
+    const inst = installationStub(installationId);
+    expect((await deliverAll()).map((d) => d.status)).toEqual([200]);
+    // Before each batch of the creation: how many repositories were told their permit.
+    const toldBeforeBatch: number[] = [];
+    await runInDurableObject(inst, (o: InstallationObject) => {
+      const object = o as unknown as {
+        store: InstallationStore;
+        transitions: (...args: unknown[]) => Promise<void>;
+      };
+      const transitions = object.transitions.bind(object);
+      object.transitions = (...args) => {
+        const permits = object.store.permits;
+        const granted = permits.permits().filter((p) => p.leaseUntilMs !== null).length;
+        toldBeforeBatch.push(granted - permits.unnotified().length);
+        return transitions(...args);
+      };
+    });
+    await runDurableObjectAlarm(inst);
+    expect(toldBeforeBatch.length).toBeGreaterThan(1);
+    expect(toldBeforeBatch.filter((n) => n > 0)).toEqual([]);
+    // Then the first in line are told, and the line runs to its end (no work left behind).
+    const told = await holders(inst);
+    expect(told).toHaveLength(PERMIT_BOUND);
+    expect(told.every((id) => ids.includes(id))).toBe(true);
+    for (let round = 0; round < 50; round++) {
+      if ((await inst.pacing(null)).installation.reconciled === N) break;
+      await Promise.all((await holders(inst)).map((id) => settle(repoStub(id))));
+      await runDurableObjectAlarm(inst);
+    }
+    expect((await inst.pacing(null)).installation).toMatchObject({ reconciled: N, inFlight: 0 });
+  }, 120_000);
+});
+
 interface Counters {
   secondaryRateLimited: number;
   byEndpoint: Record<string, { statuses: Record<string, number> }>;

@@ -399,10 +399,15 @@ export class InstallationObject extends DurableObject<Env> {
         // under `wrangler dev` (issue 25).
         if (i > 0) await networkTurn();
         await this.transitions(due.slice(i, i + TRANSITIONS_AT_ONCE), installationId, nowMs);
-        // The repositories just installed wait in line: the first ones are told now, while the
-        // rest of a large installation is still being created.
-        await this.tellGrants(this.now());
       }
+      // The repositories just installed wait in line: the first ones are told once all are
+      // created, not between batches. In one workerd process a reconcile started meanwhile had
+      // GitHub's answers read only between batches: a batch longer than the client's timeout
+      // (1.5 s in the tests, under load) timed its requests out, each retry billed by GitHub
+      // yet seen by no reading, and the ten first reconciles sent four times their requests and
+      // spent a scaled-down window (issue 25). Elsewhere it costs the first reconciles the
+      // creation's time (tens of seconds for 1,000 repositories).
+      if (due.length > 0) await this.tellGrants(this.now());
     } finally {
       const next = this.nextAlarmMs();
       if (next !== null) await this.ctx.storage.setAlarm(next);
