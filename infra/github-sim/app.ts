@@ -495,6 +495,7 @@ export class GitHubSimulator {
           if (resource) this.limits.refresh(key);
           const limitHeaders = () => (resource ? this.limits.headers(key, resource) : {});
           if (resource && this.limits.exhausted(key, resource)) {
+            this.concurrency.refusedForRateLimit(key);
             const who =
               identity.kind === "installation"
                 ? `installation ID ${identity.installationId}`

@@ -1,7 +1,8 @@
 // GitHub's secondary rate limit on concurrency: at most 100 requests of one identity (an
 // installation, the App's JWT, a user) in flight at once; the excess is refused with 403 and
 // `retry-after` before GitHub does anything. Also what the counters report per identity: the
-// most concurrent requests seen and the refusals, so a test can prove a client stays under it.
+// most concurrent requests seen and the refusals (these and the hourly limit's), so a test can
+// prove a client stays under both, and tell whose requests met them.
 
 /** What GitHub answers a request over a secondary rate limit (403 or 429). */
 export const SECONDARY_LIMIT_MESSAGE =
@@ -18,6 +19,8 @@ export interface IdentityCount {
   maxConcurrent: number;
   /** Requests refused because `maxConcurrent` would have passed the limit. */
   secondaryRefusals: number;
+  /** Requests refused because the identity's hourly (primary) limit was spent. */
+  rateLimitRefusals: number;
 }
 
 export class ConcurrencyLimit {
@@ -30,7 +33,13 @@ export class ConcurrencyLimit {
   private of(identity: string): IdentityCount {
     let c = this.counts.get(identity);
     if (!c) {
-      c = { requests: 0, inFlight: 0, maxConcurrent: 0, secondaryRefusals: 0 };
+      c = {
+        requests: 0,
+        inFlight: 0,
+        maxConcurrent: 0,
+        secondaryRefusals: 0,
+        rateLimitRefusals: 0,
+      };
       this.counts.set(identity, c);
     }
     return c;
@@ -49,6 +58,11 @@ export class ConcurrencyLimit {
     return true;
   }
 
+  /** A request of `identity` was refused for its spent hourly limit. */
+  refusedForRateLimit(identity: string): void {
+    this.of(identity).rateLimitRefusals += 1;
+  }
+
   leave(identity: string): void {
     const c = this.of(identity);
     c.inFlight = Math.max(0, c.inFlight - 1);
@@ -65,7 +79,13 @@ export class ConcurrencyLimit {
   resetCounts(): void {
     for (const [identity, c] of this.counts) {
       if (c.inFlight === 0) this.counts.delete(identity);
-      else Object.assign(c, { requests: 0, maxConcurrent: c.inFlight, secondaryRefusals: 0 });
+      else
+        Object.assign(c, {
+          requests: 0,
+          maxConcurrent: c.inFlight,
+          secondaryRefusals: 0,
+          rateLimitRefusals: 0,
+        });
     }
   }
 }

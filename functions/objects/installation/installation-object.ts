@@ -45,8 +45,21 @@ export interface Pacing {
   installation: InstallProgress;
 }
 
-/** Repository transitions carried out at once by the alarm (each creates an object or two). */
-const TRANSITIONS_AT_ONCE = 25;
+/**
+ * Repository transitions carried out at once by the alarm (each creates an object or two, and
+ * its directory entries), between which the thread is left to the network (`networkTurn`).
+ */
+const TRANSITIONS_AT_ONCE = 5;
+
+/**
+ * Lets the runtime read the network before the next batch. In one workerd process (`wrangler
+ * dev`, the test pool) every object shares one thread and calls between objects never leave it:
+ * the runtime polls its sockets only when no object has work ready, so a chain of such calls
+ * holds every request that arrives over the network (a webhook, a graph read, GitHub's answers
+ * to running reconciles) until it ends. A timer's turn empties the queue. On Cloudflare the
+ * objects are spread and this costs a timer tick.
+ */
+const networkTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 /** An installation change a webhook announced that waits for GitHub's word (`confirmInstallation`). */
 type AnnouncedChange = "deleted" | "suspended" | "unsuspended";
@@ -381,11 +394,20 @@ export class InstallationObject extends DurableObject<Env> {
       // one after another (at about 100 ms each) while their webhooks already arrive.
       const due = this.store.dueTransitions(nowMs);
       for (let i = 0; i < due.length; i += TRANSITIONS_AT_ONCE) {
+        // Requests that arrived meanwhile are read first: without this turn, 1,000
+        // repositories' creation held every webhook and graph read for its whole 30-50 s
+        // under `wrangler dev` (issue 25).
+        if (i > 0) await networkTurn();
         await this.transitions(due.slice(i, i + TRANSITIONS_AT_ONCE), installationId, nowMs);
-        // The repositories just installed wait in line: the first ones are told now, while the
-        // rest of a large installation is still being created.
-        await this.tellGrants(this.now());
       }
+      // The repositories just installed wait in line: the first ones are told once all are
+      // created, not between batches. In one workerd process a reconcile started meanwhile had
+      // GitHub's answers read only between batches: a batch longer than the client's timeout
+      // (1.5 s in the tests, under load) timed its requests out, each retry billed by GitHub
+      // yet seen by no reading, and the ten first reconciles sent four times their requests and
+      // spent a scaled-down window (issue 25). Elsewhere it costs the first reconciles the
+      // creation's time (tens of seconds for 1,000 repositories).
+      if (due.length > 0) await this.tellGrants(this.now());
     } finally {
       const next = this.nextAlarmMs();
       if (next !== null) await this.ctx.storage.setAlarm(next);

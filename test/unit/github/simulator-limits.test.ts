@@ -39,6 +39,7 @@ describe("the secondary limit on concurrent requests", () => {
       inFlight: 0,
       maxConcurrent: 100,
       secondaryRefusals: 3,
+      rateLimitRefusals: 0,
     });
     expect(counters.secondaryRateLimited).toBe(3);
     // A refusal costs nothing of the hourly budget, and once the burst is over requests pass.
@@ -113,7 +114,7 @@ describe("the hourly primary limit", () => {
   });
 
   it("scales down for benchmarks, keeps its window on the simulator's clock, and refuses when spent", async () => {
-    const { sim, token } = installed(25);
+    const { sim, inst, token } = installed(25);
     await control(sim, "PUT", "/rate-limit", { scale: 0.001, windowSeconds: 60 });
     const first = await call(sim, "GET", "/repos/acme/r0", { token });
     expect(first.headers.get("x-ratelimit-limit")).toBe("5"); // 5,250 × 0.001, rounded
@@ -123,6 +124,13 @@ describe("the hourly primary limit", () => {
     const spent = await call(sim, "GET", "/repos/acme/r0", { token });
     expect(spent.status).toBe(403);
     expect(spent.body.message).toContain("API rate limit exceeded");
+    // Counted against whose hour it was (a test tells its own installation's from another's).
+    const { identities } = (await control(sim, "GET", "/counters")).body;
+    expect(identities[`installation:${inst.id}`]).toMatchObject({
+      requests: 6,
+      rateLimitRefusals: 1,
+      secondaryRefusals: 0,
+    });
     await control(sim, "POST", "/clock", { advanceSeconds: 61 });
     const fresh = await call(sim, "GET", "/repos/acme/r0", { token });
     expect(fresh.status).toBe(200);
