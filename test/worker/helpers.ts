@@ -5,6 +5,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { inject } from "vitest";
 import type { Env } from "../../functions/env.ts";
+import type { InstallationObject } from "../../functions/objects/installation/installation-object.ts";
+import type { InstallationStore } from "../../functions/objects/installation/installation-store.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
 import type { SnapshotInput } from "../../shared/graph/snapshot.ts";
 import type { IssueRecord } from "../../shared/ingest/events.ts";
@@ -180,6 +182,25 @@ export async function settle(stub: DurableObjectStub, rounds = 200): Promise<voi
     if (status.running) await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error("the repository did not settle");
+}
+
+/**
+ * Runs an installation's alarm until no transition or announced removal is due. The runtime
+ * also fires alarms by itself: one already running is not "scheduled", so `runDurableObjectAlarm`
+ * returns at once while its transitions are still in flight (their rows go when each is done):
+ * poll the rows, as `settle` polls a repository's run.
+ */
+export async function settleInstallation(installationId: number, rounds = 200): Promise<void> {
+  const stub = installationStub(installationId);
+  for (let i = 0; i < rounds; i++) {
+    await runDurableObjectAlarm(stub);
+    const dueMs = await runInDurableObject(stub, (o: InstallationObject) =>
+      (o as unknown as { store: InstallationStore }).store.earliestDueMs(),
+    );
+    if (dueMs === null || dueMs > Date.now() + 50) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`installation ${installationId} did not settle`);
 }
 
 /** Webhooks delivered and the repository settled, `rounds` times (what one webhook leads to). */

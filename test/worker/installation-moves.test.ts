@@ -17,6 +17,7 @@ import {
   postWebhook,
   seedIssue,
   settle,
+  settleInstallation,
   sim,
 } from "./helpers.ts";
 
@@ -75,8 +76,8 @@ async function transfer(owner: string, to: string) {
 }
 
 async function runBoth(oldId: number, newId: number) {
-  await runDurableObjectAlarm(installationStub(oldId));
-  await runDurableObjectAlarm(installationStub(newId));
+  await settleInstallation(oldId);
+  await settleInstallation(newId);
 }
 
 async function expectMoved(
