@@ -4,10 +4,12 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { InstallationObject } from "../../functions/objects/installation/installation-object.ts";
+import { ClaimsStore } from "../../functions/objects/repo/claims-store.ts";
 import type { RepoContext } from "../../functions/objects/repo/context.ts";
 import { fencedWrite } from "../../functions/objects/repo/fenced-write.ts";
 import { performOwed } from "../../functions/objects/repo/fleet-writes.ts";
 import type { RepoObject } from "../../functions/objects/repo/repo-object.ts";
+import type { Sql } from "../../functions/objects/sql.ts";
 import { RELEASE_BEFORE_CLAIM_GAP_MS } from "../../shared/claims/owed.ts";
 import { parseWriteMarker, withWriteMarker } from "../../shared/claims/write-records.ts";
 import { DEFAULT_CONFIG } from "../../shared/config/schema.ts";
@@ -273,6 +275,41 @@ describe("claims", () => {
     expect((await grant(stub, null, "agent-a")).body.reason).toBe("agent-limit");
     expect((await grant(stub, 2, "agent-b")).status).toBe(201);
     expect((await grant(stub, 3, "agent-c")).body.reason).toBe("repo-limit");
+  });
+});
+
+describe("the claims table's reads", () => {
+  it("read open claims and owed markers through indexes of those rows, never the whole history", async () => {
+    // Ordered by fence, these reads used to walk every claim ever kept through the fence's
+    // unique index: a claim and its release read the repository's whole claims history.
+    const { stub } = await install({ repo: "claims-plans/app", issues: [ready(1)] });
+    const plans = await runInDurableObject(stub, (_o: RepoObject, state) => {
+      const details: string[] = [];
+      const sql: Sql = (strings, ...values) => {
+        const query = strings.join("?");
+        const plan = state.storage.sql.exec(`EXPLAIN QUERY PLAN ${query}`, ...values).toArray();
+        for (const row of plan) details.push(String(row.detail));
+        // biome-ignore lint/suspicious/noExplicitAny: rows as the store declares them
+        return state.storage.sql.exec<any>(query, ...values).toArray();
+      };
+      const store = new ClaimsStore(sql);
+      const now = Date.now();
+      store.open();
+      store.live(now);
+      store.liveOn(1, now);
+      store.expiredOpen(now);
+      store.verifyDue(now);
+      store.markersDue();
+      store.nextExpiryMs();
+      store.nextVerifyMs();
+      store.liveCount(now);
+      store.liveCount(now, "agent-a");
+      return details.filter((d) => /\bclaims\b/.test(d));
+    });
+    expect(plans.length).toBeGreaterThan(0);
+    // A search by key, or a scan of an index that holds only open claims or owed markers.
+    const partial = /USING (COVERING )?INDEX claims_(live|open|open_by_issue|markers_due)\b/;
+    expect(plans.filter((d) => !d.startsWith("SEARCH") && !partial.test(d))).toEqual([]);
   });
 });
 

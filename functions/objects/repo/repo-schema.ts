@@ -246,6 +246,17 @@ export const REPO_MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
     sql.exec(`ALTER TABLE reply_openings ADD COLUMN known_from INTEGER`);
     sql.exec(`ALTER TABLE reply_openings ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0`);
   },
+  (sql) => {
+    // Reads of open claims and of owed markers never walk the claims history (issue 21). Ordered
+    // by fence, they scanned the whole table through the fence's unique index: a claim and its
+    // release read every claim the repository ever kept, several times.
+    sql.exec(`CREATE INDEX IF NOT EXISTS claims_open ON claims (fence) WHERE ended_ms IS NULL`);
+    sql.exec(
+      `CREATE INDEX IF NOT EXISTS claims_open_by_issue ON claims (number, fence) WHERE ended_ms IS NULL`,
+    );
+    sql.exec(`CREATE INDEX IF NOT EXISTS claims_markers_due ON claims (fence)
+      WHERE marker IN ('none', 'repost') OR (marker = 'posted' AND ended_ms IS NOT NULL)`);
+  },
 ];
 
 /**
