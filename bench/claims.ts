@@ -53,6 +53,11 @@ interface Phase {
   requestsPerSecond: number;
   claimP50: number;
   claimP99: number;
+  /**
+   * When the slowest 1% of claims were sent (seconds into the phase, how many in each second):
+   * bunched in a second or two, a stall held them; spread out, queueing did.
+   */
+  slowClaimsAt: string;
   releaseP50: number;
   releaseP99: number;
   doubleGrants: number;
@@ -130,6 +135,11 @@ export const claimsBenchmark: Benchmark = {
         );
       }
     }
+    for (const r of runs)
+      for (const p of [r.one, ...(r.spread ? [r.spread] : [])])
+        report.push(
+          `${hostLabel(r.host)}, ${p.repos} ${p.repos === 1 ? "repository" : "repositories"}: the slowest 1% of claims were sent at ${p.slowClaimsAt}`,
+        );
     report.push(
       "",
       "| host, synchronous mirroring | pairs | pairs/min | allowed/min | share | marker posts/2 a minute | 503 mirror-failed | claimed-by / unclaimed-by / label writes | claim p50 / p99 ms | grants (whole phase) | without marker | unclaimed-by owed at the end | double grants | errors | 204s |",
@@ -295,6 +305,8 @@ async function claimPhase(
   const writesBefore = stack.sim.sim.counter.snapshot().total;
   const holders = new Map<string, number>();
   const claimMs: number[] = [];
+  const claims: Array<{ atMs: number; ms: number }> = [];
+  let started = performance.now();
   const releaseMs: number[] = [];
   let pairs = 0;
   let doubleGrants = 0;
@@ -316,6 +328,7 @@ async function claimPhase(
         body: JSON.stringify({ agentId: `client-${c}`, machine: `m${c}` }),
       });
       claimMs.push(performance.now() - t);
+      claims.push({ atMs: t - started, ms: performance.now() - t });
       if (res.status === 204) {
         noWork += 1;
         await res.arrayBuffer();
@@ -346,7 +359,7 @@ async function claimPhase(
       else errors += 1;
     }
   };
-  const started = performance.now();
+  started = performance.now();
   await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
   const elapsed = (performance.now() - started) / 1000;
   const requests = claimMs.length + releaseMs.length;
@@ -354,6 +367,16 @@ async function claimPhase(
   await sleep(5_000);
   claimMs.sort((a, b) => a - b);
   releaseMs.sort((a, b) => a - b);
+  const slowest = claims.sort((a, b) => b.ms - a.ms).slice(0, Math.ceil(claims.length / 100));
+  const bySecond = new Map<number, number>();
+  for (const c of slowest) {
+    const second = Math.floor(c.atMs / 1000);
+    bySecond.set(second, (bySecond.get(second) ?? 0) + 1);
+  }
+  const slowClaimsAt = [...bySecond]
+    .sort((a, b) => a[0] - b[0])
+    .map(([second, n]) => `${second} s: ${n}`)
+    .join(", ");
   return {
     repos: repos.length,
     pairs,
@@ -361,6 +384,7 @@ async function claimPhase(
     requestsPerSecond: requests / elapsed,
     claimP50: pct(claimMs, 0.5),
     claimP99: pct(claimMs, 0.99),
+    slowClaimsAt,
     releaseP50: pct(releaseMs, 0.5),
     releaseP99: pct(releaseMs, 0.99),
     doubleGrants,
