@@ -92,6 +92,35 @@ describe("a full reconcile under the installation's permit", () => {
   });
 });
 
+/**
+ * `n` repositories of one issue each seeded under `account`, the App installed on all of them
+ * (its delivery applied, their creation queued) and every permit held by stand-ins from `base`:
+ * the installation, and how many of its repository transitions are still pending.
+ */
+async function queuedInstallation(account: string, n: number, base: number) {
+  await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      sim("/seed", {
+        body: { snapshot: { repo: `${account}/r${i}`, issues: [seedIssue(1)] }, install: false },
+      }),
+    ),
+  );
+  const { id: installationId } = await sim<{ id: number }>("/installations", {
+    body: { account, repositories: "all" },
+  });
+  const inst = installationStub(installationId);
+  expect((await deliverAll()).map((d) => d.status)).toEqual([200]);
+  await holdEveryPermit(inst, base);
+  const pending = () =>
+    runInDurableObject(
+      inst,
+      (o: InstallationObject) =>
+        (o as unknown as { store: InstallationStore }).store.dueTransitions(Number.MAX_SAFE_INTEGER)
+          .length,
+    );
+  return { inst, pending };
+}
+
 describe("creating a large installation's repository objects", () => {
   // In one workerd process every object shares the thread, and calls between objects never
   // leave the process: the runtime reads the network (a webhook arriving, a graph read, GitHub's
@@ -100,27 +129,7 @@ describe("creating a large installation's repository objects", () => {
   // p99 33 s under `wrangler dev`); between batches the installation now lets it read.
   it("leaves the network to other requests between batches", async () => {
     const N = 60;
-    await Promise.all(
-      Array.from({ length: N }, (_, i) =>
-        sim("/seed", {
-          body: { snapshot: { repo: `yield-org/r${i}`, issues: [seedIssue(1)] }, install: false },
-        }),
-      ),
-    );
-    const { id: installationId } = await sim<{ id: number }>("/installations", {
-      body: { account: "yield-org", repositories: "all" },
-    });
-    const inst = installationStub(installationId);
-    expect((await deliverAll()).map((d) => d.status)).toEqual([200]);
-    await holdEveryPermit(inst, 9_800_000);
-    const pending = () =>
-      runInDurableObject(
-        inst,
-        (o: InstallationObject) =>
-          (o as unknown as { store: InstallationStore }).store.dueTransitions(
-            Number.MAX_SAFE_INTEGER,
-          ).length,
-      );
+    const { inst, pending } = await queuedInstallation("yield-org", N, 9_800_000);
     expect(await pending()).toBe(N);
     const creation = runDurableObjectAlarm(inst);
     // A request over the network (the simulator is another process) while the objects are
@@ -144,27 +153,7 @@ describe("creating a large installation's repository objects", () => {
     await stub.graph();
 
     const N = 100;
-    await Promise.all(
-      Array.from({ length: N }, (_, i) =>
-        sim("/seed", {
-          body: { snapshot: { repo: `yield-big/r${i}`, issues: [seedIssue(1)] }, install: false },
-        }),
-      ),
-    );
-    const { id: installationId } = await sim<{ id: number }>("/installations", {
-      body: { account: "yield-big", repositories: "all" },
-    });
-    const inst = installationStub(installationId);
-    expect((await deliverAll()).map((d) => d.status)).toEqual([200]);
-    await holdEveryPermit(inst, 9_700_000);
-    const pending = () =>
-      runInDurableObject(
-        inst,
-        (o: InstallationObject) =>
-          (o as unknown as { store: InstallationStore }).store.dueTransitions(
-            Number.MAX_SAFE_INTEGER,
-          ).length,
-      );
+    const { inst, pending } = await queuedInstallation("yield-big", N, 9_700_000);
     const creation = runDurableObjectAlarm(inst);
     // Once the creation is under way (its first batch done), a webhook voids the small
     // repository's kept scan, and its graph is read.
