@@ -411,6 +411,19 @@ export class ClaimsStore {
     return row.trusted === 1;
   }
 
+  /**
+   * `trust` read once per login for as long as the returned function is kept (a view, a read of
+   * pages), however many comments a login wrote: each statement costs native memory under workerd.
+   */
+  trustReader(nowMs = Date.now()): (login: string) => boolean | undefined {
+    const known = new Map<string, boolean | undefined>();
+    return (login) => {
+      const key = login.toLowerCase();
+      if (!known.has(key)) known.set(key, this.trust(key, nowMs));
+      return known.get(key);
+    };
+  }
+
   setTrust(login: string, trusted: boolean, nowMs: number): void {
     this.sql`INSERT INTO author_trust (login, trusted, checked_ms)
       VALUES (${login.toLowerCase()}, ${trusted ? 1 : 0}, ${nowMs})

@@ -136,14 +136,9 @@ export function* buildQueueViewSteps(
     const unknownReplyAuthors = new Set<string>();
     if (config.queue.replies !== "off") {
       // One read of the permission cache per login per view, however many comments they wrote.
-      const known = new Map<string, boolean | undefined>();
       const trust = {
         replyAuthors: config.queue.replyAuthors,
-        knownWrite: (login: string) => {
-          const key = login.toLowerCase();
-          if (!known.has(key)) known.set(key, claims.trust(login, nowMs));
-          return known.get(key);
-        },
+        knownWrite: claims.trustReader(nowMs),
       };
       const policy = { replies: config.queue.replies, needsHumanLabel: config.labels.needsHuman };
       // A `done` release answered an input: its reply waits until newer input arrives.

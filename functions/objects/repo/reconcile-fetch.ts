@@ -53,16 +53,8 @@ function replyReading(store: RepoStore): { replies?: ReplyTrust } {
   if (queue.replies === "off") return {};
   // One read of the permission cache per login per read of pages, however many comments they
   // wrote (each statement costs native memory under workerd: json-batches.ts).
-  const known = new Map<string, boolean | undefined>();
   return {
-    replies: {
-      replyAuthors: queue.replyAuthors,
-      knownWrite: (login) => {
-        const key = login.toLowerCase();
-        if (!known.has(key)) known.set(key, store.claims.trust(key));
-        return known.get(key);
-      },
-    },
+    replies: { replyAuthors: queue.replyAuthors, knownWrite: store.claims.trustReader() },
   };
 }
 
