@@ -416,6 +416,22 @@ describe("IDD interop", () => {
     `<!-- claimed-by: ${agent} ${claim} supersedes: none ${at} branch: issue/1-x -->`;
   const nowSecond = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 
+  /**
+   * A repository where IDD agents work (synchronous mirroring): `issues` installed on `name`/app,
+   * and a trusted IDD agent's marker on #3 (posted by a user with write access), delivered.
+   */
+  async function iddRepo(name: string, issues: Parameters<typeof install>[0]["issues"]) {
+    const installed = await install({ repo: `${name}/app`, issues });
+    await sim("/users", {
+      body: { login: "writer", token: `tok-${name}`, repos: { [installed.repo]: "write" } },
+    });
+    await sim(`/repos/${installed.repo}/issues/3/comments`, {
+      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
+    });
+    await deliverAll();
+    return installed;
+  }
+
   it("mirrors a grant as a claimed-by marker plus agent:processing, and the release as unclaimed-by", async () => {
     const { stub, repo } = await install({ repo: "idd-mirror/app", issues: [ready(1)] });
     const g = (await grant(stub, 1, "agent-a")).body;
@@ -518,17 +534,7 @@ describe("IDD interop", () => {
   });
 
   it("where IDD agents work, a grant posts the previous claim's owed unclaimed-by before its own marker, so IDD's reading names the new holder", async () => {
-    const { stub, repo } = await install({
-      repo: "idd-sync-order/app",
-      issues: [ready(1), ready(3)],
-    });
-    await sim("/users", {
-      body: { login: "writer", token: "tok-idd-sync-order", repos: { [repo]: "write" } },
-    });
-    await sim(`/repos/${repo}/issues/3/comments`, {
-      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
-    });
-    await deliverAll();
+    const { stub, repo } = await iddRepo("idd-sync-order", [ready(1), ready(3)]);
     const a = (await grant(stub, 1, "agent-a")).body;
     await stub.release(1, { claimId: a.claimId, fence: a.fence, outcome: "abandoned" });
     // GitHub sits on A's unclaimed-by (the alarm's flush): B asks for #1 meanwhile.
@@ -578,17 +584,13 @@ describe("IDD interop", () => {
   });
 
   it("where IDD agents work, other issues' owed unclaimed-by markers take the write budget before a new grant's marker", async () => {
-    const { stub, repo, installationId } = await install({
-      repo: "idd-sync-debt/app",
-      issues: [ready(1), ready(2), ready(3), ready(4), ready(5)],
-    });
-    await sim("/users", {
-      body: { login: "writer", token: "tok-idd-sync-debt", repos: { [repo]: "write" } },
-    });
-    await sim(`/repos/${repo}/issues/3/comments`, {
-      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
-    });
-    await deliverAll();
+    const { stub, repo, installationId } = await iddRepo("idd-sync-debt", [
+      ready(1),
+      ready(2),
+      ready(3),
+      ready(4),
+      ready(5),
+    ]);
     const budgetRoom = (room: number) => setBudgetRoom(installationId, room);
     const kinds = async (n: number) => (await comments(repo, n)).map(markerWho);
 
@@ -871,18 +873,7 @@ describe("IDD interop", () => {
   });
 
   it("where IDD agents work, a grant posts its marker before it answers; a failed post grants nothing (503 mirror-failed)", async () => {
-    const { stub, repo } = await install({
-      repo: "idd-sync/app",
-      issues: [ready(1), ready(2), ready(3)],
-    });
-    await sim("/users", {
-      body: { login: "writer", token: "tok-idd-sync", repos: { [repo]: "write" } },
-    });
-    // A trusted IDD agent's marker on #3: IDD agents work on this repository.
-    await sim(`/repos/${repo}/issues/3/comments`, {
-      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
-    });
-    await deliverAll();
+    const { stub, repo } = await iddRepo("idd-sync", [ready(1), ready(2), ready(3)]);
     const g = await grant(stub, 1, "agent-a");
     expect(g.status).toBe(201);
     // On GitHub when the grant is answered (no alarm ran in between), and posted once.
@@ -929,17 +920,10 @@ describe("IDD interop", () => {
   });
 
   it("where IDD agents work, a grant whose write budget cannot be reached grants nothing (503 mirror-failed), as with a spent budget", async () => {
-    const { stub, repo, installationId } = await install({
-      repo: "idd-sync-budget-down/app",
-      issues: [ready(1), ready(3)],
-    });
-    await sim("/users", {
-      body: { login: "writer", token: "tok-idd-sync-budget-down", repos: { [repo]: "write" } },
-    });
-    await sim(`/repos/${repo}/issues/3/comments`, {
-      body: { body: marker("idd-bot", "c-3", nowSecond()), actor: "writer" },
-    });
-    await deliverAll();
+    const { stub, repo, installationId } = await iddRepo("idd-sync-budget-down", [
+      ready(1),
+      ready(3),
+    ]);
     // The InstallationObject's storage loses the table of recent writes: reserving writes
     // throws (as the object being unreachable would), in the real object, over its RPC.
     const budgetTable = (name: string, to: string) =>
