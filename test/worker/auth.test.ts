@@ -1023,8 +1023,8 @@ describe("raw tokens are never stored or logged", () => {
     const late = await directory(env).lookup("auth-late/app");
     const stubs: Array<[string, DurableObjectStub]> = [
       ["directory", directory(env)],
-      ["the name shard of auth-a/app", shard(env, nameShardKey("auth-a/app"))],
-      [`the id shard of ${A.repoId}`, shard(env, idShardKey(A.repoId))],
+      ["the name shard bucket of auth-a/app", shard(env, nameShardKey("auth-a/app"))],
+      [`the id shard bucket of ${A.repoId}`, shard(env, idShardKey(A.repoId))],
       ...[A, B, GONE].map((r): [string, DurableObjectStub] => [r.repo, repoStub(r.repoId)]),
       ["auth-late/app", repoStub(late!.repoId)],
       ...[A, B, GONE].map((r): [string, DurableObjectStub] => [

@@ -19,10 +19,13 @@ import {
   directory,
 } from "../../functions/objects/directory/directory-object.ts";
 import {
+  BUCKETS,
+  bucketOf,
   idShardKey,
   nameShardKey,
   type ShardOp,
   shard,
+  shardAnswer,
 } from "../../functions/objects/names/name-object.ts";
 import {
   CHECK_TICK_MS,
@@ -230,11 +233,11 @@ describe("shards follow the directory", () => {
             await own.upsert([entryOf(s.pick, base + s.repoId, names)], s.atMs);
           }
           for (const name of names) {
-            const answer = await shard(env, nameShardKey(name)).lookup();
+            const answer = await shardAnswer(env, nameShardKey(name));
             expect(answer.entry, name).toEqual(await own.lookup(name));
           }
           for (let id = 1; id <= 4; id++) {
-            const answer = await shard(env, idShardKey(base + id)).lookup();
+            const answer = await shardAnswer(env, idShardKey(base + id));
             expect(answer.entry, `#${base + id}`).toEqual(await own.get(base + id));
           }
         },
@@ -259,27 +262,77 @@ describe("shards follow the directory", () => {
         fc.nat(),
         async (steps, seedValue) => {
           run += 1;
-          const ops: ShardOp[] = steps.map((s, i) => ({
-            repoId: s.repoId,
-            seq: i + 1,
-            updatedMs: s.atMs,
-            entry: s.present ? entryOf(s.pick, s.repoId, ["o/n"]) : null,
-          }));
-          const inOrder = shard(env, `order-${run}-a`);
-          for (const op of ops) await inOrder.apply([op]);
+          const ops = (key: string): ShardOp[] =>
+            steps.map((s, i) => ({
+              key,
+              repoId: s.repoId,
+              seq: i + 1,
+              updatedMs: s.atMs,
+              entry: s.present ? entryOf(s.pick, s.repoId, ["o/n"]) : null,
+            }));
+          const a = `order-${run}-a`;
+          for (const op of ops(a)) await shard(env, a).apply([op]);
           // A deterministic shuffle with a replayed prefix.
-          const shuffled = [...ops, ...ops.slice(0, 2)]
+          const b = `order-${run}-b`;
+          const shuffled = [...ops(b), ...ops(b).slice(0, 2)]
             .map((op, i) => ({ op, k: (Math.imul(i + 1, 0x9e3779b1) ^ seedValue) >>> 0 }))
             .sort((x, y) => x.k - y.k)
             .map((x) => x.op);
-          const anyOrder = shard(env, `order-${run}-b`);
-          for (const op of shuffled) await anyOrder.apply([op]);
-          expect(await anyOrder.lookup()).toEqual(await inOrder.lookup());
+          for (const op of shuffled) await shard(env, b).apply([op]);
+          expect(await shardAnswer(env, b)).toEqual(await shardAnswer(env, a));
         },
       ),
       { numRuns: 30 },
     );
   }, 60_000);
+
+  it("keys that share a bucket answer each their own repository", async () => {
+    // Names whose keys land in the bucket of the first (found by trying: the hash spreads them).
+    const first = "mates-0/app";
+    const mates = [first];
+    for (let i = 1; mates.length < 4; i++) {
+      if (bucketOf(nameShardKey(`mates-${i}/app`)) === bucketOf(first))
+        mates.push(`mates-${i}/app`);
+    }
+    const own = env.DIRECTORY.get(env.DIRECTORY.idFromName("bucket-mates"));
+    const [a, b, c, never] = mates as [string, string, string, string];
+    await own.upsert(
+      [
+        { repoId: 700_000_001, fullName: a, installationId: 1, status: "active" },
+        { repoId: 700_000_002, fullName: b, installationId: 2, status: "suspended" },
+        { repoId: 700_000_003, fullName: c, installationId: 3, status: "active" },
+      ],
+      1_000,
+    );
+    // c renamed to a name outside the bucket; b removed.
+    await own.upsert(
+      [
+        { repoId: 700_000_003, fullName: "elsewhere/app", installationId: 3, status: "active" },
+        { repoId: 700_000_002, fullName: b, installationId: 2, status: "removed" },
+      ],
+      2_000,
+    );
+    expect(await shardAnswer(env, nameShardKey(a))).toEqual({
+      known: true,
+      entry: { repoId: 700_000_001, fullName: a, installationId: 1, status: "active" },
+    });
+    expect((await shardAnswer(env, nameShardKey(b))).entry).toEqual(await own.lookup(b));
+    expect((await shardAnswer(env, nameShardKey(b))).entry?.status).toBe("removed");
+    // The former name of c is known (its repository left it) and answers nothing.
+    expect(await shardAnswer(env, nameShardKey(c))).toEqual({ known: true, entry: null });
+    expect(await shardAnswer(env, nameShardKey(never))).toEqual({ known: false, entry: null });
+    expect((await shardAnswer(env, nameShardKey("Elsewhere/App"))).entry?.repoId).toBe(700_000_003);
+  });
+
+  it("a key's bucket is stable: FNV-1a of its UTF-8 bytes, modulo BUCKETS", () => {
+    // Changing it moves every key to another object: only with a directory migration that
+    // queues every entry again (directory-store.ts).
+    expect(BUCKETS).toBe(256);
+    expect(bucketOf("a")).toBe(0xe40c292c % 256);
+    expect(bucketOf("")).toBe(0x811c9dc5 % 256);
+    expect(bucketOf("foobar")).toBe(0xbf9cf968 % 256);
+    expect(bucketOf("#1")).not.toBe(bucketOf("#2"));
+  });
 });
 
 describe("the upgrade that introduced shards", () => {
@@ -311,16 +364,50 @@ describe("the upgrade that introduced shards", () => {
       new DirectoryObject(state, env);
       expect(instance.shardsComplete()).toBe(false);
     });
-    expect((await shard(env, nameShardKey("bf-one/app")).lookup()).known).toBe(false);
+    expect((await shardAnswer(env, nameShardKey("bf-one/app"))).known).toBe(false);
     expect(await runDurableObjectAlarm(own)).toBe(true);
     expect(await own.shardsComplete()).toBe(true);
     for (const name of ["bf-one/app", "bf-two/app"]) {
-      const answer = await shard(env, nameShardKey(name)).lookup();
+      const answer = await shardAnswer(env, nameShardKey(name));
       expect(answer).toEqual({ known: true, entry: await own.lookup(name) });
     }
     expect((await own.lookup("BF-ONE/app"))?.repoId).toBe(800_000_001);
     for (const r of rows) {
-      expect((await shard(env, idShardKey(r.repoId)).lookup()).entry).toEqual(r);
+      expect((await shardAnswer(env, idShardKey(r.repoId))).entry).toEqual(r);
+    }
+  }, 60_000);
+  it("entries the per-key shards held reach their buckets when the directory upgrades (issue 25)", async () => {
+    const own = env.DIRECTORY.get(env.DIRECTORY.idFromName("to-buckets"));
+    const rows: DirectoryEntry[] = [
+      { repoId: 810_000_001, fullName: "tb-one/App", installationId: 7, status: "active" },
+      { repoId: 810_000_002, fullName: "tb-two/app", installationId: 8, status: "removed" },
+    ];
+    await runInDurableObject(own, async (instance: DirectoryObject, state) => {
+      // Schema version 2 with every write delivered (to the per-key shards of that version).
+      const sql = state.storage.sql;
+      sql.exec("DELETE FROM shard_outbox");
+      sql.exec("UPDATE _schema SET version = 2");
+      rows.forEach((r, i) => {
+        sql.exec(
+          "INSERT INTO repos (id, full_name, name_key, installation_id, status, updated_ms) VALUES (?, ?, ?, ?, ?, ?)",
+          r.repoId,
+          r.fullName,
+          r.fullName.toLowerCase(),
+          r.installationId,
+          r.status,
+          1_000 + i,
+        );
+      });
+      expect(instance.shardsComplete()).toBe(true);
+      new DirectoryObject(state, env);
+      expect(instance.shardsComplete()).toBe(false);
+    });
+    expect((await shardAnswer(env, nameShardKey("tb-one/app"))).known).toBe(false);
+    expect(await runDurableObjectAlarm(own)).toBe(true);
+    expect(await own.shardsComplete()).toBe(true);
+    for (const r of rows) {
+      expect(await shardAnswer(env, nameShardKey(r.fullName))).toEqual({ known: true, entry: r });
+      expect(await shardAnswer(env, idShardKey(r.repoId))).toEqual({ known: true, entry: r });
     }
   }, 60_000);
 });

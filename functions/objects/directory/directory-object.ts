@@ -1,14 +1,14 @@
 import { DurableObject } from "cloudflare:workers";
 import type { RepoStatus } from "../../../shared/ingest/lifecycle.ts";
 import type { Env } from "../../env.ts";
-import { shard } from "../names/name-object.ts";
+import { bucketOf, shard } from "../names/name-object.ts";
 import { type DirectoryEntry, DirectoryStore } from "./directory-store.ts";
 
 export type { DirectoryEntry, RepoStatus };
 
-/** Shards written per alarm run while catching up (a backfill, or writes that failed). */
+/** Shard keys written per alarm run while catching up (a backfill, or writes that failed). */
 const FLUSH_BATCH = 100;
-/** Shard calls in flight at once from one flush. */
+/** Bucket calls in flight at once from one flush. */
 const FLUSH_PARALLEL = 16;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
@@ -39,8 +39,8 @@ async function settleAll<T>(
  * The one global index (a single instance named "directory"): repository name → numeric id and
  * installation. It is the authority, read by the cron (in pages) and the objects; the `/v1`
  * routes read its shards instead (functions/objects/names/), which every upsert writes
- * through before it returns: one per lower-cased name (the new one, and the old one after a
- * rename) and one per repository id.
+ * through before it returns: the keys of the lower-cased name (the new one, and the old one
+ * after a rename) and of the repository id, held by BUCKETS objects.
  */
 export class DirectoryObject extends DurableObject<Env> {
   private readonly store: DirectoryStore;
@@ -72,15 +72,21 @@ export class DirectoryObject extends DurableObject<Env> {
   }
 
   /**
-   * Delivers the queued writes of `keys` (one call per shard, `FLUSH_PARALLEL` at a time);
-   * throws if one fails, after trying them all.
+   * Delivers the queued writes of `keys`: one call per bucket, with the writes of all its keys
+   * (`FLUSH_PARALLEL` buckets at a time); throws if one fails, after trying them all.
    */
   private async flush(keys: string[]): Promise<void> {
-    const results = await settleAll(keys, FLUSH_PARALLEL, async (key) => {
-      const queued = this.store.queued(key);
-      if (queued.ops.length === 0) return;
-      await shard(this.env, key).apply(queued.ops);
-      this.store.delivered(key, queued.seqs);
+    const buckets = new Map<number, string[]>();
+    for (const key of keys) {
+      const b = bucketOf(key);
+      buckets.set(b, [...(buckets.get(b) ?? []), key]);
+    }
+    const results = await settleAll([...buckets.values()], FLUSH_PARALLEL, async (group) => {
+      const queued = group.map((key) => ({ key, ...this.store.queued(key) }));
+      const ops = queued.flatMap((q) => q.ops);
+      if (ops.length === 0) return;
+      await shard(this.env, group[0]!).apply(ops);
+      for (const q of queued) this.store.delivered(q.key, q.seqs);
     });
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) {
@@ -106,8 +112,9 @@ export class DirectoryObject extends DurableObject<Env> {
   }
 
   /**
-   * Whether every shard holds every entry stored before the shards existed (the backfill is
-   * delivered). Once true it stays true, so a route may remember it: from then on a shard that
+   * Whether every shard key holds every entry stored before the shards existed, or before they
+   * moved into buckets (the backfill is delivered). Once true it stays true for this version,
+   * so a route may remember it: from then on a shard key that
    * never received a write means "no such repository" without asking here.
    */
   shardsComplete(): boolean {

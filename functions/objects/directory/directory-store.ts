@@ -52,6 +52,29 @@ function nextSeq(sql: SqlStorage): number {
     .one().value;
 }
 
+/**
+ * Queues every stored entry for its name's and its id's shard key, marked as a backfill: until
+ * it is delivered, the routes ask the directory about a key no write reached (`shardsComplete`).
+ */
+function queueBackfill(sql: SqlStorage): void {
+  const rows = sql
+    .exec<Row & { name_key: string; updated_ms: number }>(
+      "SELECT id, full_name, name_key, installation_id, status, updated_ms FROM repos",
+    )
+    .toArray();
+  for (const r of rows) {
+    const seq = nextSeq(sql);
+    const row = {
+      fullName: r.full_name,
+      installationId: r.installation_id,
+      status: r.status,
+      updatedMs: r.updated_ms,
+    };
+    enqueue(sql, r.name_key, r.id, seq, row, r.updated_ms, true);
+    enqueue(sql, idShardKey(r.id), r.id, seq, row, r.updated_ms, true);
+  }
+}
+
 const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
   (sql) => {
     sql.exec(`CREATE TABLE repos (
@@ -70,23 +93,11 @@ const MIGRATIONS: ReadonlyArray<(sql: SqlStorage) => void> = [
       full_name TEXT NOT NULL, installation_id INTEGER NOT NULL, status TEXT NOT NULL,
       updated_ms INTEGER NOT NULL, backfill INTEGER NOT NULL, PRIMARY KEY (shard, repo_id)
     )`);
-    const rows = sql
-      .exec<Row & { name_key: string; updated_ms: number }>(
-        "SELECT id, full_name, name_key, installation_id, status, updated_ms FROM repos",
-      )
-      .toArray();
-    for (const r of rows) {
-      const seq = nextSeq(sql);
-      const row = {
-        fullName: r.full_name,
-        installationId: r.installation_id,
-        status: r.status,
-        updatedMs: r.updated_ms,
-      };
-      enqueue(sql, r.name_key, r.id, seq, row, r.updated_ms, true);
-      enqueue(sql, idShardKey(r.id), r.id, seq, row, r.updated_ms, true);
-    }
+    queueBackfill(sql);
   },
+  // Issue 25: the shard keys moved into BUCKETS objects (name-store.ts); the new buckets start
+  // empty, so every entry is queued for them again, as when the shards were introduced.
+  (sql) => queueBackfill(sql),
 ];
 
 type Row = { id: number; full_name: string; installation_id: number; status: string };
@@ -109,6 +120,7 @@ type OutboxRow = {
 };
 
 const op = (r: OutboxRow): ShardOp => ({
+  key: r.shard,
   repoId: r.repo_id,
   seq: r.seq,
   updatedMs: r.updated_ms,

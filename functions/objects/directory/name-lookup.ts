@@ -1,10 +1,10 @@
 // The `/v1` routes' name and id lookups (issue 10 item 5): answered by the shards the directory
 // writes through (functions/objects/names/), so no request waits on the one global
-// DirectoryObject. A shard that never received a write is asked of the directory until it says
+// DirectoryObject. A shard key that never received a write is asked of the directory until it says
 // the shards hold every entry stored before they existed; that fact only ever becomes true, so
 // each isolate remembers it (nothing that can go stale is cached here).
 import type { Env } from "../../env.ts";
-import { idShardKey, nameShardKey, shard } from "../names/name-object.ts";
+import { idShardKey, nameShardKey, shardAnswer } from "../names/name-object.ts";
 import { type DirectoryEntry, directory } from "./directory-object.ts";
 
 let shardsComplete = false;
@@ -14,7 +14,7 @@ async function answer(
   key: string,
   query: { fullName: string } | { repoId: number },
 ): Promise<DirectoryEntry | null> {
-  const found = await shard(env, key).lookup();
+  const found = await shardAnswer(env, key);
   if (found.known || shardsComplete) return found.entry;
   const fallback = await directory(env).resolve(query);
   if (fallback.shardsComplete) shardsComplete = true;

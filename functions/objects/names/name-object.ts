@@ -1,27 +1,26 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env.ts";
 import {
+  BUCKETS,
+  bucketName,
+  bucketOf,
   idShardKey,
   NameStore,
   nameShardKey,
+  type ShardAnswer,
   type ShardEntry,
   type ShardOp,
 } from "./name-store.ts";
 
-export type { ShardEntry, ShardOp };
-export { idShardKey, nameShardKey };
-
-/** What a shard answers: whether any write ever reached it, and its entry under the rule. */
-export interface ShardAnswer {
-  known: boolean;
-  entry: ShardEntry | null;
-}
+export type { ShardAnswer, ShardEntry, ShardOp };
+export { BUCKETS, bucketName, bucketOf, idShardKey, nameShardKey };
 
 /**
- * A shard of the directory (issue 10, item 5): the candidate rows of one lower-cased repository
- * name (or of one repository id, `#<id>`), written through by the DirectoryObject on every
- * upsert and read by the `/v1` routes instead of the one global directory. The directory stays
- * the authority; a shard answers the same lookup rule over the same rows (name-store.ts).
+ * A bucket of the directory's shards (issue 10 item 5, issue 25): for each of its keys (a
+ * lower-cased repository name, or a repository id `#<id>`) the candidate rows, written through
+ * by the DirectoryObject on every upsert and read by the `/v1` routes instead of the one global
+ * directory. The directory stays the authority; a key answers the same lookup rule over the
+ * same rows (name-store.ts).
  */
 export class NameObject extends DurableObject<Env> {
   private readonly store: NameStore;
@@ -31,17 +30,22 @@ export class NameObject extends DurableObject<Env> {
     this.store = new NameStore(ctx.storage);
   }
 
-  /** Applies the directory's writes; an op older than what the shard holds changes nothing. */
+  /** Applies the directory's writes; an op older than what the bucket holds changes nothing. */
   apply(ops: ShardOp[]): void {
     this.store.apply(ops);
   }
 
-  lookup(): ShardAnswer {
-    if (!this.store.written) return { known: false, entry: null };
-    return { known: true, entry: this.store.winner() };
+  lookup(key: string): ShardAnswer {
+    return this.store.answer(key);
   }
 }
 
+/** The object that holds shard key `key` (its bucket). */
 export function shard(env: Env, key: string) {
-  return env.NAMES.get(env.NAMES.idFromName(key));
+  return env.NAMES.get(env.NAMES.idFromName(bucketName(key)));
+}
+
+/** Shard key `key`'s answer, from its bucket. */
+export function shardAnswer(env: Env, key: string): Promise<ShardAnswer> {
+  return shard(env, key).lookup(key);
 }
