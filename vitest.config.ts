@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { workerProject } from "./vitest.worker.config.ts";
 
 export default defineConfig({
   test: {
@@ -12,6 +13,8 @@ export default defineConfig({
         },
       },
       "./vitest.worker.config.ts",
+      // The large installation (issue 25): its own simulator, beside the worker project's files.
+      workerProject("worker-large", ["test/worker/large/**/*.test.ts"]),
       {
         test: {
           // The quick start itself: `npm start` (simulator + wrangler dev) end to end.

@@ -16,11 +16,10 @@ declare module "vitest" {
   }
 }
 
-let server: RunningSimulator | undefined;
-
 export default async function setup(project: TestProject) {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  server = await startSimulatorServer({
+  // One per project (worker, worker-large), so it is not a module variable.
+  const server: RunningSimulator = await startSimulatorServer({
     port: 0,
     appId: APP_ID,
     appPublicKey: publicKey.export({ type: "spki", format: "pem" }).toString(),
@@ -29,6 +28,6 @@ export default async function setup(project: TestProject) {
   project.provide("simUrl", server.url);
   project.provide("appPrivateKey", privateKey.export({ type: "pkcs8", format: "pem" }).toString());
   return async () => {
-    await server?.close();
+    await server.close();
   };
 }

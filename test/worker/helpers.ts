@@ -275,3 +275,12 @@ export function trapped() {
   } as unknown as Env;
   return { bindings, touched };
 }
+
+/** The repositories holding a permit of installation `inst` now. */
+export const permitHolders = (inst: ReturnType<typeof installationStub>) =>
+  runInDurableObject(inst, (o: InstallationObject) =>
+    (o as unknown as { store: InstallationStore }).store.permits
+      .permits()
+      .filter((p) => p.leaseUntilMs !== null)
+      .map((p) => p.repoId),
+  );
