@@ -42,6 +42,8 @@ export interface PushResult {
   action: string;
   status: number | null;
   error: string | null;
+  /** When the receiver answered (or the push failed), by `performance.now()` of this process. */
+  answeredAtMs: number;
 }
 
 export async function signWebhook(secret: string, body: string): Promise<string> {
@@ -222,6 +224,7 @@ export class WebhookEmitter {
       action: delivery.action,
       status: null,
       error: null,
+      answeredAtMs: 0,
     };
     try {
       const headers = {
@@ -234,6 +237,7 @@ export class WebhookEmitter {
     } catch (error) {
       result.error = error instanceof Error ? error.message : String(error);
     }
+    result.answeredAtMs = performance.now();
     this.pushed.push(result);
   }
 

@@ -156,11 +156,16 @@ describe("simulator webhooks", () => {
       const pushed = (await control(sim, "GET", "/deliveries")).body.pushed as {
         status: number;
         action: string;
+        answeredAtMs: number;
       }[];
       expect(pushed.map((p) => [p.action, p.status])).toEqual([
         ["closed", 202],
         ["reopened", 202],
       ]);
+      // When each answer came, on this process's monotonic clock: one after the other.
+      expect(pushed[0]!.answeredAtMs).toBeGreaterThan(0);
+      expect(pushed[1]!.answeredAtMs).toBeGreaterThanOrEqual(pushed[0]!.answeredAtMs);
+      expect(pushed[1]!.answeredAtMs).toBeLessThanOrEqual(performance.now());
       expect(received.map((r) => JSON.parse(r.body).action)).toEqual(["closed", "reopened"]);
       for (const r of received) {
         expect(r.headers["x-hub-signature-256"]).toBe(
