@@ -18,10 +18,13 @@ import {
   DirectoryObject,
   directory,
 } from "../../functions/objects/directory/directory-object.ts";
+import { lookupName } from "../../functions/objects/directory/name-lookup.ts";
 import {
   BUCKETS,
+  bucketName,
   bucketOf,
   idShardKey,
+  type NameObject,
   nameShardKey,
   type ShardOp,
   shard,
@@ -44,6 +47,20 @@ import {
 } from "./helpers.ts";
 
 const DAY = 86_400_000;
+
+/** Shard writes a directory still has queued. */
+const pendingOf = (dir: DurableObjectStub<DirectoryObject>) =>
+  runInDurableObject(dir, (o: DirectoryObject) =>
+    (o as unknown as { store: { pending(): number } }).store.pending(),
+  );
+
+/** A name `prefix-<i>/app` whose key shares the bucket of `key` (the hash spreads them: try). */
+function bucketMate(key: string, prefix: string, skip = 0): string {
+  for (let i = 0, found = 0; ; i++) {
+    const name = `${prefix}-${i}/app`;
+    if (bucketOf(nameShardKey(name)) === bucketOf(key) && found++ === skip) return name;
+  }
+}
 
 /** Every call the routes made to the DirectoryObject (each one also fails the request). */
 const asked: string[] = [];
@@ -104,6 +121,31 @@ async function mintKey(name: string, token: string): Promise<string> {
 
 beforeAll(async () => {
   await sim("/reset", { method: "POST" });
+});
+
+describe("the route's memory of a complete directory", () => {
+  // First in this file: the route remembers "complete" for the isolate's life (this file's
+  // modules), and later tests' lookups make the real directory say it.
+  it("does not take a directory of another layout's 'complete' for its own", async () => {
+    // A directory still running the version before buckets: complete for its per-key objects.
+    let asked = 0;
+    const oldDirectory = {
+      ...env,
+      DIRECTORY: {
+        idFromName: () => ({}),
+        get: () => ({
+          resolve: async () => {
+            asked += 1;
+            return { entry: null, shardsComplete: true };
+          },
+        }),
+      },
+    } as unknown as Env;
+    // Keys no write reached (the buckets are still being filled): asked every time.
+    expect(await lookupName(oldDirectory, "layout-a/app")).toBeNull();
+    expect(await lookupName(oldDirectory, "layout-b/app")).toBeNull();
+    expect(asked).toBe(2);
+  });
 });
 
 describe("/v1 name lookups without the DirectoryObject", () => {
@@ -273,7 +315,8 @@ describe("shards follow the directory", () => {
           const a = `order-${run}-a`;
           for (const op of ops(a)) await shard(env, a).apply([op]);
           // A deterministic shuffle with a replayed prefix.
-          const b = `order-${run}-b`;
+          // Another key of the same bucket, so both keys' rows live side by side.
+          const b = bucketMate(a, `order-${run}-b`);
           const shuffled = [...ops(b), ...ops(b).slice(0, 2)]
             .map((op, i) => ({ op, k: (Math.imul(i + 1, 0x9e3779b1) ^ seedValue) >>> 0 }))
             .sort((x, y) => x.k - y.k)
@@ -287,13 +330,9 @@ describe("shards follow the directory", () => {
   }, 60_000);
 
   it("keys that share a bucket answer each their own repository", async () => {
-    // Names whose keys land in the bucket of the first (found by trying: the hash spreads them).
+    // Names whose keys land in the bucket of the first.
     const first = "mates-0/app";
-    const mates = [first];
-    for (let i = 1; mates.length < 4; i++) {
-      if (bucketOf(nameShardKey(`mates-${i}/app`)) === bucketOf(first))
-        mates.push(`mates-${i}/app`);
-    }
+    const mates = [first, ...[1, 2, 3].map((k) => bucketMate(first, "mates", k))];
     const own = env.DIRECTORY.get(env.DIRECTORY.idFromName("bucket-mates"));
     const [a, b, c, never] = mates as [string, string, string, string];
     await own.upsert(
@@ -322,6 +361,55 @@ describe("shards follow the directory", () => {
     expect(await shardAnswer(env, nameShardKey(c))).toEqual({ known: true, entry: null });
     expect(await shardAnswer(env, nameShardKey(never))).toEqual({ known: false, entry: null });
     expect((await shardAnswer(env, nameShardKey("Elsewhere/App"))).entry?.repoId).toBe(700_000_003);
+    // Every key's writes were delivered, not only the first of its bucket's.
+    expect(await pendingOf(own)).toBe(0);
+  });
+
+  it("a bucket that cannot be written fails the upsert; the others are written, the alarm delivers the rest", async () => {
+    const own = env.DIRECTORY.get(env.DIRECTORY.idFromName("bucket-down"));
+    const entry = {
+      repoId: 700_100_001,
+      fullName: "down-a/app",
+      installationId: 1,
+      status: "active" as const,
+    };
+    const downBucket = env.NAMES.idFromName(bucketName(nameShardKey(entry.fullName)));
+    // The id's key is in another bucket than the name's.
+    expect(bucketOf(idShardKey(entry.repoId))).not.toBe(bucketOf(nameShardKey(entry.fullName)));
+    const failing = {
+      ...env,
+      NAMES: {
+        idFromName: (name: string) => env.NAMES.idFromName(name),
+        get: (id: DurableObjectId) =>
+          id.equals(downBucket)
+            ? {
+                apply: async () => {
+                  throw new Error("bucket unavailable");
+                },
+              }
+            : env.NAMES.get(id),
+      },
+    } as unknown as Env;
+    await runInDurableObject(own, async (_: DirectoryObject, state) => {
+      const dir = new DirectoryObject(state, failing);
+      await expect(dir.upsert([entry], 1_000)).rejects.toThrow("bucket unavailable");
+    });
+    expect(await shardAnswer(env, idShardKey(entry.repoId))).toEqual({ known: true, entry });
+    expect(await shardAnswer(env, nameShardKey(entry.fullName))).toEqual({
+      known: false,
+      entry: null,
+    });
+    expect(await pendingOf(own)).toBe(1);
+    expect(await runDurableObjectAlarm(own)).toBe(true);
+    expect(await shardAnswer(env, nameShardKey(entry.fullName))).toEqual({ known: true, entry });
+    expect(await pendingOf(own)).toBe(0);
+  });
+
+  it("a lookup without its key (an isolate of the version before buckets) fails, it is not told 'no such repository'", async () => {
+    await runInDurableObject(shard(env, nameShardKey("mates-0/app")), (o: NameObject) => {
+      const oldStyle = o.lookup as unknown as () => unknown;
+      expect(() => oldStyle.call(o)).toThrow(/names its key/);
+    });
   });
 
   it("a key's bucket is stable: FNV-1a of its UTF-8 bytes, modulo BUCKETS", () => {
@@ -367,6 +455,7 @@ describe("the upgrade that introduced shards", () => {
     expect((await shardAnswer(env, nameShardKey("bf-one/app"))).known).toBe(false);
     expect(await runDurableObjectAlarm(own)).toBe(true);
     expect(await own.shardsComplete()).toBe(true);
+    expect(await pendingOf(own)).toBe(0);
     for (const name of ["bf-one/app", "bf-two/app"]) {
       const answer = await shardAnswer(env, nameShardKey(name));
       expect(answer).toEqual({ known: true, entry: await own.lookup(name) });
@@ -405,6 +494,7 @@ describe("the upgrade that introduced shards", () => {
     expect((await shardAnswer(env, nameShardKey("tb-one/app"))).known).toBe(false);
     expect(await runDurableObjectAlarm(own)).toBe(true);
     expect(await own.shardsComplete()).toBe(true);
+    expect(await pendingOf(own)).toBe(0);
     for (const r of rows) {
       expect(await shardAnswer(env, nameShardKey(r.fullName))).toEqual({ known: true, entry: r });
       expect(await shardAnswer(env, idShardKey(r.repoId))).toEqual({ known: true, entry: r });

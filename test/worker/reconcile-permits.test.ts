@@ -27,10 +27,11 @@ const spent = { requests: 4, durationMs: 50, readings: [], completed: true };
  * Every permit of `inst` taken by stand-ins (ids from `base`, not repositories, hence never
  * told), so none of its repositories starts a full reconcile: for a test whose subject is not
  * the reconciles, and which must leave no work behind. Left to run, the 160 first reconciles of
- * the creation tests below went on in the background into the large installation's test, whose
- * scaled-down limit (`PUT /rate-limit` scales every identity's open window) left them less than
- * they had spent: their config reads and graph pages were refused for an exhausted hour, and
- * that test failed (the revert of eba7b0c, issue 25).
+ * the creation tests below went on in the background into the tests after them: when the large
+ * installation's test shared this file and its simulator, its scaled-down limit (`PUT
+ * /rate-limit` scales every identity's open window) left them less than they had spent, their
+ * requests were refused for an exhausted hour, and that test failed (the revert of eba7b0c,
+ * issue 25). It has a project of its own now (test/worker/large/).
  */
 async function holdEveryPermit(
   inst: ReturnType<typeof installationStub>,

@@ -1,13 +1,16 @@
 import { DurableObject } from "cloudflare:workers";
 import type { RepoStatus } from "../../../shared/ingest/lifecycle.ts";
 import type { Env } from "../../env.ts";
-import { bucketOf, shard } from "../names/name-object.ts";
+import { bucketOf, SHARD_LAYOUT, shard } from "../names/name-object.ts";
 import { type DirectoryEntry, DirectoryStore } from "./directory-store.ts";
 
 export type { DirectoryEntry, RepoStatus };
 
-/** Shard keys written per alarm run while catching up (a backfill, or writes that failed). */
-const FLUSH_BATCH = 100;
+/**
+ * Shard keys written per alarm run while catching up (a backfill, or writes that failed): their
+ * calls are one per bucket, so at most 256 whatever the count.
+ */
+const FLUSH_BATCH = 2_000;
 /** Bucket calls in flight at once from one flush. */
 const FLUSH_PARALLEL = 16;
 const RETRY_BASE_MS = 1_000;
@@ -98,7 +101,7 @@ export class DirectoryObject extends DurableObject<Env> {
     this.failures = 0;
   }
 
-  /** Delivers queued shard writes a batch of shards at a time, re-arming until none is left. */
+  /** Delivers queued shard writes a batch of keys at a time, re-arming until none is left. */
   override async alarm(): Promise<void> {
     const keys = this.store.pendingShards(FLUSH_BATCH);
     if (keys.length === 0) return;
@@ -122,15 +125,17 @@ export class DirectoryObject extends DurableObject<Env> {
   }
 
   /**
-   * A route's fallback for a shard that never received a write: the directory's own answer,
-   * and whether the shards are complete (see `shardsComplete`).
+   * A route's fallback for a shard key that never received a write: the directory's own
+   * answer, whether the shards are complete (see `shardsComplete`) and for which layout of the
+   * keys (a route of another version must not take "complete" for its own).
    */
   resolve(query: { fullName: string } | { repoId: number }): {
     entry: DirectoryEntry | null;
     shardsComplete: boolean;
+    layout: string;
   } {
     const found = "fullName" in query ? this.lookup(query.fullName) : this.get(query.repoId);
-    return { entry: found, shardsComplete: this.shardsComplete() };
+    return { entry: found, shardsComplete: this.shardsComplete(), layout: SHARD_LAYOUT };
   }
 
   /** By name, case-insensitively; an installed repository owns its name (directory-store.ts). */

@@ -134,7 +134,7 @@ const op = (r: OutboxRow): ShardOp => ({
     : null,
 });
 
-/** A shard's queued writes, as read for delivery. */
+/** A shard key's queued writes, as read for delivery. */
 export interface QueuedShardWrites {
   ops: ShardOp[];
   seqs: Array<{ repoId: number; seq: number }>;
@@ -155,8 +155,8 @@ export class DirectoryStore {
   }
 
   /**
-   * Writes `entries` and queues their shards' writes (the name's, the former name's on a
-   * rename, and the id's), in one transaction. Returns the shards touched.
+   * Writes `entries` and queues their shard keys' writes (the name's, the former name's on a
+   * rename, and the id's), in one transaction. Returns the keys touched.
    */
   upsert(entries: readonly DirectoryEntry[], atMs: number): string[] {
     const touched = new Set<string>();
@@ -185,7 +185,7 @@ export class DirectoryStore {
     return [...touched];
   }
 
-  /** The writes queued for shard `key`. */
+  /** The writes queued for shard key `key`. */
   queued(key: string): QueuedShardWrites {
     const rows = this.sql<OutboxRow>`SELECT shard, repo_id, seq, present, full_name,
         installation_id, status, updated_ms FROM shard_outbox WHERE shard = ${key}`;
@@ -206,13 +206,13 @@ export class DirectoryStore {
     return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM shard_outbox`[0]?.n ?? 0;
   }
 
-  /** Shards with writes queued, the first `limit` of them by name. */
+  /** Shard keys with writes queued, the first `limit` of them by name. */
   pendingShards(limit: number): string[] {
     return this.sql<{ shard: string }>`SELECT DISTINCT shard FROM shard_outbox
       ORDER BY shard LIMIT ${limit}`.map((r) => r.shard);
   }
 
-  /** Whether the backfill of entries stored before the shards existed is delivered. */
+  /** Whether the backfill (of entries stored before the shards, or before buckets) is delivered. */
   backfillDelivered(): boolean {
     return (
       this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM shard_outbox WHERE backfill = 1`[0]?.n === 0
@@ -223,7 +223,7 @@ export class DirectoryStore {
    * GitHub names are case-insensitive; a renamed repository is found by its latest name. A
    * repository still installed (active or suspended) owns its name over any removed one, even
    * a removal stamped later (a late or replayed removal of the name's former repository);
-   * otherwise the newest row wins (ties: the highest id). `NameStore.winner` is the same rule.
+   * otherwise the newest row wins (ties: the highest id). `NameStore.answer` is the same rule.
    */
   lookup(fullName: string): DirectoryEntry | null {
     const rows = this.sql<Row>`SELECT id, full_name, installation_id, status FROM repos

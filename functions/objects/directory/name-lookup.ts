@@ -4,7 +4,7 @@
 // the shards hold every entry stored before they existed; that fact only ever becomes true, so
 // each isolate remembers it (nothing that can go stale is cached here).
 import type { Env } from "../../env.ts";
-import { idShardKey, nameShardKey, shardAnswer } from "../names/name-object.ts";
+import { idShardKey, nameShardKey, SHARD_LAYOUT, shardAnswer } from "../names/name-object.ts";
 import { type DirectoryEntry, directory } from "./directory-object.ts";
 
 let shardsComplete = false;
@@ -17,7 +17,8 @@ async function answer(
   const found = await shardAnswer(env, key);
   if (found.known || shardsComplete) return found.entry;
   const fallback = await directory(env).resolve(query);
-  if (fallback.shardsComplete) shardsComplete = true;
+  // A directory still running the version before buckets says "complete" of its own keys.
+  if (fallback.shardsComplete && fallback.layout === SHARD_LAYOUT) shardsComplete = true;
   return fallback.entry;
 }
 

@@ -7,13 +7,14 @@ import {
   idShardKey,
   NameStore,
   nameShardKey,
+  SHARD_LAYOUT,
   type ShardAnswer,
   type ShardEntry,
   type ShardOp,
 } from "./name-store.ts";
 
 export type { ShardAnswer, ShardEntry, ShardOp };
-export { BUCKETS, bucketName, bucketOf, idShardKey, nameShardKey };
+export { BUCKETS, bucketName, bucketOf, idShardKey, nameShardKey, SHARD_LAYOUT };
 
 /**
  * A bucket of the directory's shards (issue 10 item 5, issue 25): for each of its keys (a
@@ -36,6 +37,10 @@ export class NameObject extends DurableObject<Env> {
   }
 
   lookup(key: string): ShardAnswer {
+    // An isolate of the version before buckets asks the object named after the key, without
+    // the key: no answer here is right (that object is no longer written), so it fails and the
+    // request can be retried, rather than "no such repository" (docs/worker.md, Upgrade).
+    if (typeof key !== "string") throw new Error("a shard lookup names its key");
     return this.store.answer(key);
   }
 }

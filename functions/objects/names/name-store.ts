@@ -77,8 +77,11 @@ export function bucketOf(key: string): number {
   return hash % BUCKETS;
 }
 
+/** The layout of the shard keys: a directory's "complete" counts only for the same layout. */
+export const SHARD_LAYOUT = `names/${BUCKETS}`;
+
 /** The object name of a key's bucket (two slashes: never a repository's name). */
-export const bucketName = (key: string) => `names/${BUCKETS}/${bucketOf(key)}`;
+export const bucketName = (key: string) => `${SHARD_LAYOUT}/${bucketOf(key)}`;
 
 type Row = {
   repo_id: number;
