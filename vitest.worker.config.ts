@@ -7,7 +7,7 @@ import { APP_ID, SESSION_SECRET, WEBHOOK_SECRET } from "./test/worker/global-set
  * Tests that run inside workerd: the Worker, its Durable Objects on real SQLite storage, and
  * GitHub = the simulator over real HTTP (started in Node by the global setup, one per project).
  * Two projects: `worker` (every file but the large installation's) and `worker-large` (that
- * one), so the large installation's minute and a half runs beside the other files.
+ * one), so the large installation has a simulator of its own.
  */
 export const workerProject = (name: string, include: string[], exclude: string[] = []) =>
   defineConfig({
