@@ -424,6 +424,20 @@ describe("shards follow the directory", () => {
 });
 
 describe("the upgrade that introduced shards", () => {
+  /** Writes `rows` straight into the directory's `repos` table, as an earlier version stored them. */
+  const storeRows = (sql: SqlStorage, rows: DirectoryEntry[]) =>
+    rows.forEach((r, i) => {
+      sql.exec(
+        "INSERT INTO repos (id, full_name, name_key, installation_id, status, updated_ms) VALUES (?, ?, ?, ?, ?, ?)",
+        r.repoId,
+        r.fullName,
+        r.fullName.toLowerCase(),
+        r.installationId,
+        r.status,
+        1_000 + i,
+      );
+    });
+
   it("entries stored before the shards existed reach them (the migration's backfill, by the alarm)", async () => {
     const own = env.DIRECTORY.get(env.DIRECTORY.idFromName("backfill"));
     const rows: DirectoryEntry[] = [
@@ -437,17 +451,7 @@ describe("the upgrade that introduced shards", () => {
       sql.exec("DROP TABLE shard_outbox");
       sql.exec("DROP TABLE meta");
       sql.exec("UPDATE _schema SET version = 1");
-      rows.forEach((r, i) => {
-        sql.exec(
-          "INSERT INTO repos (id, full_name, name_key, installation_id, status, updated_ms) VALUES (?, ?, ?, ?, ?, ?)",
-          r.repoId,
-          r.fullName,
-          r.fullName.toLowerCase(),
-          r.installationId,
-          r.status,
-          1_000 + i,
-        );
-      });
+      storeRows(sql, rows);
       // The new version's constructor over that storage: it migrates and queues the backfill.
       new DirectoryObject(state, env);
       expect(instance.shardsComplete()).toBe(false);
@@ -465,6 +469,7 @@ describe("the upgrade that introduced shards", () => {
       expect((await shardAnswer(env, idShardKey(r.repoId))).entry).toEqual(r);
     }
   }, 60_000);
+
   it("entries the per-key shards held reach their buckets when the directory upgrades (issue 25)", async () => {
     const own = env.DIRECTORY.get(env.DIRECTORY.idFromName("to-buckets"));
     const rows: DirectoryEntry[] = [
@@ -476,17 +481,7 @@ describe("the upgrade that introduced shards", () => {
       const sql = state.storage.sql;
       sql.exec("DELETE FROM shard_outbox");
       sql.exec("UPDATE _schema SET version = 2");
-      rows.forEach((r, i) => {
-        sql.exec(
-          "INSERT INTO repos (id, full_name, name_key, installation_id, status, updated_ms) VALUES (?, ?, ?, ?, ?, ?)",
-          r.repoId,
-          r.fullName,
-          r.fullName.toLowerCase(),
-          r.installationId,
-          r.status,
-          1_000 + i,
-        );
-      });
+      storeRows(sql, rows);
       expect(instance.shardsComplete()).toBe(true);
       new DirectoryObject(state, env);
       expect(instance.shardsComplete()).toBe(false);
