@@ -410,6 +410,16 @@ describe("shards follow the directory", () => {
       const oldStyle = o.lookup as unknown as () => unknown;
       expect(() => oldStyle.call(o)).toThrow(/names its key/);
     });
+    // A directory of that version writing a per-key object the old way: refused, nothing made.
+    const perKey = env.NAMES.get(env.NAMES.idFromName("old-style/app"));
+    await runInDurableObject(perKey, (o: NameObject, state) => {
+      const oldOp = { repoId: 1, seq: 1, updatedMs: 1, entry: null } as unknown as ShardOp;
+      expect(() => o.apply([oldOp])).toThrow(/names its key/);
+      const tables = state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE name = 'shard_entries'")
+        .toArray();
+      expect(tables).toEqual([]);
+    });
   });
 
   it("a key's bucket is stable: FNV-1a of its UTF-8 bytes, modulo BUCKETS", () => {

@@ -1,7 +1,8 @@
 // The `/v1` routes' name and id lookups (issue 10 item 5): answered by the shards the directory
 // writes through (functions/objects/names/), so no request waits on the one global
 // DirectoryObject. A shard key that never received a write is asked of the directory until it says
-// the shards hold every entry stored before they existed; that fact only ever becomes true, so
+// the shards hold every entry stored before they existed (or before they moved into buckets);
+// for a deployed version that fact only ever becomes true, so
 // each isolate remembers it (nothing that can go stale is cached here).
 import type { Env } from "../../env.ts";
 import { idShardKey, nameShardKey, SHARD_LAYOUT, shardAnswer } from "../names/name-object.ts";

@@ -33,6 +33,11 @@ export class NameObject extends DurableObject<Env> {
 
   /** Applies the directory's writes; an op older than what the bucket holds changes nothing. */
   apply(ops: ShardOp[]): void {
+    // A directory of the version before buckets (during a rollout) writes per-key objects
+    // without keys: refused before any schema is made (it retries until it runs this version).
+    if (ops.some((op) => typeof op.key !== "string")) {
+      throw new Error("a shard write names its key");
+    }
     this.store.apply(ops);
   }
 
