@@ -59,6 +59,8 @@ interface Run {
   readMaxMs: number;
   /** Endpoints GitHub refused for an exhausted hour, with how many. */
   refusedBy: string[];
+  /** Requests counted against a rate limit, by endpoint (every identity's: the installation's, mostly). */
+  billedBy: string[];
 }
 
 interface Counters {
@@ -66,7 +68,7 @@ interface Counters {
     string,
     { requests: number; maxConcurrent: number; secondaryRefusals: number }
   >;
-  byEndpoint: Record<string, { statuses: Record<string, number> }>;
+  byEndpoint: Record<string, { rateLimited: number; statuses: Record<string, number> }>;
 }
 
 const p99 = (xs: number[]) => {
@@ -191,6 +193,10 @@ async function run(n: number): Promise<Run> {
       .map(
         ([endpoint, e]) => `${endpoint}: ${(e.statuses["403"] ?? 0) + (e.statuses["429"] ?? 0)}`,
       );
+    const billedBy = Object.entries(counters.byEndpoint)
+      .filter(([, e]) => e.rateLimited > 0)
+      .sort(([, a], [, b]) => b.rateLimited - a.rateLimited)
+      .map(([endpoint, e]) => `${endpoint}: ${e.rateLimited}`);
     const billed = mine?.requests ?? 0;
     // Spent at the limit a window after another: the budget alone allows no faster install.
     const budgetSeconds = (billed / hourlyLimit) * windowS;
@@ -212,6 +218,7 @@ async function run(n: number): Promise<Run> {
       samples,
       readMaxMs: Math.max(0, ...samples.map((x) => x.readMs)),
       refusedBy,
+      billedBy,
     };
   } finally {
     await stack.close();
@@ -238,6 +245,7 @@ export const installBenchmark: Benchmark = {
       ...runs.flatMap((r) =>
         r.refusedBy.length > 0 ? [`${r.repositories}: refused ${r.refusedBy.join(", ")}`] : [],
       ),
+      ...runs.map((r) => `${r.repositories}: billed by endpoint ${r.billedBy.join(", ")}`),
     ];
     return {
       report,
