@@ -27,8 +27,10 @@ const windowSeconds = (n: number) =>
 /** Windows the budget alone needs for the whole install: the scale is chosen for it. */
 const WINDOWS = 3;
 /**
- * Requests billed per 10-issue repository on its first day: the config read, one GraphQL page
- * and the producer's label writes (measured 2026-12-02: 4,000 for 1,000 repositories).
+ * Requests billed per 10-issue repository on its first day: the config read and one GraphQL
+ * page, and where an issue carries `agent:processing` its label events and a comments page.
+ * The synthetic issues' seed includes the repository count: at 1,000 one of them does (4,000
+ * billed), at 300 and 3,000 none does (2 a repository, so the budget needs 1.5 windows).
  */
 const EXPECTED_PER_REPO = 4;
 const WEBHOOK_SAMPLES = 20;
