@@ -82,7 +82,9 @@ export class DirectoryObject extends DurableObject<Env> {
     const buckets = new Map<number, string[]>();
     for (const key of keys) {
       const b = bucketOf(key);
-      buckets.set(b, [...(buckets.get(b) ?? []), key]);
+      const group = buckets.get(b);
+      if (group) group.push(key);
+      else buckets.set(b, [key]);
     }
     const results = await settleAll([...buckets.values()], FLUSH_PARALLEL, async (group) => {
       const queued = group.map((key) => ({ key, ...this.store.queued(key) }));

@@ -1,3 +1,4 @@
+import { fnv1a32 } from "../../../shared/graph/hash.ts";
 import type { RepoStatus } from "../../../shared/ingest/lifecycle.ts";
 import { migrate, type Sql, sqlTag } from "../sql.ts";
 
@@ -69,13 +70,7 @@ export const idShardKey = (repoId: number) => `#${repoId}`;
 export const BUCKETS = 256;
 
 /** The bucket of a key: FNV-1a over its UTF-8 bytes, modulo BUCKETS (stable everywhere). */
-export function bucketOf(key: string): number {
-  let hash = 0x811c9dc5;
-  for (const byte of new TextEncoder().encode(key)) {
-    hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
-  }
-  return hash % BUCKETS;
-}
+export const bucketOf = (key: string): number => fnv1a32(key) % BUCKETS;
 
 /** The layout of the shard keys: a directory's "complete" counts only for the same layout. */
 export const SHARD_LAYOUT = `names/${BUCKETS}`;
